@@ -1,0 +1,43 @@
+# Blaze: see README.md. Every target works on a fresh machine with Go 1.26.
+GO      ?= go
+PKGS    := ./...
+FUZZTIME ?= 5s
+
+.PHONY: all run test test-race fuzz-smoke fuzz soak bench lint deps-check clean
+
+all: test
+
+## run: the demo server on a built-in default world (issue #4 brings it).
+run:
+	@if [ -f cmd/demo-server/main.go ]; then $(GO) run ./cmd/demo-server $(ARGS); \
+	else echo "The demo server is not built yet (issue #4). Try 'make test'."; fi
+
+## test: everything CI runs; under 10 minutes on 2 cores.
+test: lint test-race fuzz-smoke
+
+test-race:
+	$(GO) test -race -count=1 -timeout 9m $(PKGS)
+
+# Each fuzz target runs briefly; `make fuzz` runs them for longer.
+fuzz-smoke:
+	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzOpenLog$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecodeRecord$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecodeIndex$$' -fuzztime $(FUZZTIME)
+
+fuzz:
+	$(MAKE) fuzz-smoke FUZZTIME=5m
+
+## soak: 100,000 simulated crashes per durability mode, and more SIGKILLs.
+soak:
+	BLAZE_SOAK=1 $(GO) test ./blazedb -run 'Crash' -count=1 -timeout 6h -v
+
+## bench: the benchmarks, with enough runs for benchstat.
+bench:
+	$(GO) test ./blazedb ./tests/... -run '^$$' -bench . -benchmem -count 6 -timeout 2h | tee bench.txt
+
+lint:
+	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+	$(GO) vet $(PKGS)
+
+clean:
+	rm -f bench.txt

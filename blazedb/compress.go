@@ -1,0 +1,178 @@
+package blazedb
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/golang/snappy"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+)
+
+// Compression selects the codec for new values (Options.Compression).
+type Compression uint8
+
+const (
+	// CompressionDefault is LZ4.
+	CompressionDefault Compression = iota
+	// CompressionNone stores values as they are.
+	CompressionNone
+	// CompressionLZ4 uses LZ4 blocks (github.com/pierrec/lz4/v4): the
+	// fastest to decode.
+	CompressionLZ4
+	// CompressionSnappy uses Snappy blocks (github.com/golang/snappy).
+	CompressionSnappy
+	// CompressionZstd uses Zstandard (github.com/klauspost/compress/zstd):
+	// the smallest files, slower to write.
+	CompressionZstd
+)
+
+func (c Compression) valid() bool { return c <= CompressionZstd }
+
+func (c Compression) codec() codec {
+	switch c {
+	case CompressionNone:
+		return codecNone
+	case CompressionSnappy:
+		return codecSnappy
+	case CompressionZstd:
+		return codecZstd
+	}
+	return codecLZ4
+}
+
+// codec is the compression id stored in every record header.
+// Part of the on-disk format: never renumber.
+type codec uint8
+
+const (
+	codecNone   codec = 0
+	codecLZ4    codec = 1
+	codecSnappy codec = 2
+	codecZstd   codec = 3
+)
+
+func (c codec) valid() bool { return c <= codecZstd }
+
+var (
+	lz4Pool = sync.Pool{New: func() any { return new(lz4.Compressor) }}
+
+	zstdOnce sync.Once
+	zstdEnc  *zstd.Encoder
+	zstdDec  *zstd.Decoder
+	zstdErr  error
+)
+
+func zstdInit() error {
+	zstdOnce.Do(func() {
+		zstdEnc, zstdErr = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+		if zstdErr != nil {
+			return
+		}
+		zstdDec, zstdErr = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxValueLen))
+	})
+	return zstdErr
+}
+
+// compress appends src compressed with c to dst and returns the result and
+// the codec actually used: a value that does not shrink is stored raw.
+func compress(dst []byte, c codec, src []byte) ([]byte, codec, error) {
+	start := len(dst)
+	switch c {
+	case codecLZ4:
+		dst = grow(dst, lz4.CompressBlockBound(len(src)))
+		comp := lz4Pool.Get().(*lz4.Compressor)
+		n, err := comp.CompressBlock(src, dst[start:])
+		lz4Pool.Put(comp)
+		if err != nil {
+			return dst[:start], 0, fmt.Errorf("blazedb: lz4: %w", err)
+		}
+		if n > 0 && n < len(src) {
+			return dst[:start+n], codecLZ4, nil
+		}
+	case codecSnappy:
+		dst = grow(dst, snappy.MaxEncodedLen(len(src)))
+		out := snappy.Encode(dst[start:], src)
+		if len(out) < len(src) {
+			return dst[:start+len(out)], codecSnappy, nil
+		}
+	case codecZstd:
+		if err := zstdInit(); err != nil {
+			return dst[:start], 0, err
+		}
+		out := zstdEnc.EncodeAll(src, dst[start:start])
+		if len(out) < len(src) {
+			// EncodeAll may have reallocated; copy into place if so.
+			dst = append(dst[:start], out...)
+			return dst, codecZstd, nil
+		}
+	}
+	return append(dst[:start], src...), codecNone, nil
+}
+
+// grow makes room for n more bytes after len(b) and returns b extended to
+// len(b)+n.
+func grow(b []byte, n int) []byte {
+	if cap(b)-len(b) < n {
+		nb := make([]byte, len(b), len(b)+n)
+		copy(nb, b)
+		b = nb
+	}
+	return b[:len(b)+n]
+}
+
+// decompress decodes src, which must expand to exactly rawLen bytes. A panic
+// inside a codec is turned into an error: bad bytes never crash the server.
+func decompress(c codec, src []byte, rawLen int) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("codec %d panicked: %v", c, r)
+		}
+	}()
+	if rawLen < 0 || rawLen > maxValueLen {
+		return nil, fmt.Errorf("raw length %d out of range", rawLen)
+	}
+	switch c {
+	case codecNone:
+		if len(src) != rawLen {
+			return nil, fmt.Errorf("stored length %d != raw length %d", len(src), rawLen)
+		}
+		return append([]byte(nil), src...), nil
+	case codecLZ4:
+		out = make([]byte, rawLen)
+		n, err := lz4.UncompressBlock(src, out)
+		if err != nil {
+			return nil, fmt.Errorf("lz4: %w", err)
+		}
+		if n != rawLen {
+			return nil, fmt.Errorf("lz4: got %d bytes, want %d", n, rawLen)
+		}
+		return out, nil
+	case codecSnappy:
+		n, err := snappy.DecodedLen(src)
+		if err != nil {
+			return nil, fmt.Errorf("snappy: %w", err)
+		}
+		if n != rawLen {
+			return nil, fmt.Errorf("snappy: decoded length %d, want %d", n, rawLen)
+		}
+		out, err = snappy.Decode(make([]byte, rawLen), src)
+		if err != nil {
+			return nil, fmt.Errorf("snappy: %w", err)
+		}
+		return out, nil
+	case codecZstd:
+		if err := zstdInit(); err != nil {
+			return nil, err
+		}
+		out, err = zstdDec.DecodeAll(src, make([]byte, 0, rawLen))
+		if err != nil {
+			return nil, fmt.Errorf("zstd: %w", err)
+		}
+		if len(out) != rawLen {
+			return nil, fmt.Errorf("zstd: got %d bytes, want %d", len(out), rawLen)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unknown codec %d", c)
+}

@@ -1,0 +1,413 @@
+package blazedb
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/blazeworld/blaze/blazedb/vfs"
+)
+
+// DB is an open database. It is safe for concurrent use by multiple
+// goroutines. See the package documentation for its guarantees.
+type DB struct {
+	dir  string
+	opts Options
+	fs   vfs.FS
+	lock io.Closer
+
+	// writeMu serialises appends to the log. It guards seq and the advance
+	// of log.written, and compaction holds it for its final swap. Readers
+	// never take it.
+	writeMu sync.Mutex
+	seq     uint64 // next sequence number
+
+	// mu guards idx and log. It is held only for in-memory work, never
+	// across I/O.
+	mu  sync.RWMutex
+	idx *index
+	log *logFile // nil once closed
+
+	cache     *cache
+	closed    atomic.Bool
+	stopping  atomic.Bool // asks a running compaction to give up
+	poisonErr atomic.Pointer[error]
+	compactMu sync.Mutex // one compaction (or Check) at a time
+
+	bg struct {
+		syncNow    chan struct{}
+		compactNow chan struct{}
+		stop       chan struct{}
+		wg         sync.WaitGroup
+		running    atomic.Bool // a background compaction is under way
+
+		mu         sync.Mutex
+		err        error // not yet returned to a caller
+		retryAfter time.Time
+	}
+
+	recovery Recovery
+	stats    counters
+}
+
+// Open opens the database in dir, creating it if dir is empty or missing
+// (unless opts.ReadOnly). It refuses a directory holding anything but
+// Blaze's own files (ErrNotBlaze), a newer format (ErrVersion), and a
+// database another DB holds open (ErrLocked); in each of these cases it
+// changes nothing on disk.
+func Open(dir string, opts Options) (*DB, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{dir: dir, opts: o, fs: o.FS}
+	if err := db.open(); err != nil {
+		if db.lock != nil {
+			db.lock.Close()
+		}
+		return nil, fmt.Errorf("blazedb: open %s: %w", dir, err)
+	}
+	return db, nil
+}
+
+func (db *DB) path(name string) string { return filepath.Join(db.dir, name) }
+
+func (db *DB) open() error {
+	ro := db.opts.ReadOnly
+	names, err := db.fs.List(db.dir)
+	if errors.Is(err, vfs.ErrNotExist) && !ro {
+		if err := db.fs.MkdirAll(db.dir, 0o755); err != nil {
+			return err
+		}
+		names, err = nil, nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if !isOurFile(n) {
+			return fmt.Errorf("%w: the directory holds %q, which is not a Blaze file (is this a LevelDB world or another program's data?)", ErrNotBlaze, n)
+		}
+	}
+	hasLog := slices.Contains(names, logName)
+	if hasLog {
+		// Validate before taking the lock, so a foreign or newer database
+		// is refused without creating a file.
+		if _, err := db.readHeader(); err != nil {
+			return err
+		}
+	} else if ro {
+		return fmt.Errorf("no %s: %w", logName, vfs.ErrNotExist)
+	}
+
+	if !ro || slices.Contains(names, lockName) {
+		db.lock, err = db.fs.Lock(db.path(lockName), !ro)
+		if errors.Is(err, vfs.ErrLocked) {
+			return fmt.Errorf("%w (%v)", ErrLocked, err)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if !ro {
+		if err := db.removeLeftovers(names, hasLog); err != nil {
+			return err
+		}
+		if !hasLog {
+			h := fileHeader{generation: rand.Uint64() >> 1}
+			if err := replaceFile(db.fs, db.dir, logName, h.encode()); err != nil {
+				return fmt.Errorf("create %s: %w", logName, err)
+			}
+		}
+	}
+
+	var f vfs.File
+	if ro {
+		f, err = db.fs.Open(db.path(logName))
+	} else {
+		f, err = db.fs.OpenReadWrite(db.path(logName))
+	}
+	if err != nil {
+		return err
+	}
+	if err := db.openLog(f); err != nil {
+		f.Close()
+		return err
+	}
+	if db.opts.CacheBytes > 0 {
+		db.cache = newCache(db.opts.CacheBytes)
+	}
+	db.bg.syncNow = make(chan struct{}, 1)
+	db.bg.compactNow = make(chan struct{}, 1)
+	db.bg.stop = make(chan struct{})
+	if !ro {
+		db.bg.wg.Add(1)
+		go db.background()
+	}
+	return nil
+}
+
+func (db *DB) readHeader() (fileHeader, error) {
+	f, err := db.fs.Open(db.path(logName))
+	if err != nil {
+		return fileHeader{}, err
+	}
+	defer f.Close()
+	b := make([]byte, fileHeaderSize)
+	n, _ := f.ReadAt(b, 0)
+	return decodeFileHeader(b[:n])
+}
+
+// removeLeftovers deletes temporary files of an interrupted index write,
+// creation or compaction. None of them is ever the only copy of anything.
+func (db *DB) removeLeftovers(names []string, hasLog bool) error {
+	removed := false
+	for _, n := range names {
+		stale := n == logName+tmpSuffix || n == indexName+tmpSuffix || n == compactName || (n == indexName && !hasLog)
+		if stale {
+			if err := db.fs.Remove(db.path(n)); err != nil {
+				return fmt.Errorf("remove leftover %s: %w", n, err)
+			}
+			removed = true
+		}
+	}
+	if removed {
+		return db.fs.SyncDir(db.dir)
+	}
+	return nil
+}
+
+// openLog reads the header of the open log, recovers the index, and
+// installs both.
+func (db *DB) openLog(f vfs.File) error {
+	b := make([]byte, fileHeaderSize)
+	n, _ := f.ReadAt(b, 0)
+	h, err := decodeFileHeader(b[:n])
+	if err != nil {
+		return err
+	}
+	size, err := f.Size()
+	if err != nil {
+		return err
+	}
+	ix, end, nextSeq, err := db.recoverIndex(f, h, size)
+	if err != nil {
+		return err
+	}
+	synced := int64(0)
+	if !db.opts.ReadOnly {
+		// What a crashed process left may sit in the page cache only; make
+		// it durable before anything is built on it.
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", logName, err)
+		}
+		synced = end
+	}
+	db.idx = ix
+	db.seq = nextSeq
+	db.log = newLogFile(f, h.generation, end, synced)
+	return nil
+}
+
+// Recovery reports what Open found: whether index.dat was used, damaged
+// regions skipped and the torn tail cut.
+func (db *DB) Recovery() Recovery {
+	r := db.recovery
+	r.Corrupt = slices.Clone(r.Corrupt)
+	return r
+}
+
+// Close syncs the log, writes index.dat, stops background work and releases
+// the directory. It returns every error it met, joined, including a
+// background error no call has reported yet. Close is idempotent: a second
+// call returns nil. Every other method returns ErrClosed after it.
+func (db *DB) Close() error {
+	if !db.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	db.stopping.Store(true)
+	close(db.bg.stop)
+	db.bg.wg.Wait()
+	db.compactMu.Lock()
+	defer db.compactMu.Unlock()
+
+	var errs []error
+	db.writeMu.Lock()
+	db.mu.Lock()
+	l, ix := db.log, db.idx
+	db.log = nil
+	db.mu.Unlock()
+	if !db.opts.ReadOnly {
+		if err := db.poisoned(); err != nil {
+			errs = append(errs, err)
+		} else if err := db.fsync(l); err != nil {
+			errs = append(errs, err)
+		} else {
+			meta := indexMeta{generation: l.gen, covered: l.written.Load(), nextSeq: db.seq}
+			if err := replaceFile(db.fs, db.dir, indexName, encodeIndex(ix, meta)); err != nil {
+				errs = append(errs, fmt.Errorf("write %s: %w", indexName, err))
+			}
+		}
+	}
+	db.writeMu.Unlock()
+	l.refs.Wait()
+	if err := l.f.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	if db.lock != nil {
+		if err := db.lock.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := db.takeBackgroundErr(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("blazedb: close %s: %w", db.dir, err)
+	}
+	return nil
+}
+
+// Sync makes every write that has returned durable, whatever the
+// durability mode, and returns any background error not yet reported.
+func (db *DB) Sync() error {
+	l, err := db.acquireLog()
+	if err != nil {
+		return err
+	}
+	defer l.refs.Done()
+	if !db.opts.ReadOnly {
+		err = db.syncTo(l, l.written.Load(), true)
+	}
+	if err = errors.Join(err, db.takeBackgroundErr()); err != nil {
+		return fmt.Errorf("blazedb: sync: %w", err)
+	}
+	return nil
+}
+
+// acquireLog returns the current log with a reference the caller must
+// release with l.refs.Done().
+func (db *DB) acquireLog() (*logFile, error) {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.log == nil {
+		return nil, ErrClosed
+	}
+	db.log.refs.Add(1)
+	return db.log, nil
+}
+
+// background runs the periodic sync of DurabilityBalanced and starts
+// compactions. It never holds a lock while it sleeps.
+func (db *DB) background() {
+	defer db.bg.wg.Done()
+	var tick <-chan time.Time
+	if db.opts.Durability == DurabilityBalanced {
+		t := time.NewTicker(db.opts.SyncInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-db.bg.stop:
+			return
+		case <-tick:
+			db.backgroundSync()
+		case <-db.bg.syncNow:
+			db.backgroundSync()
+		case <-db.bg.compactNow:
+			if db.bg.running.CompareAndSwap(false, true) {
+				db.bg.wg.Add(1)
+				go func() {
+					defer db.bg.wg.Done()
+					defer db.bg.running.Store(false)
+					if err := db.compact(); err != nil && !errors.Is(err, errAborted) && !errors.Is(err, ErrClosed) {
+						db.reportBackground(fmt.Errorf("background compaction: %w", err))
+						db.bg.mu.Lock()
+						db.bg.retryAfter = time.Now().Add(time.Minute)
+						db.bg.mu.Unlock()
+					}
+				}()
+			}
+		}
+	}
+}
+
+// backgroundSync fsyncs whatever is unsynced. A failure poisons the DB (see
+// fsync), so every later write reports it.
+func (db *DB) backgroundSync() {
+	l, err := db.acquireLog()
+	if err != nil {
+		return
+	}
+	defer l.refs.Done()
+	if l.unsynced() > 0 {
+		db.syncTo(l, l.written.Load(), true)
+	}
+}
+
+// kick signals a background task without blocking.
+func (db *DB) kick(ch *chan struct{}) {
+	select {
+	case *ch <- struct{}{}:
+	default:
+	}
+}
+
+func (db *DB) reportBackground(err error) {
+	db.opts.Logger.Error("blazedb: background error", "dir", db.dir, "err", err)
+	db.bg.mu.Lock()
+	db.bg.err = errors.Join(db.bg.err, err)
+	db.bg.mu.Unlock()
+}
+
+// takeBackgroundErr returns, once, the background errors not yet reported.
+func (db *DB) takeBackgroundErr() error {
+	db.bg.mu.Lock()
+	defer db.bg.mu.Unlock()
+	err := db.bg.err
+	db.bg.err = nil
+	return err
+}
+
+// maybeCompact starts a background compaction when garbage passes the
+// configured ratio.
+func (db *DB) maybeCompact(l *logFile) {
+	if db.opts.DisableAutoCompaction || db.bg.running.Load() {
+		return
+	}
+	size := l.written.Load()
+	if size < db.opts.CompactMinBytes {
+		return
+	}
+	db.mu.RLock()
+	live := db.idx.live
+	db.mu.RUnlock()
+	garbage := size - fileHeaderSize - live
+	if float64(garbage) < db.opts.CompactGarbageRatio*float64(size-fileHeaderSize) {
+		return
+	}
+	db.bg.mu.Lock()
+	wait := time.Now().Before(db.bg.retryAfter)
+	db.bg.mu.Unlock()
+	if !wait {
+		db.kick(&db.bg.compactNow)
+	}
+}
+
+// checkWritable returns the error a write must fail with, if any.
+func (db *DB) checkWritable() error {
+	switch {
+	case db.closed.Load():
+		return ErrClosed
+	case db.opts.ReadOnly:
+		return ErrReadOnly
+	}
+	return db.poisoned()
+}

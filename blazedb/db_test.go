@@ -1,0 +1,358 @@
+package blazedb
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/blazeworld/blaze/blazedb/vfs"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// open opens a DB in dir on fs with test defaults and checks it against a
+// full scan when the test ends.
+func open(t testing.TB, fs vfs.FS, dir string, o Options) *DB {
+	t.Helper()
+	o.FS = fs
+	if o.Logger == nil {
+		o.Logger = quiet
+	}
+	db, err := Open(dir, o)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if !db.closed.Load() {
+			if err := db.Check(); err != nil {
+				t.Errorf("Check at end of test: %v", err)
+			}
+			db.Close()
+		}
+	})
+	return db
+}
+
+func mustGet(t testing.TB, db *DB, k Key) []byte {
+	t.Helper()
+	v, err := db.Get(k)
+	if err != nil {
+		t.Fatalf("Get %v: %v", k, err)
+	}
+	return v
+}
+
+func value(i int, size int) []byte {
+	r := rand.New(rand.NewPCG(uint64(i), 7))
+	b := make([]byte, size)
+	for j := range b {
+		if r.IntN(4) == 0 {
+			b[j] = byte(r.Uint32())
+		} else {
+			b[j] = byte(j / 64)
+		}
+	}
+	return b
+}
+
+func TestPutGetDeleteReopen(t *testing.T) {
+	for _, c := range []Compression{CompressionNone, CompressionLZ4, CompressionSnappy, CompressionZstd} {
+		t.Run(fmt.Sprint(c), func(t *testing.T) {
+			fs := vfs.NewMem()
+			db := open(t, fs, "/db", Options{Compression: c})
+			want := map[Key][]byte{}
+			for i := 0; i < 200; i++ {
+				k := Key{Dim: int32(i % 3), X: int32(i - 100), Z: int32(i*7 - 500)}
+				want[k] = value(i, 100+i*37)
+				if err := db.Put(k, want[k]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := 0; i < 200; i += 3 {
+				k := Key{Dim: int32(i % 3), X: int32(i - 100), Z: int32(i*7 - 500)}
+				if err := db.Delete(k); err != nil {
+					t.Fatal(err)
+				}
+				delete(want, k)
+			}
+			if err := db.PutNamed("player/alice", []byte("spawn 1 2 3")); err != nil {
+				t.Fatal(err)
+			}
+			verify := func(db *DB) {
+				for k, v := range want {
+					if got := mustGet(t, db, k); !bytes.Equal(got, v) {
+						t.Fatalf("%v: got %d bytes, want %d", k, len(got), len(v))
+					}
+				}
+				if _, err := db.Get(Key{X: 99999}); !errors.Is(err, ErrNotFound) {
+					t.Fatalf("missing key: %v", err)
+				}
+				if _, err := db.Get(Key{Dim: 0, X: -100, Z: -500}); !errors.Is(err, ErrNotFound) {
+					t.Fatalf("deleted key: %v", err)
+				}
+				if v, err := db.GetNamed("player/alice"); err != nil || string(v) != "spawn 1 2 3" {
+					t.Fatalf("named: %q %v", v, err)
+				}
+				if st := db.Stats(); st.Keys != len(want)+1 {
+					t.Fatalf("Stats.Keys = %d, want %d", st.Keys, len(want)+1)
+				}
+			}
+			verify(db)
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			db = open(t, fs, "/db", Options{})
+			if !db.Recovery().IndexLoaded {
+				t.Fatalf("index.dat not used: %s", db.Recovery().IndexProblem)
+			}
+			verify(db)
+			db.Close()
+			fs.Remove("/db/index.dat")
+			db = open(t, fs, "/db", Options{})
+			if db.Recovery().IndexLoaded {
+				t.Fatal("index.dat loaded after removal")
+			}
+			verify(db)
+		})
+	}
+}
+
+// The caller owns what Get returns and may reuse what it passed to Put.
+func TestOwnership(t *testing.T) {
+	db := open(t, vfs.NewMem(), "/db", Options{})
+	k := Key{X: 1}
+	v := []byte("hello world")
+	db.Put(k, v)
+	v[0] = 'J'
+	got := mustGet(t, db, k)
+	if string(got) != "hello world" {
+		t.Fatalf("Put kept the caller's slice: %q", got)
+	}
+	got[0] = 'Y'
+	if got := mustGet(t, db, k); string(got) != "hello world" {
+		t.Fatalf("Get shared the cache's slice: %q", got)
+	}
+}
+
+func TestUnchangedWriteAppendsNothing(t *testing.T) {
+	db := open(t, vfs.NewMem(), "/db", Options{})
+	k := Key{X: 3, Z: 4}
+	v := value(1, 5000)
+	if err := db.Put(k, v); err != nil {
+		t.Fatal(err)
+	}
+	before := db.Stats().LogBytes
+	for i := 0; i < 10; i++ {
+		if err := db.Put(k, append([]byte(nil), v...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Delete(Key{X: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	st := db.Stats()
+	if st.LogBytes != before || st.Elided != 11 {
+		t.Fatalf("log grew %d -> %d, elided %d", before, st.LogBytes, st.Elided)
+	}
+	// A changed value with the same length is written.
+	v2 := append([]byte(nil), v...)
+	v2[100]++
+	db.Put(k, v2)
+	if db.Stats().LogBytes == before {
+		t.Fatal("changed value was elided")
+	}
+	// Elision must also hold when the value is not cached.
+	db.cache = nil
+	before = db.Stats().LogBytes
+	db.Put(k, v2)
+	if db.Stats().LogBytes != before {
+		t.Fatal("unchanged value appended when not cached")
+	}
+}
+
+func TestBatchAtomicAndDedupe(t *testing.T) {
+	fs := vfs.NewMem()
+	db := open(t, fs, "/db", Options{})
+	db.Put(Key{X: 9}, []byte("old"))
+	var b Batch
+	b.Put(Key{X: 1}, []byte("a"))
+	b.PutNamed("n", []byte("named"))
+	b.Put(Key{X: 1}, []byte("a2"))
+	b.Delete(Key{X: 9})
+	b.Put(Key{X: 2, Dim: 1}, []byte("b"))
+	if err := db.Apply(&b); err != nil {
+		t.Fatal(err)
+	}
+	check := func(db *DB) {
+		if v := mustGet(t, db, Key{X: 1}); string(v) != "a2" {
+			t.Fatalf("X1 = %q", v)
+		}
+		if _, err := db.Get(Key{X: 9}); !errors.Is(err, ErrNotFound) {
+			t.Fatal("delete in batch lost")
+		}
+		if v, _ := db.GetNamed("n"); string(v) != "named" {
+			t.Fatalf("named = %q", v)
+		}
+	}
+	check(db)
+	db.Close()
+	fs.Remove("/db/index.dat")
+	check(open(t, fs, "/db", Options{}))
+
+	var bad Batch
+	bad.Put(Key{X: 50}, []byte("x"))
+	bad.PutNamed("", []byte("y"))
+	db2 := open(t, vfs.NewMem(), "/db2", Options{})
+	if err := db2.Apply(&bad); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("bad batch: %v", err)
+	}
+	if ok, _ := db2.Has(Key{X: 50}); ok {
+		t.Fatal("part of an invalid batch was written")
+	}
+}
+
+func TestKeysInMortonOrder(t *testing.T) {
+	db := open(t, vfs.NewMem(), "/db", Options{})
+	for x := int32(-8); x < 8; x++ {
+		for z := int32(-8); z < 8; z++ {
+			db.Put(Key{X: x, Z: z}, []byte{1})
+			db.Put(Key{Dim: 2, X: x, Z: z}, []byte{1})
+		}
+	}
+	keys, err := db.Keys(Area{MinX: -2, MinZ: -3, MaxX: 3, MaxZ: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 6*5 {
+		t.Fatalf("%d keys, want 30", len(keys))
+	}
+	for i, k := range keys {
+		if k.Dim != 0 || k.X < -2 || k.X > 3 || k.Z < -3 || k.Z > 1 {
+			t.Fatalf("key %v outside area", k)
+		}
+		if i > 0 && keys[i-1].code() >= k.code() {
+			t.Fatal("not in Morton order")
+		}
+	}
+}
+
+func TestCloseIdempotentAndErrClosed(t *testing.T) {
+	db := open(t, vfs.NewMem(), "/db", Options{})
+	db.Put(Key{}, []byte("x"))
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	for name, err := range map[string]error{
+		"Put":     db.Put(Key{}, []byte("y")),
+		"Delete":  db.Delete(Key{}),
+		"Sync":    db.Sync(),
+		"Compact": db.Compact(),
+		"Check":   db.Check(),
+		"Get":     func() error { _, err := db.Get(Key{}); return err }(),
+	} {
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("%s after Close: %v", name, err)
+		}
+	}
+}
+
+func TestLockExcludesSecondOpen(t *testing.T) {
+	dir := t.TempDir()
+	db := open(t, vfs.Default, dir, Options{})
+	if _, err := Open(dir, Options{Logger: quiet}); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second open: %v", err)
+	}
+	if _, err := Open(dir, Options{Logger: quiet, ReadOnly: true}); !errors.Is(err, ErrLocked) {
+		t.Fatalf("read-only open beside a writer: %v", err)
+	}
+	db.Close()
+	db2 := open(t, vfs.Default, dir, Options{})
+	db2.Close()
+}
+
+func TestRefusesForeignDirectoryAndNewerVersion(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"CURRENT", "MANIFEST-000001", "000003.log"} {
+		os.WriteFile(filepath.Join(dir, n), []byte("leveldb"), 0o644)
+	}
+	_, err := Open(dir, Options{Logger: quiet})
+	if !errors.Is(err, ErrNotBlaze) {
+		t.Fatalf("LevelDB directory: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
+		t.Fatalf("Open changed a foreign directory: %d entries", len(entries))
+	}
+
+	dir = t.TempDir()
+	os.WriteFile(filepath.Join(dir, logName), []byte("not a blaze file at all, but long enough"), 0o644)
+	if _, err := Open(dir, Options{Logger: quiet}); !errors.Is(err, ErrNotBlaze) {
+		t.Fatalf("foreign chunks.dat: %v", err)
+	}
+
+	dir = t.TempDir()
+	h := fileHeader{generation: 1}.encode()
+	h[8] = formatVersion + 1
+	os.WriteFile(filepath.Join(dir, logName), h, 0o644)
+	_, err = Open(dir, Options{Logger: quiet})
+	if !errors.Is(err, ErrVersion) {
+		t.Fatalf("newer version: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, lockName)); err == nil {
+		t.Fatal("Open created LOCK in a directory it refused")
+	}
+}
+
+func TestReadOnlyChangesNothing(t *testing.T) {
+	fs := vfs.NewMem()
+	db := open(t, fs, "/db", Options{})
+	for i := 0; i < 10; i++ {
+		db.Put(Key{X: int32(i)}, value(i, 300))
+	}
+	db.Close()
+	log, _ := fs.ReadFile("/db/chunks.dat")
+	fs.WriteFile("/db/chunks.dat", append(log, 1, 2, 3, 4, 5)) // a torn tail
+	ops := fs.Ops()
+	ro := open(t, fs, "/db", Options{ReadOnly: true})
+	if got := mustGet(t, ro, Key{X: 3}); !bytes.Equal(got, value(3, 300)) {
+		t.Fatal("read-only read wrong")
+	}
+	if err := ro.Put(Key{}, []byte("x")); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("read-only Put: %v", err)
+	}
+	if ro.Recovery().TornBytes != 5 {
+		t.Fatalf("torn bytes %d", ro.Recovery().TornBytes)
+	}
+	ro.Close()
+	if fs.Ops() != ops {
+		t.Fatalf("read-only open made %d mutating operations", fs.Ops()-ops)
+	}
+	if after, _ := fs.ReadFile("/db/chunks.dat"); len(after) != len(log)+5 {
+		t.Fatal("read-only open cut the tail")
+	}
+}
+
+func TestOptionsValidated(t *testing.T) {
+	for _, o := range []Options{{Durability: 9}, {CompactGarbageRatio: 1.5}, {Compression: 77}, {SyncInterval: -1}} {
+		if _, err := Open(t.TempDir(), o); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
+	o := Options{}
+	db, err := Open(t.TempDir(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if o != (Options{}) {
+		t.Fatal("Open modified the caller's Options")
+	}
+}

@@ -1,0 +1,52 @@
+// Package blazedb is Blaze's storage engine: an append-only log of
+// checksummed records with an in-memory index. It stores keys and bytes and
+// knows nothing of Minecraft; package provider builds Dragonfly's
+// world.Provider on it.
+//
+// # Model
+//
+// A database is a directory holding chunks.dat (the log), index.dat (a
+// snapshot of the index; an accelerator that can always be rebuilt) and
+// LOCK. Keys are chunk keys (Key: dimension and chunk X, Z) or named keys
+// (short strings, for player data and the like); both live in the one log,
+// so one Batch can cover both. The formats are drawn in record.go and
+// index.go.
+//
+// Every write appends a record. The index maps each live key to its newest
+// record; chunk keys are ordered by the Morton code of (X, Z) within their
+// dimension, so Keys returns an area in spatial order and compaction lays
+// neighbours out together. Overwritten and deleted records are garbage;
+// compaction (Compact, or automatically past Options.CompactGarbageRatio)
+// rewrites the log without them while reads and writes go on.
+//
+// # Guarantees
+//
+//   - A write that returned nil is durable as its Durability mode promises
+//     (see the constants); DurabilitySafe and DurabilitySafeBatch promise it
+//     on return. Sync makes everything written durable in any mode.
+//   - A batch is applied atomically: after a crash, all of it or none.
+//   - Every read verifies the record's checksum and the value's checksum
+//     after decompression. Damage gives an error wrapping ErrCorrupt that
+//     names the offset; never a panic, never unverified bytes.
+//   - Open recovers from a crash at any point: a torn tail is cut (only in a
+//     read-write open), a damaged record in the middle is skipped and
+//     reported (Recovery) and its key falls back to its previous version.
+//   - A failed fsync poisons the DB: writes fail with ErrPoisoned until it
+//     is reopened, because a retried fsync can report success for lost data.
+//   - Putting the value a key already holds appends nothing.
+//
+// # Ownership
+//
+// Put and Batch copy what they need before returning: the caller may reuse
+// its buffers at once. Get returns a slice the caller owns. View lends a
+// read-only slice for the duration of a callback.
+//
+// # Concurrency
+//
+// A DB is safe for concurrent use. Appends are serialised by a write lock
+// that readers never take; the index is guarded by a read-write lock held
+// only for in-memory work; file reads and fsyncs happen outside both. One
+// background goroutine syncs (DurabilityBalanced) and starts compactions.
+// Background errors are returned by the next Sync, Compact or Close, and a
+// failed background fsync by every later write.
+package blazedb

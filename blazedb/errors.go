@@ -1,0 +1,50 @@
+package blazedb
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Errors returned by DB methods wrap one of these with
+// context; test them with errors.Is.
+var (
+	// ErrNotFound: the key has no value.
+	ErrNotFound = errors.New("blazedb: not found")
+	// ErrCorrupt: stored bytes failed verification. The error names the file
+	// and offset (see CorruptionError).
+	ErrCorrupt = errors.New("blazedb: corrupt data")
+	// ErrClosed: the DB was closed.
+	ErrClosed = errors.New("blazedb: database closed")
+	// ErrReadOnly: a write was attempted on a read-only DB.
+	ErrReadOnly = errors.New("blazedb: database is read-only")
+	// ErrLocked: another DB (in this process or another) holds the directory.
+	ErrLocked = errors.New("blazedb: database locked by another process")
+	// ErrNotBlaze: the directory holds something other than a Blaze database.
+	ErrNotBlaze = errors.New("blazedb: not a blaze database")
+	// ErrVersion: the files were written by a newer format version.
+	ErrVersion = errors.New("blazedb: unsupported format version")
+	// ErrPoisoned: an earlier fsync or write failed in a way that leaves the
+	// durable state unknown. Every later write fails until the DB is reopened.
+	ErrPoisoned = errors.New("blazedb: database poisoned by an earlier I/O failure")
+	// ErrTooLarge: a key or value exceeds the format's limits.
+	ErrTooLarge = errors.New("blazedb: key or value too large")
+	// ErrInvalidOptions: Options failed validation.
+	ErrInvalidOptions = errors.New("blazedb: invalid options")
+)
+
+// CorruptionError describes damaged bytes. It wraps ErrCorrupt.
+type CorruptionError struct {
+	File   string // base name of the file, e.g. "chunks.dat"
+	Offset int64  // byte offset of the damaged record or structure
+	Reason string
+}
+
+func (e *CorruptionError) Error() string {
+	return fmt.Sprintf("blazedb: corrupt data in %s at offset %d: %s", e.File, e.Offset, e.Reason)
+}
+
+func (e *CorruptionError) Unwrap() error { return ErrCorrupt }
+
+func corruptf(file string, off int64, format string, args ...any) error {
+	return &CorruptionError{File: file, Offset: off, Reason: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,163 @@
+package blazedb
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+)
+
+// Get returns the value of a chunk key. The caller owns the returned slice.
+// A missing key gives an error satisfying errors.Is(err, ErrNotFound);
+// damaged bytes give one wrapping ErrCorrupt that names the offset.
+func (db *DB) Get(k Key) ([]byte, error) {
+	var kb [chunkKeyLen]byte
+	v, err := db.get(rkey{chunk: k}, appendChunkKey(kb[:0], k))
+	if err != nil {
+		return nil, fmt.Errorf("blazedb: get %v: %w", k, err)
+	}
+	return v, nil
+}
+
+// GetNamed returns the value of a named record; see Get.
+func (db *DB) GetNamed(name string) ([]byte, error) {
+	v, err := db.get(rkey{named: true, name: name}, appendNamedKey(nil, name))
+	if err != nil {
+		return nil, fmt.Errorf("blazedb: get %q: %w", name, err)
+	}
+	return v, nil
+}
+
+// View calls fn with the value of a chunk key without copying it. The
+// slice is read-only and valid only during fn; fn must not retain it. Its
+// error is returned as is.
+func (db *DB) View(k Key, fn func(v []byte) error) error {
+	var kb [chunkKeyLen]byte
+	v, err := db.lookup(rkey{chunk: k}, appendChunkKey(kb[:0], k))
+	if err != nil {
+		return fmt.Errorf("blazedb: get %v: %w", k, err)
+	}
+	return fn(v)
+}
+
+// Has reports whether a chunk key has a value, from memory alone.
+func (db *DB) Has(k Key) (bool, error) {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.log == nil {
+		return false, ErrClosed
+	}
+	_, ok := db.idx.get(rkey{chunk: k})
+	return ok, nil
+}
+
+// Keys returns the chunk keys inside area in Morton (Z-order) order, so
+// neighbours come together.
+func (db *DB) Keys(area Area) ([]Key, error) {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.log == nil {
+		return nil, ErrClosed
+	}
+	return db.idx.area(nil, area), nil
+}
+
+// Names returns the names of all named records, sorted.
+func (db *DB) Names() ([]string, error) {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.log == nil {
+		return nil, ErrClosed
+	}
+	var out []string
+	for n := range db.idx.named {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func (db *DB) get(k rkey, key []byte) ([]byte, error) {
+	v, err := db.lookup(k, key)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), v...), nil
+}
+
+// lookup returns k's value, read-only: it may be the cache's own slice.
+func (db *DB) lookup(k rkey, key []byte) ([]byte, error) {
+	if db.closed.Load() {
+		return nil, ErrClosed
+	}
+	db.stats.reads.Add(1)
+	if v, ok := db.cache.get(key); ok {
+		return v, nil
+	}
+	db.mu.RLock()
+	l := db.log
+	if l == nil {
+		db.mu.RUnlock()
+		return nil, ErrClosed
+	}
+	e, ok := db.idx.get(k)
+	if ok {
+		l.refs.Add(1)
+	}
+	db.mu.RUnlock()
+	if !ok {
+		db.stats.notFound.Add(1)
+		return nil, ErrNotFound
+	}
+	v, err := readEntry(l, e, key)
+	l.refs.Done()
+	if err != nil {
+		return nil, err
+	}
+	db.cache.addIfCurrent(key, v, func() bool {
+		db.mu.RLock()
+		defer db.mu.RUnlock()
+		cur, ok := db.idx.get(k)
+		return ok && cur == e && db.log == l
+	})
+	return v, nil
+}
+
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// readEntry reads, verifies and decompresses the put record e of key. The
+// result is a new slice.
+func readEntry(l *logFile, e entry, key []byte) ([]byte, error) {
+	bp := readBufs.Get().(*[]byte)
+	defer readBufs.Put(bp)
+	if cap(*bp) < int(e.size) {
+		*bp = make([]byte, e.size)
+	}
+	buf := (*bp)[:e.size]
+	n, err := l.f.ReadAt(buf, e.off)
+	if n < len(buf) {
+		if err == nil || errors.Is(err, io.EOF) {
+			return nil, corruptf(logName, e.off, "record of %d bytes runs past the end of the file", e.size)
+		}
+		return nil, fmt.Errorf("read %s at %d: %w", logName, e.off, err)
+	}
+	r, _, err := decodeRecord(buf, buf[16]&0x80 == 0)
+	if err != nil {
+		return nil, corruptf(logName, e.off, "%v", err)
+	}
+	switch {
+	case r.kind != kindPut && r.kind != kindBatchPut:
+		return nil, corruptf(logName, e.off, "index points at a record of kind %#x", r.kind)
+	case !bytes.Equal(r.key, key):
+		return nil, corruptf(logName, e.off, "index points at a record of another key")
+	case r.vsum != e.vsum:
+		return nil, corruptf(logName, e.off, "record value checksum %08x, index has %08x", r.vsum, e.vsum)
+	}
+	v, err := r.rawValue()
+	if err != nil {
+		return nil, corruptf(logName, e.off, "%v", err)
+	}
+	return v, nil
+}

@@ -1,0 +1,273 @@
+package blazedb
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+)
+
+// chunks.dat is an append-only log: a file header, then records.
+//
+// File header (40 bytes):
+//
+//	+--------+------+-------------------------------------------------+
+//	| offset | size | field                                           |
+//	+--------+------+-------------------------------------------------+
+//	|      0 |    8 | signature "\x89BLZLOG\n"                        |
+//	|      8 |    4 | format version, uint32 LE (1)                   |
+//	|     12 |    4 | flags, uint32 LE (0; reserved)                  |
+//	|     16 |    8 | generation, uint64 LE (+1 on every compaction)  |
+//	|     24 |    8 | base sequence, uint64 LE (next seq at creation) |
+//	|     32 |    4 | CRC-32C of bytes 0..32                          |
+//	|     36 |    4 | reserved, zero                                  |
+//	+--------+------+-------------------------------------------------+
+//
+// Record (28-byte header, then the body of n bytes):
+//
+//	+--------+------+-------------------------------------------------+
+//	| offset | size | field                                           |
+//	+--------+------+-------------------------------------------------+
+//	|      0 |    4 | CRC-32C of bytes 4..28+n (all that follows)     |
+//	|      4 |    4 | n, body length = key length + stored length     |
+//	|      8 |    8 | sequence number: the record's version           |
+//	|     16 |    1 | kind (put 1, delete 2, batch 3; in a batch:     |
+//	|        |      |   put 0x81, delete 0x82)                        |
+//	|     17 |    1 | codec of the stored value (none 0, lz4 1,       |
+//	|        |      |   snappy 2, zstd 3)                             |
+//	|     18 |    2 | key length k                                    |
+//	|     20 |    4 | raw (uncompressed) value length                 |
+//	|     24 |    4 | CRC-32C of the raw value                        |
+//	|     28 |    k | key (see key.go)                                |
+//	|   28+k |  n-k | stored value                                    |
+//	+--------+------+-------------------------------------------------+
+//
+// A batch record has no key and codec none; its value is a sequence of
+// complete records of kind 0x81/0x82, each with its own checksum, so the
+// index can point at one and a read verifies just that one. The batch's
+// checksum covers them all: a batch is applied whole or not at all. The
+// in-batch kinds are distinct so that a recovery scan resynchronising after
+// damage can never mistake an entry inside a batch for a record of its own.
+//
+// All integers are little-endian. Part of the on-disk format: these
+// constants must not change without a new format version.
+const (
+	logSignature   = "\x89BLZLOG\n"
+	formatVersion  = 1
+	fileHeaderSize = 40
+	recHeaderSize  = 28
+
+	kindPut         = 0x01
+	kindDelete      = 0x02
+	kindBatch       = 0x03
+	kindBatchPut    = 0x81
+	kindBatchDelete = 0x82
+
+	maxValueLen = 64 << 20  // largest raw value
+	maxBodyLen  = 256 << 20 // largest record body (a batch)
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func crc(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+// fileHeader is the decoded header of chunks.dat.
+type fileHeader struct {
+	generation uint64
+	baseSeq    uint64
+}
+
+func (h fileHeader) encode() []byte {
+	b := make([]byte, fileHeaderSize)
+	copy(b, logSignature)
+	binary.LittleEndian.PutUint32(b[8:], formatVersion)
+	binary.LittleEndian.PutUint64(b[16:], h.generation)
+	binary.LittleEndian.PutUint64(b[24:], h.baseSeq)
+	binary.LittleEndian.PutUint32(b[32:], crc(b[:32]))
+	return b
+}
+
+func decodeFileHeader(b []byte) (fileHeader, error) {
+	if len(b) < len(logSignature) || string(b[:len(logSignature)]) != logSignature {
+		return fileHeader{}, fmt.Errorf("%w: %s has no Blaze signature", ErrNotBlaze, logName)
+	}
+	if len(b) < fileHeaderSize {
+		return fileHeader{}, corruptf(logName, 0, "file header is %d bytes, want %d", len(b), fileHeaderSize)
+	}
+	if v := binary.LittleEndian.Uint32(b[8:]); v != formatVersion {
+		if v > formatVersion {
+			return fileHeader{}, fmt.Errorf("%w: %s is format version %d; this build reads version %d", ErrVersion, logName, v, formatVersion)
+		}
+		return fileHeader{}, corruptf(logName, 8, "format version %d", v)
+	}
+	if got, want := binary.LittleEndian.Uint32(b[32:]), crc(b[:32]); got != want {
+		return fileHeader{}, corruptf(logName, 32, "file header checksum %08x, want %08x", got, want)
+	}
+	return fileHeader{
+		generation: binary.LittleEndian.Uint64(b[16:]),
+		baseSeq:    binary.LittleEndian.Uint64(b[24:]),
+	}, nil
+}
+
+// record is a decoded record. key and value alias the decoded buffer.
+type record struct {
+	seq    uint64
+	kind   uint8
+	codec  codec
+	key    []byte
+	value  []byte // stored (possibly compressed) value
+	rawLen uint32
+	vsum   uint32 // CRC-32C of the raw value
+}
+
+// size is the record's length in the file.
+func (r *record) size() int { return recHeaderSize + len(r.key) + len(r.value) }
+
+// appendRecord appends r, with its checksum, to dst.
+func appendRecord(dst []byte, r *record) []byte {
+	start := len(dst)
+	dst = grow(dst, recHeaderSize)
+	h := dst[start:]
+	binary.LittleEndian.PutUint32(h[4:], uint32(len(r.key)+len(r.value)))
+	binary.LittleEndian.PutUint64(h[8:], r.seq)
+	h[16] = r.kind
+	h[17] = uint8(r.codec)
+	binary.LittleEndian.PutUint16(h[18:], uint16(len(r.key)))
+	binary.LittleEndian.PutUint32(h[20:], r.rawLen)
+	binary.LittleEndian.PutUint32(h[24:], r.vsum)
+	dst = append(dst, r.key...)
+	dst = append(dst, r.value...)
+	binary.LittleEndian.PutUint32(dst[start:], crc(dst[start+4:]))
+	return dst
+}
+
+// Reasons a record fails to decode. errShortRecord means the buffer ended
+// inside the record, which at the end of the log is a torn write.
+var (
+	errShortRecord = errors.New("record extends past the end of the data")
+	errBadRecord   = errors.New("invalid record")
+)
+
+// checkHeader validates the fields of a record header that can be checked
+// without the body and returns the record's total size. topLevel selects the
+// kinds allowed at the top level of the log, as opposed to inside a batch.
+func checkHeader(h []byte, topLevel bool) (int, error) {
+	if len(h) < recHeaderSize {
+		return 0, errShortRecord
+	}
+	n := binary.LittleEndian.Uint32(h[4:])
+	kind, c := h[16], codec(h[17])
+	k := uint32(binary.LittleEndian.Uint16(h[18:]))
+	raw := binary.LittleEndian.Uint32(h[20:])
+	switch {
+	case n > maxBodyLen || k > n:
+		return 0, fmt.Errorf("%w: body length %d, key length %d", errBadRecord, n, k)
+	case !c.valid():
+		return 0, fmt.Errorf("%w: codec %d", errBadRecord, c)
+	case raw > maxValueLen && kind != kindBatch:
+		return 0, fmt.Errorf("%w: raw length %d", errBadRecord, raw)
+	}
+	switch kind {
+	case kindPut, kindDelete, kindBatch:
+		if !topLevel {
+			return 0, fmt.Errorf("%w: kind %#x inside a batch", errBadRecord, kind)
+		}
+	case kindBatchPut, kindBatchDelete:
+		if topLevel {
+			return 0, fmt.Errorf("%w: batch entry kind %#x outside a batch", errBadRecord, kind)
+		}
+	default:
+		return 0, fmt.Errorf("%w: kind %#x", errBadRecord, kind)
+	}
+	if (kind == kindBatch) != (k == 0) {
+		return 0, fmt.Errorf("%w: kind %#x with key length %d", errBadRecord, kind, k)
+	}
+	if (kind == kindDelete || kind == kindBatchDelete || kind == kindBatch) && c != codecNone {
+		return 0, fmt.Errorf("%w: kind %#x with codec %d", errBadRecord, kind, c)
+	}
+	return recHeaderSize + int(n), nil
+}
+
+// decodeRecord decodes the record at the start of b and returns it with its
+// size. It never panics: any inconsistency is an error wrapping
+// errBadRecord, or errShortRecord when b ends inside the record. A batch's
+// entries are validated too.
+func decodeRecord(b []byte, topLevel bool) (record, int, error) {
+	size, err := checkHeader(b, topLevel)
+	if err != nil {
+		return record{}, 0, err
+	}
+	if len(b) < size {
+		return record{}, 0, errShortRecord
+	}
+	if got, want := binary.LittleEndian.Uint32(b), crc(b[4:size]); got != want {
+		return record{}, 0, fmt.Errorf("%w: checksum %08x, want %08x", errBadRecord, got, want)
+	}
+	k := int(binary.LittleEndian.Uint16(b[18:]))
+	r := record{
+		seq:    binary.LittleEndian.Uint64(b[8:]),
+		kind:   b[16],
+		codec:  codec(b[17]),
+		key:    b[recHeaderSize : recHeaderSize+k : recHeaderSize+k],
+		value:  b[recHeaderSize+k : size : size],
+		rawLen: binary.LittleEndian.Uint32(b[20:]),
+		vsum:   binary.LittleEndian.Uint32(b[24:]),
+	}
+	if r.kind != kindBatch {
+		if _, err := parseKey(r.key); err != nil {
+			return record{}, 0, fmt.Errorf("%w: %v", errBadRecord, err)
+		}
+	}
+	switch r.kind {
+	case kindDelete, kindBatchDelete:
+		if len(r.value) != 0 || r.rawLen != 0 {
+			return record{}, 0, fmt.Errorf("%w: delete with a value", errBadRecord)
+		}
+	case kindBatch:
+		if int(r.rawLen) != len(r.value) {
+			return record{}, 0, fmt.Errorf("%w: batch length %d, want %d", errBadRecord, r.rawLen, len(r.value))
+		}
+		if err := forEachEntry(r.value, func(int, record) error { return nil }); err != nil {
+			return record{}, 0, err
+		}
+	default:
+		if r.codec == codecNone && int(r.rawLen) != len(r.value) {
+			return record{}, 0, fmt.Errorf("%w: raw length %d, stored %d", errBadRecord, r.rawLen, len(r.value))
+		}
+	}
+	return r, size, nil
+}
+
+// forEachEntry calls fn with the offset within body and the decoded form of
+// every entry of a batch body. An empty batch is invalid.
+func forEachEntry(body []byte, fn func(off int, e record) error) error {
+	if len(body) == 0 {
+		return fmt.Errorf("%w: empty batch", errBadRecord)
+	}
+	for off := 0; off < len(body); {
+		e, n, err := decodeRecord(body[off:], false)
+		if err != nil {
+			if errors.Is(err, errShortRecord) {
+				err = fmt.Errorf("%w: batch entry at %d is truncated", errBadRecord, off)
+			}
+			return err
+		}
+		if err := fn(off, e); err != nil {
+			return err
+		}
+		off += n
+	}
+	return nil
+}
+
+// rawValue decompresses and verifies the value of a put record.
+func (r *record) rawValue() ([]byte, error) {
+	v, err := decompress(r.codec, r.value, int(r.rawLen))
+	if err != nil {
+		return nil, err
+	}
+	if got := crc(v); got != r.vsum {
+		return nil, fmt.Errorf("value checksum %08x, want %08x", got, r.vsum)
+	}
+	return v, nil
+}

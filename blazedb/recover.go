@@ -1,0 +1,260 @@
+package blazedb
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/blazeworld/blaze/blazedb/vfs"
+)
+
+// Recovery reports what Open found and did.
+type Recovery struct {
+	// IndexLoaded is true when index.dat was used; IndexProblem says why
+	// it was not (missing, damaged, made for another log generation, stale).
+	IndexLoaded  bool
+	IndexProblem string
+	// ScannedBytes and ScannedRecords count the log replayed by scanning.
+	ScannedBytes   int64
+	ScannedRecords int
+	// Corrupt lists damaged regions in the middle of the log that were
+	// skipped. Keys whose newest record lay there fall back to their
+	// previous valid version.
+	Corrupt []CorruptRegion
+	// TornBytes is the length of the torn tail: cut in a read-write open,
+	// ignored in a read-only one.
+	TornBytes int64
+}
+
+// CorruptRegion is a damaged stretch of chunks.dat.
+type CorruptRegion struct {
+	Offset, Length int64
+	Reason         string
+}
+
+// window reads a file sequentially through a large buffer, so a scan costs
+// one read per few MiB rather than two per record.
+type window struct {
+	f    vfs.File
+	end  int64
+	base int64
+	buf  []byte
+}
+
+const windowSize = 4 << 20
+
+// at returns up to n bytes at off (fewer only at the end of the scanned
+// range). The slice is valid until the next call.
+func (w *window) at(off int64, n int) ([]byte, error) {
+	if rem := w.end - off; int64(n) > rem {
+		n = int(max(rem, 0))
+	}
+	if off >= w.base && off+int64(n) <= w.base+int64(len(w.buf)) {
+		return w.buf[off-w.base : off-w.base+int64(n)], nil
+	}
+	size := int64(max(n, windowSize))
+	if rem := w.end - off; size > rem {
+		size = rem
+	}
+	if int64(cap(w.buf)) < size {
+		w.buf = make([]byte, size)
+	}
+	w.buf = w.buf[:size]
+	m, err := w.f.ReadAt(w.buf, off)
+	if int64(m) < size {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = fmt.Errorf("%s ends at %d, before %d", logName, off+int64(m), off+size)
+		}
+		w.buf = w.buf[:0]
+		return nil, fmt.Errorf("read %s at %d: %w", logName, off, err)
+	}
+	w.base = off
+	return w.buf[:n], nil
+}
+
+// decodeAt decodes the top-level record at off.
+func (w *window) decodeAt(off int64) (record, int, error) {
+	h, err := w.at(off, recHeaderSize)
+	if err != nil {
+		return record{}, 0, err
+	}
+	size, err := checkHeader(h, true)
+	if err != nil {
+		return record{}, 0, err
+	}
+	b, err := w.at(off, size)
+	if err != nil {
+		return record{}, 0, err
+	}
+	return decodeRecord(b, true)
+}
+
+// scanResult is the outcome of scanning a stretch of the log.
+type scanResult struct {
+	end     int64 // end of the last valid record
+	records int
+	corrupt []CorruptRegion
+	maxSeq  uint64
+}
+
+// isDecodeErr tells damage apart from I/O failure.
+func isDecodeErr(err error) bool {
+	return errors.Is(err, errBadRecord) || errors.Is(err, errShortRecord)
+}
+
+// scanLog decodes the top-level records in [from, end) and calls apply for
+// each valid one, in log order. On damage it looks for the next offset at
+// which a valid record starts: if there is one, the damaged stretch is
+// skipped and reported; if there is none, the stretch is a torn tail and
+// result.end marks where it begins. Record slices passed to apply are valid
+// only during the call.
+func scanLog(f vfs.File, from, end int64, apply func(off int64, r *record) error) (scanResult, error) {
+	w := &window{f: f, end: end, base: -1}
+	res := scanResult{end: from}
+	for off := from; off < end; {
+		r, n, err := w.decodeAt(off)
+		if err == nil {
+			if err := apply(off, &r); err != nil {
+				return res, err
+			}
+			res.records++
+			res.maxSeq = max(res.maxSeq, r.seq+batchLen(&r))
+			off += int64(n)
+			res.end = off
+			continue
+		}
+		if !isDecodeErr(err) {
+			return res, err
+		}
+		next, rerr := resync(w, off+1)
+		if rerr != nil {
+			return res, rerr
+		}
+		if next < 0 {
+			return res, nil // torn tail: nothing valid follows
+		}
+		res.corrupt = append(res.corrupt, CorruptRegion{Offset: off, Length: next - off, Reason: err.Error()})
+		off = next
+	}
+	return res, nil
+}
+
+// batchLen is the number of sequence numbers beyond r.seq a record uses.
+func batchLen(r *record) uint64 {
+	if r.kind != kindBatch {
+		return 0
+	}
+	var n uint64
+	forEachEntry(r.value, func(int, record) error { n++; return nil })
+	return n - 1
+}
+
+// resync returns the first offset at or after from where a valid top-level
+// record starts, or -1.
+func resync(w *window, from int64) (int64, error) {
+	for p := from; p+recHeaderSize <= w.end; p++ {
+		h, err := w.at(p, recHeaderSize)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := checkHeader(h, true); err != nil {
+			continue
+		}
+		if _, _, err := w.decodeAt(p); err == nil {
+			return p, nil
+		} else if !isDecodeErr(err) {
+			return 0, err
+		}
+	}
+	return -1, nil
+}
+
+// applyRecord applies a top-level record found at off to ix.
+func applyRecord(ix *index, off int64, r *record) error {
+	one := func(at int64, e *record) error {
+		k, err := parseKey(e.key)
+		if err != nil {
+			return corruptf(logName, at, "%v", err)
+		}
+		if e.kind == kindDelete || e.kind == kindBatchDelete {
+			ix.del(k)
+		} else {
+			ix.put(k, entry{off: at, size: uint32(e.size()), vsum: e.vsum})
+		}
+		return nil
+	}
+	if r.kind != kindBatch {
+		return one(off, r)
+	}
+	return forEachEntry(r.value, func(eo int, e record) error {
+		return one(off+recHeaderSize+int64(eo), &e)
+	})
+}
+
+// recoverIndex builds the index for a log of the given size: from
+// index.dat when it is valid for this log, then by replaying what follows.
+// In a read-write open a torn tail is cut (and the cut synced).
+func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (*index, int64, uint64, error) {
+	rec := &db.recovery
+	ix, meta, problem := db.loadIndex(h.generation, size)
+	from := int64(fileHeaderSize)
+	nextSeq := h.baseSeq
+	if problem == "" {
+		rec.IndexLoaded = true
+		from = meta.covered
+		nextSeq = max(nextSeq, meta.nextSeq)
+	} else {
+		rec.IndexProblem = problem
+		ix = newIndex()
+		db.opts.Logger.Info("blazedb: rebuilding the index by scanning the log", "dir", db.dir, "reason", problem)
+	}
+	res, err := scanLog(f, from, size, func(off int64, r *record) error { return applyRecord(ix, off, r) })
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if res.records > 0 {
+		nextSeq = max(nextSeq, res.maxSeq+1)
+	}
+	rec.ScannedBytes = size - from
+	rec.ScannedRecords = res.records
+	rec.Corrupt = res.corrupt
+	rec.TornBytes = size - res.end
+	for _, c := range res.corrupt {
+		db.opts.Logger.Warn("blazedb: skipped a damaged region of the log; its keys fall back to their previous versions",
+			"dir", db.dir, "offset", c.Offset, "length", c.Length, "reason", c.Reason)
+	}
+	if rec.TornBytes > 0 {
+		if db.opts.ReadOnly {
+			db.opts.Logger.Warn("blazedb: ignoring a torn tail (read-only open)", "dir", db.dir, "offset", res.end, "length", rec.TornBytes)
+		} else {
+			db.opts.Logger.Warn("blazedb: cutting a torn tail left by a crash", "dir", db.dir, "offset", res.end, "length", rec.TornBytes)
+			if err := f.Truncate(res.end); err != nil {
+				return nil, 0, 0, fmt.Errorf("cut torn tail: %w", err)
+			}
+		}
+	}
+	return ix, res.end, nextSeq, nil
+}
+
+// loadIndex reads index.dat and returns it if it describes this log; else
+// the reason it cannot be used.
+func (db *DB) loadIndex(gen uint64, size int64) (*index, indexMeta, string) {
+	b, err := readAll(db.fs, filepath.Join(db.dir, indexName))
+	if err != nil {
+		if errors.Is(err, vfs.ErrNotExist) {
+			return nil, indexMeta{}, "index.dat is missing"
+		}
+		return nil, indexMeta{}, err.Error()
+	}
+	ix, meta, err := decodeIndex(b)
+	switch {
+	case err != nil:
+		return nil, meta, err.Error()
+	case meta.generation != gen:
+		return nil, meta, fmt.Sprintf("index.dat describes log generation %d, the log is generation %d", meta.generation, gen)
+	case meta.covered > size:
+		return nil, meta, fmt.Sprintf("index.dat covers %d bytes but the log has %d", meta.covered, size)
+	}
+	return ix, meta, ""
+}

@@ -1,0 +1,67 @@
+package blazedb
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Stats is a snapshot of a DB's figures.
+type Stats struct {
+	Keys         int    // live keys, chunk and named
+	Generation   uint64 // generation of chunks.dat (+1 per compaction)
+	LogBytes     int64  // size of chunks.dat
+	LiveBytes    int64  // bytes of records that hold live values
+	GarbageBytes int64  // bytes compaction would reclaim
+
+	Appends     int64 // writes handed to the operating system
+	AppendBytes int64
+	Elided      int64 // puts of an unchanged value and deletes of missing keys: nothing appended
+	Reads       int64 // Get, GetNamed and View calls
+	NotFound    int64 // reads of missing keys, answered from the index without I/O
+
+	CacheHits, CacheMisses, CacheEvictions int64
+	CacheBytes                             int64 // charged against Options.CacheBytes
+	CacheEntries                           int
+
+	Fsyncs        int64
+	FsyncTime     time.Duration // total time spent in fsync of chunks.dat
+	Compactions   int64
+	CompactTime   time.Duration // total time spent compacting
+	CompactCopied int64         // bytes written by compactions
+}
+
+type counters struct {
+	appends, appendBytes, elided, reads, notFound atomic.Int64
+	fsyncs, fsyncNanos                            atomic.Int64
+	compactions, compactNanos, compactCopied      atomic.Int64
+}
+
+// Stats returns current figures. It is cheap enough to call every tick.
+func (db *DB) Stats() Stats {
+	s := Stats{
+		Appends:       db.stats.appends.Load(),
+		AppendBytes:   db.stats.appendBytes.Load(),
+		Elided:        db.stats.elided.Load(),
+		Reads:         db.stats.reads.Load(),
+		NotFound:      db.stats.notFound.Load(),
+		Fsyncs:        db.stats.fsyncs.Load(),
+		FsyncTime:     time.Duration(db.stats.fsyncNanos.Load()),
+		Compactions:   db.stats.compactions.Load(),
+		CompactTime:   time.Duration(db.stats.compactNanos.Load()),
+		CompactCopied: db.stats.compactCopied.Load(),
+	}
+	if c := db.cache; c != nil {
+		s.CacheHits, s.CacheMisses, s.CacheEvictions = c.hits.Load(), c.misses.Load(), c.evictions.Load()
+		s.CacheBytes, s.CacheEntries = c.usage()
+	}
+	db.mu.RLock()
+	if db.log != nil {
+		s.Keys = db.idx.count
+		s.LiveBytes = db.idx.live
+		s.Generation = db.log.gen
+		s.LogBytes = db.log.written.Load()
+		s.GarbageBytes = s.LogBytes - fileHeaderSize - s.LiveBytes
+	}
+	db.mu.RUnlock()
+	return s
+}

@@ -1,0 +1,145 @@
+package blazedb
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/blazeworld/blaze/blazedb/vfs"
+)
+
+// logFile is one generation of chunks.dat together with what is known to
+// be durable in it. Compaction replaces the DB's logFile with a new one; the
+// old one is closed once the last reader or writer holding a reference
+// (refs) lets go.
+type logFile struct {
+	f    vfs.File
+	gen  uint64
+	refs sync.WaitGroup // readers and writers using f
+
+	written atomic.Int64 // bytes in the file; advanced under DB.writeMu
+
+	mu         sync.Mutex
+	cond       sync.Cond
+	synced     int64 // bytes known durable
+	syncing    bool  // a group-commit leader is in fsync
+	superseded bool  // compaction copied every record into a synced new file
+}
+
+func newLogFile(f vfs.File, gen uint64, size int64, synced int64) *logFile {
+	l := &logFile{f: f, gen: gen, synced: synced}
+	l.cond.L = &l.mu
+	l.written.Store(size)
+	return l
+}
+
+// retire marks l as superseded, wakes its waiters, and closes its file when
+// the last reference is gone. Called after compaction's swap.
+func (l *logFile) retire() {
+	l.mu.Lock()
+	l.superseded = true
+	l.cond.Broadcast()
+	l.mu.Unlock()
+	go func() {
+		l.refs.Wait()
+		l.f.Close()
+	}()
+}
+
+// fsync syncs l and records what became durable. A failure poisons the
+// DB: the kernel may have dropped the dirty pages, and a later fsync that
+// succeeds would prove nothing about them.
+func (db *DB) fsync(l *logFile) error {
+	target := l.written.Load()
+	start := time.Now()
+	err := l.f.Sync()
+	db.stats.fsyncs.Add(1)
+	db.stats.fsyncNanos.Add(int64(time.Since(start)))
+	if err != nil {
+		db.poison(fmt.Errorf("fsync %s: %w", logName, err))
+		l.mu.Lock()
+		l.cond.Broadcast()
+		l.mu.Unlock()
+		return db.poisoned()
+	}
+	l.mu.Lock()
+	if target > l.synced {
+		l.synced = target
+	}
+	l.cond.Broadcast()
+	l.mu.Unlock()
+	return nil
+}
+
+// syncTo returns once the first end bytes of l are durable. With group set,
+// concurrent callers share fsyncs (one leader syncs everything written so
+// far while the others wait for it); without, each caller that still needs
+// it issues its own.
+func (db *DB) syncTo(l *logFile, end int64, group bool) error {
+	l.mu.Lock()
+	for !l.superseded && l.synced < end {
+		if err := db.poisoned(); err != nil {
+			l.mu.Unlock()
+			return err
+		}
+		if group && l.syncing {
+			l.cond.Wait()
+			continue
+		}
+		if group {
+			l.syncing = true
+		}
+		l.mu.Unlock()
+		err := db.fsync(l)
+		l.mu.Lock()
+		if group {
+			l.syncing = false
+			l.cond.Broadcast()
+		}
+		if err != nil {
+			l.mu.Unlock()
+			return err
+		}
+	}
+	l.mu.Unlock()
+	return nil
+}
+
+// unsynced reports how many written bytes of l are not yet durable.
+func (l *logFile) unsynced() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.superseded {
+		return 0
+	}
+	return l.written.Load() - l.synced
+}
+
+// waitDurable applies the DB's durability mode after a write that ended at
+// end in l.
+func (db *DB) waitDurable(l *logFile, end int64) error {
+	switch db.opts.Durability {
+	case DurabilitySafe:
+		return db.syncTo(l, end, false)
+	case DurabilitySafeBatch:
+		return db.syncTo(l, end, true)
+	case DurabilityBalanced:
+		if l.unsynced() >= db.opts.SyncBytes {
+			db.kick(&db.bg.syncNow)
+		}
+	}
+	return nil
+}
+
+// poison records the first fatal I/O error; later writes return it.
+func (db *DB) poison(err error) {
+	db.poisonErr.CompareAndSwap(nil, &err)
+}
+
+func (db *DB) poisoned() error {
+	if p := db.poisonErr.Load(); p != nil {
+		return fmt.Errorf("%w: %w", ErrPoisoned, *p)
+	}
+	return nil
+}

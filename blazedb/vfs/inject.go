@@ -1,0 +1,128 @@
+package vfs
+
+import (
+	"io"
+	"os"
+)
+
+// Op names a filesystem operation for Inject.
+type Op int
+
+const (
+	OpCreate Op = iota
+	OpOpen
+	OpWrite
+	OpSync
+	OpTruncate
+	OpRename
+	OpRemove
+	OpSyncDir
+	OpRead
+)
+
+// Injector decides whether an operation on name fails; a nil result lets it
+// proceed.
+type Injector func(op Op, name string) error
+
+// Inject wraps fs so that fn can fail any operation. A failed WriteAt first
+// writes half of its buffer, as a full disk does, then returns the error.
+func Inject(fs FS, fn Injector) FS { return &injectFS{fs: fs, fn: fn} }
+
+type injectFS struct {
+	fs FS
+	fn Injector
+}
+
+type injectFile struct {
+	File
+	fn   Injector
+	name string
+}
+
+func (i *injectFS) wrap(f File, err error, name string) (File, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &injectFile{File: f, fn: i.fn, name: name}, nil
+}
+
+func (i *injectFS) Create(name string) (File, error) {
+	if err := i.fn(OpCreate, name); err != nil {
+		return nil, err
+	}
+	f, err := i.fs.Create(name)
+	return i.wrap(f, err, name)
+}
+
+func (i *injectFS) Open(name string) (File, error) {
+	if err := i.fn(OpOpen, name); err != nil {
+		return nil, err
+	}
+	f, err := i.fs.Open(name)
+	return i.wrap(f, err, name)
+}
+
+func (i *injectFS) OpenReadWrite(name string) (File, error) {
+	if err := i.fn(OpOpen, name); err != nil {
+		return nil, err
+	}
+	f, err := i.fs.OpenReadWrite(name)
+	return i.wrap(f, err, name)
+}
+
+func (i *injectFS) Rename(o, n string) error {
+	if err := i.fn(OpRename, n); err != nil {
+		return err
+	}
+	return i.fs.Rename(o, n)
+}
+
+func (i *injectFS) Remove(name string) error {
+	if err := i.fn(OpRemove, name); err != nil {
+		return err
+	}
+	return i.fs.Remove(name)
+}
+
+func (i *injectFS) List(dir string) ([]string, error)           { return i.fs.List(dir) }
+func (i *injectFS) MkdirAll(dir string, perm os.FileMode) error { return i.fs.MkdirAll(dir, perm) }
+
+func (i *injectFS) SyncDir(dir string) error {
+	if err := i.fn(OpSyncDir, dir); err != nil {
+		return err
+	}
+	return i.fs.SyncDir(dir)
+}
+
+func (i *injectFS) Lock(name string, exclusive bool) (io.Closer, error) {
+	return i.fs.Lock(name, exclusive)
+}
+
+func (f *injectFile) ReadAt(p []byte, off int64) (int, error) {
+	if err := f.fn(OpRead, f.name); err != nil {
+		return 0, err
+	}
+	return f.File.ReadAt(p, off)
+}
+
+func (f *injectFile) WriteAt(p []byte, off int64) (int, error) {
+	if err := f.fn(OpWrite, f.name); err != nil {
+		n, _ := f.File.WriteAt(p[:len(p)/2], off)
+		return n, err
+	}
+	return f.File.WriteAt(p, off)
+}
+
+func (f *injectFile) Sync() error {
+	if err := f.fn(OpSync, f.name); err != nil {
+		return err
+	}
+	return f.File.Sync()
+}
+
+func (f *injectFile) Truncate(size int64) error {
+	if err := f.fn(OpTruncate, f.name); err != nil {
+		return err
+	}
+	return f.File.Truncate(size)
+}

@@ -1,0 +1,37 @@
+//go:build unix
+
+package vfs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+)
+
+// lockFile takes a flock(2) lock. flock locks belong to the open file
+// description, so a second Open of the same directory in this process
+// conflicts too, as it must.
+func lockFile(name string, exclusive bool) (io.Closer, error) {
+	flag := os.O_RDONLY
+	if exclusive {
+		flag = os.O_RDWR | os.O_CREATE
+	}
+	f, err := os.OpenFile(name, flag, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
+	if err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%s: %w", name, ErrLocked)
+		}
+		return nil, fmt.Errorf("lock %s: %w", name, err)
+	}
+	return f, nil
+}

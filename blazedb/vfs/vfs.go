@@ -1,0 +1,64 @@
+// Package vfs is the filesystem seam of blazedb: every byte the engine reads
+// or writes goes through an FS, so tests can substitute a filesystem that
+// crashes (MemFS) or fails on demand (Inject).
+//
+// The interface is deliberately small. Files are addressed by offset
+// (ReadAt/WriteAt) because the engine always knows where it writes; there is
+// no shared file position to race on.
+package vfs
+
+import (
+	"errors"
+	"io"
+	"os"
+)
+
+// File is an open file. Implementations must allow concurrent ReadAt calls
+// with each other and with WriteAt calls to disjoint ranges.
+type File interface {
+	io.ReaderAt
+	io.WriterAt
+	// Sync makes the file's data durable. An error means the durable state of
+	// the file is unknown; callers must not retry and trust a later success.
+	Sync() error
+	// Truncate changes the file's size.
+	Truncate(size int64) error
+	// Size reports the file's current size in bytes.
+	Size() (int64, error)
+	Close() error
+}
+
+// FS is a filesystem. Names are paths as understood by path/filepath.
+// Implementations are safe for concurrent use.
+type FS interface {
+	// Create creates or truncates the named file and opens it read-write.
+	Create(name string) (File, error)
+	// Open opens an existing file read-only.
+	Open(name string) (File, error)
+	// OpenReadWrite opens an existing file read-write.
+	OpenReadWrite(name string) (File, error)
+	// Rename atomically replaces newname with oldname. The change is durable
+	// only after SyncDir of the directory.
+	Rename(oldname, newname string) error
+	// Remove removes a file. The change is durable only after SyncDir.
+	Remove(name string) error
+	// List returns the names (not paths) of the entries in dir.
+	List(dir string) ([]string, error)
+	// MkdirAll creates dir and its parents.
+	MkdirAll(dir string, perm os.FileMode) error
+	// SyncDir makes the directory's entries (creations, renames, removals)
+	// durable.
+	SyncDir(dir string) error
+	// Lock takes an advisory lock on the named file, creating it when
+	// exclusive is true. It fails with ErrLocked at once if a conflicting
+	// lock is held, by this process or another. Closing the returned Closer
+	// releases the lock.
+	Lock(name string, exclusive bool) (io.Closer, error)
+}
+
+// ErrLocked is returned by FS.Lock when the lock is held elsewhere.
+var ErrLocked = errors.New("vfs: lock held by another user")
+
+// ErrNotExist is returned for a missing file. It is os.ErrNotExist, so
+// errors.Is(err, os.ErrNotExist) works for every FS.
+var ErrNotExist = os.ErrNotExist
