@@ -136,6 +136,9 @@ func (db *DB) compact() (err error) {
 	if copyErr != nil {
 		return copyErr
 	}
+	if db.onCompactCopied != nil {
+		db.onCompactCopied()
+	}
 	for round := 0; round < 8; round++ {
 		end := old.written.Load()
 		if end-from <= catchUpFinal {

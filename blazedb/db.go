@@ -54,6 +54,10 @@ type DB struct {
 
 	recovery Recovery
 	stats    counters
+
+	// onCompactCopied, set only by tests, runs after compaction has copied
+	// the snapshot and before it catches up with later writes.
+	onCompactCopied func()
 }
 
 // Open opens the database in dir, creating it if dir is empty or missing

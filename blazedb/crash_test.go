@@ -1,0 +1,382 @@
+package blazedb
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/blazeworld/blaze/blazedb/vfs"
+)
+
+// crashesPerMode is 2,000 in `make test` and 100,000 under `make soak`.
+func crashesPerMode() int {
+	if os.Getenv("BLAZE_SOAK") != "" {
+		return 100_000
+	}
+	return 2_000
+}
+
+// model is what the workload has done, kept to judge a recovered database.
+type model struct {
+	// history of every key, oldest first; "" is a delete. Values are
+	// unique per operation, so a value names the operation that wrote it.
+	history map[string][]string
+	// durable[key] is the index into history of the newest state known to
+	// be durable; -1 means the initial absence may still be what survives.
+	durable map[string]int
+	// acked lists keys whose operation returned nil since the last sync
+	// point, with the history index each reached.
+	acked map[string]int
+	// groups are the batch ids written to the group keys, which are only
+	// ever written together.
+}
+
+const groupSize = 4
+
+func newModel() *model {
+	return &model{history: map[string][]string{}, durable: map[string]int{}, acked: map[string]int{}}
+}
+
+// begin records an operation about to run (it may survive even if the
+// crash interrupts it).
+func (m *model) begin(key, val string) int {
+	if _, ok := m.durable[key]; !ok {
+		m.durable[key] = -1
+	}
+	m.history[key] = append(m.history[key], val)
+	return len(m.history[key]) - 1
+}
+
+// ack records that the operation returned nil; if durableNow, it is also
+// durable.
+func (m *model) ack(key string, i int, durableNow bool) {
+	m.acked[key] = i
+	if durableNow {
+		m.durable[key] = max(m.durable[key], i)
+	}
+}
+
+// synced marks everything acknowledged so far as durable.
+func (m *model) synced() {
+	for k, i := range m.acked {
+		m.durable[k] = max(m.durable[k], i)
+	}
+}
+
+// allowed reports whether got ("" for absent) is a state key may recover to.
+func (m *model) allowed(key, got string) bool {
+	h := m.history[key]
+	d := m.durable[key]
+	if d < 0 && got == "" {
+		return true
+	}
+	for i := max(d, 0); i < len(h); i++ {
+		if h[i] == got {
+			return true
+		}
+	}
+	return false
+}
+
+func chunkKeyName(k Key) string { return fmt.Sprintf("c/%d/%d/%d", k.Dim, k.X, k.Z) }
+
+// workload drives random operations against a DB on fs until one fails
+// (normally because the simulated crash point was reached).
+type workload struct {
+	t    testing.TB
+	rng  *rand.Rand
+	fs   *vfs.MemFS
+	opts Options
+	db   *DB
+	m    *model
+	op   int
+}
+
+func (w *workload) value(key string) string {
+	w.op++
+	// Sizes from a few bytes to several KiB, mostly compressible.
+	pad := strings.Repeat("blaze", w.rng.IntN(1200))
+	if w.rng.IntN(3) == 0 {
+		pad += strconv.FormatUint(w.rng.Uint64(), 36)
+	}
+	return fmt.Sprintf("%s#%d#%s", key, w.op, pad)
+}
+
+func (w *workload) randKey() Key {
+	return Key{Dim: int32(w.rng.IntN(3)), X: int32(w.rng.IntN(7) - 3), Z: int32(w.rng.IntN(5) - 2)}
+}
+
+func (w *workload) safe() bool {
+	return w.opts.Durability == DurabilitySafe || w.opts.Durability == DurabilitySafeBatch
+}
+
+// step runs one operation and reports whether the workload should go on.
+func (w *workload) step() bool {
+	return w.do(w.rng.IntN(100))
+}
+
+// writeStep runs one put, delete or batch.
+func (w *workload) writeStep() bool {
+	return w.do(w.rng.IntN(80))
+}
+
+func (w *workload) do(r int) bool {
+	switch {
+	case r < 45:
+		k := w.randKey()
+		name := chunkKeyName(k)
+		v := w.value(name)
+		i := w.m.begin(name, v)
+		if w.db.Put(k, []byte(v)) != nil {
+			return false
+		}
+		w.m.ack(name, i, w.safe())
+	case r < 50:
+		// Put the same value again: elided, but still durable on return.
+		k := w.randKey()
+		name := chunkKeyName(k)
+		h := w.m.history[name]
+		if len(h) == 0 || h[len(h)-1] == "" {
+			return true
+		}
+		v := h[len(h)-1]
+		i := w.m.begin(name, v)
+		if w.db.Put(k, []byte(v)) != nil {
+			return false
+		}
+		w.m.ack(name, i, w.safe())
+	case r < 60:
+		k := w.randKey()
+		name := chunkKeyName(k)
+		i := w.m.begin(name, "")
+		if w.db.Delete(k) != nil {
+			return false
+		}
+		w.m.ack(name, i, w.safe())
+	case r < 65:
+		name := fmt.Sprintf("player/%d", w.rng.IntN(4))
+		v := w.value("n/" + name)
+		i := w.m.begin("n/"+name, v)
+		if w.db.PutNamed(name, []byte(v)) != nil {
+			return false
+		}
+		w.m.ack("n/"+name, i, w.safe())
+	case r < 80:
+		// A batch over the group keys (always all of them, with one id)
+		// plus a few random keys.
+		var b Batch
+		type pend struct {
+			name string
+			i    int
+		}
+		var ps []pend
+		w.op++
+		id := strconv.Itoa(w.op)
+		for g := 0; g < groupSize; g++ {
+			k := Key{Dim: 7, X: int32(g)}
+			v := "batch#" + id + "#" + strings.Repeat("g", w.rng.IntN(300))
+			b.Put(k, []byte(v))
+			ps = append(ps, pend{chunkKeyName(k), w.m.begin(chunkKeyName(k), v)})
+		}
+		for j := w.rng.IntN(3); j > 0; j-- {
+			k := w.randKey()
+			name := chunkKeyName(k)
+			if w.rng.IntN(4) == 0 {
+				b.Delete(k)
+				ps = append(ps, pend{name, w.m.begin(name, "")})
+			} else {
+				v := w.value(name)
+				b.Put(k, []byte(v))
+				ps = append(ps, pend{name, w.m.begin(name, v)})
+			}
+		}
+		if w.db.Apply(&b) != nil {
+			return false
+		}
+		for _, p := range ps {
+			w.m.ack(p.name, p.i, w.safe())
+		}
+	case r < 88:
+		if w.db.Sync() != nil {
+			return false
+		}
+		w.m.synced()
+	case r < 94:
+		// Writers go on while compaction copies: some writes land in the
+		// stretch it catches up with under the write lock.
+		failed := false
+		w.db.onCompactCopied = func() {
+			for j := w.rng.IntN(4); j > 0 && !failed; j-- {
+				failed = !w.writeStep()
+			}
+		}
+		err := w.db.Compact()
+		w.db.onCompactCopied = nil
+		if err != nil || failed {
+			return false
+		}
+	default:
+		if w.db.Close() != nil {
+			return false
+		}
+		w.m.synced()
+		db, err := Open("/db", w.opts)
+		if err != nil {
+			if !w.fs.Crashed() {
+				w.t.Fatalf("reopen without a crash: %v", err)
+			}
+			w.db = nil
+			return false
+		}
+		w.db = db
+	}
+	return true
+}
+
+// verify opens the recovered filesystem and checks it against the model.
+func verify(t testing.TB, fs *vfs.MemFS, opts Options, m *model, desc string) {
+	t.Helper()
+	opts.FS = fs
+	db, err := Open("/db", opts)
+	if err != nil {
+		t.Fatalf("%s: reopen after crash: %v", desc, err)
+	}
+	defer db.Close()
+	if err := db.Check(); err != nil {
+		t.Fatalf("%s: Check after crash: %v", desc, err)
+	}
+	// Every key present must be one the workload wrote...
+	seen := map[string]bool{}
+	for dim := int32(0); dim < 8; dim++ {
+		keys, _ := db.Keys(Area{Dim: dim, MinX: -100, MinZ: -100, MaxX: 100, MaxZ: 100})
+		for _, k := range keys {
+			seen[chunkKeyName(k)] = true
+		}
+	}
+	names, _ := db.Names()
+	for _, n := range names {
+		seen["n/"+n] = true
+	}
+	for k := range seen {
+		if _, ok := m.history[k]; !ok {
+			t.Fatalf("%s: key %s was never written", desc, k)
+		}
+	}
+	// ...and every key must hold a state allowed by its history.
+	group := ""
+	groupIDs := map[string]string{}
+	for key := range m.history {
+		var got []byte
+		var err error
+		if strings.HasPrefix(key, "n/") {
+			got, err = db.GetNamed(strings.TrimPrefix(key, "n/"))
+		} else {
+			var k Key
+			fmt.Sscanf(key, "c/%d/%d/%d", &k.Dim, &k.X, &k.Z)
+			got, err = db.Get(k)
+		}
+		if errors.Is(err, ErrNotFound) {
+			got, err = nil, nil
+		}
+		if err != nil {
+			t.Fatalf("%s: get %s: %v", desc, key, err)
+		}
+		if !m.allowed(key, string(got)) {
+			h := m.history[key]
+			t.Fatalf("%s: key %s recovered %.40q; durable index %d of %d states (last durable %.40q)",
+				desc, key, got, m.durable[key], len(h), func() string {
+					if d := m.durable[key]; d >= 0 {
+						return h[d]
+					}
+					return "<absent>"
+				}())
+		}
+		if strings.HasPrefix(key, "c/7/") {
+			id := "<absent>"
+			if len(got) > 0 {
+				id = strings.Split(string(got), "#")[1]
+			}
+			groupIDs[key] = id
+		}
+	}
+	// The group keys are only ever written together by one batch: they
+	// must all show the same batch (or all be absent).
+	for key, id := range groupIDs {
+		if group == "" {
+			group = id
+		} else if id != group {
+			t.Fatalf("%s: batch torn: group key %s holds batch %s, another holds %s", desc, key, id, group)
+		}
+	}
+	// The recovered database must take writes and survive a clean reopen.
+	if err := db.Put(Key{X: 1000}, []byte("after")); err != nil {
+		t.Fatalf("%s: write after recovery: %v", desc, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("%s: close after recovery: %v", desc, err)
+	}
+	db, err = Open("/db", opts)
+	if err != nil {
+		t.Fatalf("%s: second reopen: %v", desc, err)
+	}
+	if v, err := db.Get(Key{X: 1000}); err != nil || string(v) != "after" {
+		t.Fatalf("%s: write after recovery lost: %q %v", desc, v, err)
+	}
+}
+
+func runCrash(t testing.TB, mode Durability, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, uint64(mode)))
+	fs := vfs.NewMem()
+	fs.MkdirAll("/db", 0o755)
+	opts := Options{
+		FS: fs, Logger: quiet, Durability: mode,
+		Compression:     Compression(rng.IntN(5)),
+		SyncBytes:       int64(1 + rng.IntN(64<<10)),
+		SyncInterval:    time.Duration(1+rng.IntN(20)) * time.Millisecond,
+		CompactMinBytes: int64(rng.IntN(32 << 10)),
+		CacheBytes:      int64(rng.IntN(3)-1) * 64 << 10,
+	}
+	db, err := Open("/db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &workload{t: t, rng: rng, fs: fs, opts: opts, db: db, m: newModel()}
+	// Some history before the crash point is armed.
+	for i := rng.IntN(30); i > 0; i-- {
+		if !w.step() {
+			t.Fatalf("seed %d: operation failed before any crash", seed)
+		}
+	}
+	fs.CrashAfter(1 + rng.IntN(150))
+	for i := 0; i < 300 && w.step(); i++ {
+	}
+	keep := []float64{0, 0, 0.3, 0.7, 1}[rng.IntN(5)]
+	clone := fs.CrashClone(rng, keep)
+	if w.db != nil {
+		w.db.Close() // on the crashed filesystem: must not hang or panic
+	}
+	verify(t, clone, opts, w.m, fmt.Sprintf("mode %v seed %d keep %.1f", mode, seed, keep))
+}
+
+// TestCrashSimulation crashes random workloads after the k-th mutating
+// file operation, for many k, in every durability mode, and checks the
+// recovered database against what was acknowledged.
+func TestCrashSimulation(t *testing.T) {
+	n := crashesPerMode()
+	if testing.Short() {
+		n = 200
+	}
+	for _, mode := range []Durability{DurabilityFast, DurabilityBalanced, DurabilitySafe, DurabilitySafeBatch} {
+		t.Run(mode.String(), func(t *testing.T) {
+			t.Parallel()
+			for i := 0; i < n; i++ {
+				runCrash(t, mode, uint64(i))
+			}
+		})
+	}
+}
