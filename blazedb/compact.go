@@ -9,7 +9,7 @@ import (
 )
 
 // errAborted ends a compaction that Close interrupted; the old log stays.
-var errAborted = errors.New("blazedb: compaction aborted by Close")
+var errAborted = fmt.Errorf("%w: compaction aborted", ErrClosed)
 
 // Compaction rewrites chunks.dat with only live records, in key order
 // (dimension, then Morton order), while reads and writes go on:
@@ -39,7 +39,7 @@ func (db *DB) Compact() error {
 	if err := db.checkWritable(); err != nil {
 		return fmt.Errorf("blazedb: compact: %w", err)
 	}
-	err := errors.Join(db.compact(), db.takeBackgroundErr())
+	err := errors.Join(db.compact(db.onCompactCopied), db.takeBackgroundErr())
 	if err != nil {
 		return fmt.Errorf("blazedb: compact: %w", err)
 	}
@@ -80,7 +80,7 @@ func (a *appender) flush() error {
 	return err
 }
 
-func (db *DB) compact() (err error) {
+func (db *DB) compact(afterCopy func()) (err error) {
 	db.compactMu.Lock()
 	defer db.compactMu.Unlock()
 	if db.closed.Load() {
@@ -136,8 +136,8 @@ func (db *DB) compact() (err error) {
 	if copyErr != nil {
 		return copyErr
 	}
-	if db.onCompactCopied != nil {
-		db.onCompactCopied()
+	if afterCopy != nil {
+		afterCopy()
 	}
 	for round := 0; round < 8; round++ {
 		end := old.written.Load()

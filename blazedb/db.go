@@ -55,8 +55,9 @@ type DB struct {
 	recovery Recovery
 	stats    counters
 
-	// onCompactCopied, set only by tests, runs after compaction has copied
-	// the snapshot and before it catches up with later writes.
+	// onCompactCopied, set only by tests, runs inside an explicit Compact
+	// after the snapshot is copied and before the catch-up with later
+	// writes. Background compactions never run it.
 	onCompactCopied func()
 }
 
@@ -331,7 +332,7 @@ func (db *DB) background() {
 				go func() {
 					defer db.bg.wg.Done()
 					defer db.bg.running.Store(false)
-					if err := db.compact(); err != nil && !errors.Is(err, errAborted) && !errors.Is(err, ErrClosed) {
+					if err := db.compact(nil); err != nil && !errors.Is(err, errAborted) && !errors.Is(err, ErrClosed) {
 						db.reportBackground(fmt.Errorf("background compaction: %w", err))
 						db.bg.mu.Lock()
 						db.bg.retryAfter = time.Now().Add(time.Minute)

@@ -1,0 +1,70 @@
+package blazedb
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/blazeworld/blaze/blazedb/vfs"
+)
+
+func TestCacheBudgetIsStrict(t *testing.T) {
+	c := newCache(64 << 10)
+	for i := 0; i < 1000; i++ {
+		c.set([]byte(fmt.Sprint("key", i)), make([]byte, 100+i%500))
+		if used, _ := c.usage(); used > 64<<10 {
+			t.Fatalf("cache uses %d bytes of a %d budget", used, 64<<10)
+		}
+	}
+	if c.evictions.Load() == 0 {
+		t.Fatal("no evictions counted")
+	}
+	// A value larger than a shard's budget is not cached at all.
+	c.set([]byte("huge"), make([]byte, 64<<10))
+	if _, ok := c.get([]byte("huge")); ok {
+		t.Fatal("oversized value cached")
+	}
+}
+
+func TestCacheLRUOrder(t *testing.T) {
+	c := newCache(cacheShards * (3 * (100 + 4 + cacheOverhead)))
+	// Find three keys in one shard.
+	var keys [][]byte
+	s0 := c.shard([]byte("k0"))
+	for i := 0; len(keys) < 4; i++ {
+		k := []byte(fmt.Sprint("k", i))
+		if c.shard(k) == s0 {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys[:3] {
+		c.set(k, make([]byte, 100))
+	}
+	c.get(keys[0]) // keys[1] is now the least recently used
+	c.set(keys[3], make([]byte, 100))
+	if _, ok := c.get(keys[1]); ok {
+		t.Fatal("evicted the wrong entry")
+	}
+	for _, k := range [][]byte{keys[0], keys[2], keys[3]} {
+		if _, ok := c.get(k); !ok {
+			t.Fatalf("%s evicted", k)
+		}
+	}
+}
+
+func TestCacheCountsHitsAndMisses(t *testing.T) {
+	db := open(t, vfs.NewMem(), "/db", Options{})
+	db.Put(Key{X: 1}, []byte("v"))
+	db.Get(Key{X: 1})
+	db.Get(Key{X: 2})
+	st := db.Stats()
+	if st.CacheHits != 1 || st.NotFound != 1 || st.CacheEntries != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	// A disk read fills the cache.
+	db.cache = newCache(1 << 20)
+	db.Get(Key{X: 1})
+	db.Get(Key{X: 1})
+	if db.cache.hits.Load() != 1 || db.cache.misses.Load() != 1 {
+		t.Fatalf("hits %d misses %d", db.cache.hits.Load(), db.cache.misses.Load())
+	}
+}

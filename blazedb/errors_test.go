@@ -1,0 +1,218 @@
+package blazedb
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/blazeworld/blaze/blazedb/vfs"
+)
+
+// faults injects an error into one kind of operation on one file while
+// armed.
+type faults struct {
+	armed atomic.Bool
+	op    vfs.Op
+	file  string
+	err   error
+}
+
+func (f *faults) fn(op vfs.Op, name string) error {
+	if f.armed.Load() && op == f.op && filepath.Base(name) == f.file {
+		return f.err
+	}
+	return nil
+}
+
+func TestDiskFullOnWrite(t *testing.T) {
+	mem := vfs.NewMem()
+	f := &faults{op: vfs.OpWrite, file: logName, err: syscall.ENOSPC}
+	fs := vfs.Inject(mem, f.fn)
+	db := open(t, fs, "/db", Options{Durability: DurabilitySafe})
+	for i := 0; i < 10; i++ {
+		if err := db.Put(Key{X: int32(i)}, value(i, 1000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.armed.Store(true)
+	err := db.Put(Key{X: 100}, value(100, 1000))
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Put on a full disk: %v", err)
+	}
+	var b Batch
+	b.Put(Key{X: 101}, []byte("a"))
+	b.Put(Key{X: 102}, []byte("b"))
+	if err := db.Apply(&b); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Apply on a full disk: %v", err)
+	}
+	if ok, _ := db.Has(Key{X: 100}); ok {
+		t.Fatal("failed write is visible")
+	}
+	// Space comes back: the DB works on, and the half-written record was cut.
+	f.armed.Store(false)
+	if err := db.Put(Key{X: 103}, []byte("after")); err != nil {
+		t.Fatalf("Put after space returned: %v", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mem.Remove("/db/index.dat")
+	db = open(t, mem, "/db", Options{})
+	if r := db.Recovery(); len(r.Corrupt) != 0 || r.TornBytes != 0 {
+		t.Fatalf("a failed write left damage: %+v", r)
+	}
+	for i := 0; i < 10; i++ {
+		if got := mustGet(t, db, Key{X: int32(i)}); !bytes.Equal(got, value(i, 1000)) {
+			t.Fatalf("acknowledged record %d lost", i)
+		}
+	}
+	for _, x := range []int32{100, 101, 102} {
+		if ok, _ := db.Has(Key{X: x}); ok {
+			t.Fatalf("failed write %d present after reopen", x)
+		}
+	}
+}
+
+// A failed fsync poisons the DB: the failing write and every later one
+// fail, reads go on, and a reopen finds everything acknowledged before.
+func TestFsyncFailurePoisons(t *testing.T) {
+	for _, mode := range []Durability{DurabilitySafe, DurabilitySafeBatch, DurabilityBalanced} {
+		t.Run(mode.String(), func(t *testing.T) {
+			mem := vfs.NewMem()
+			f := &faults{op: vfs.OpSync, file: logName, err: syscall.EIO}
+			db := open(t, vfs.Inject(mem, f.fn), "/db", Options{Durability: mode, SyncInterval: time.Millisecond})
+			for i := 0; i < 5; i++ {
+				db.Put(Key{X: int32(i)}, value(i, 500))
+			}
+			if err := db.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			f.armed.Store(true)
+			err := db.Put(Key{X: 50}, []byte("unlucky"))
+			if mode == DurabilityBalanced {
+				// The background sync fails; the next write reports it.
+				deadline := time.Now().Add(5 * time.Second)
+				for err == nil && time.Now().Before(deadline) {
+					time.Sleep(2 * time.Millisecond)
+					err = db.Put(Key{X: 51}, []byte("x"))
+				}
+			}
+			if !errors.Is(err, ErrPoisoned) || !errors.Is(err, syscall.EIO) {
+				t.Fatalf("write with failing fsync: %v", err)
+			}
+			f.armed.Store(false) // a retried fsync would now "succeed": it must not be trusted
+			if err := db.Put(Key{X: 52}, []byte("later")); !errors.Is(err, ErrPoisoned) {
+				t.Fatalf("write after poisoning: %v", err)
+			}
+			if _, err := db.Get(Key{X: 1}); err != nil {
+				t.Fatalf("read after poisoning: %v", err)
+			}
+			if err := db.Close(); !errors.Is(err, ErrPoisoned) {
+				t.Fatalf("Close of a poisoned DB: %v", err)
+			}
+			db = open(t, mem, "/db", Options{})
+			for i := 0; i < 5; i++ {
+				if got := mustGet(t, db, Key{X: int32(i)}); !bytes.Equal(got, value(i, 500)) {
+					t.Fatalf("record %d lost", i)
+				}
+			}
+			if err := db.Put(Key{X: 53}, []byte("fresh")); err != nil {
+				t.Fatalf("reopened DB still poisoned: %v", err)
+			}
+		})
+	}
+}
+
+// A compaction that fails leaves the old log in charge and no temp file;
+// the error comes back from Compact.
+func TestCompactionFailureLosesNothing(t *testing.T) {
+	mem := vfs.NewMem()
+	f := &faults{op: vfs.OpWrite, file: compactName, err: syscall.ENOSPC}
+	db := open(t, vfs.Inject(mem, f.fn), "/db", Options{})
+	for i := 0; i < 50; i++ {
+		db.Put(Key{X: int32(i % 10)}, value(i, 3000))
+	}
+	f.armed.Store(true)
+	if err := db.Compact(); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Compact: %v", err)
+	}
+	if mem.HasPrefix("/db/" + compactName) {
+		t.Fatal("failed compaction left its file")
+	}
+	f.armed.Store(false)
+	db.Put(Key{X: 77}, []byte("after"))
+	for i := 40; i < 50; i++ {
+		if got := mustGet(t, db, Key{X: int32(i % 10)}); !bytes.Equal(got, value(i, 3000)) {
+			t.Fatalf("key %d wrong after failed compaction", i%10)
+		}
+	}
+	if err := db.Compact(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A background compaction failure is returned by the next call that can
+// report it, once.
+func TestBackgroundErrorReported(t *testing.T) {
+	mem := vfs.NewMem()
+	f := &faults{op: vfs.OpCreate, file: compactName, err: syscall.EIO}
+	f.armed.Store(true)
+	db := open(t, vfs.Inject(mem, f.fn), "/db", Options{CompactMinBytes: 1, CompactGarbageRatio: 0.1})
+	for i := 0; i < 20; i++ {
+		db.Put(Key{}, value(i, 100))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	var err error
+	for err == nil && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+		err = db.Sync()
+	}
+	if !errors.Is(err, syscall.EIO) {
+		t.Fatalf("background compaction error not reported: %v", err)
+	}
+	if err := db.Sync(); err != nil {
+		t.Fatalf("reported twice: %v", err)
+	}
+}
+
+// Group commit: concurrent SafeBatch writers share fsyncs; Safe writers
+// each get their own.
+func TestGroupCommitSharesFsyncs(t *testing.T) {
+	slow := func(op vfs.Op, name string) error {
+		if op == vfs.OpSync {
+			time.Sleep(2 * time.Millisecond)
+		}
+		return nil
+	}
+	run := func(mode Durability) (writes, fsyncs int64) {
+		db := open(t, vfs.Inject(vfs.NewMem(), slow), "/db", Options{Durability: mode})
+		var wg sync.WaitGroup
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 20; i++ {
+					if err := db.Put(Key{X: int32(w), Z: int32(i)}, value(i, 200)); err != nil {
+						t.Error(err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		st := db.Stats()
+		return st.Appends, st.Fsyncs
+	}
+	w, f := run(DurabilitySafeBatch)
+	if f*2 > w {
+		t.Fatalf("SafeBatch: %d fsyncs for %d writes; want them shared", f, w)
+	}
+	w, f = run(DurabilitySafe)
+	if f < w {
+		t.Fatalf("Safe: %d fsyncs for %d writes", f, w)
+	}
+}

@@ -1,0 +1,195 @@
+package blazedb
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/blazeworld/blaze/blazedb/vfs"
+)
+
+// writeLog writes n puts (key i -> value(i)) in Fast mode, closes, removes
+// index.dat, and returns the log and the offset of each record.
+func writeLog(t *testing.T, n int) ([]byte, []int64) {
+	fs := vfs.NewMem()
+	db := open(t, fs, "/db", Options{Durability: DurabilityFast})
+	var offs []int64
+	for i := 0; i < n; i++ {
+		offs = append(offs, db.Stats().LogBytes)
+		if err := db.Put(Key{X: int32(i)}, value(i, 200+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	log, _ := fs.ReadFile("/db/chunks.dat")
+	return log, offs
+}
+
+func memWith(log []byte) *vfs.MemFS {
+	fs := vfs.NewMem()
+	fs.MkdirAll("/db", 0o755)
+	fs.WriteFile("/db/chunks.dat", log)
+	return fs
+}
+
+// A crash can cut the last record at any byte. Each length must recover
+// every earlier record and, in a read-write open, cut exactly the torn part.
+func TestTornTailEveryLength(t *testing.T) {
+	const n = 5
+	log, offs := writeLog(t, n)
+	last := offs[n-1]
+	for cut := last; cut < int64(len(log)); cut++ {
+		fs := memWith(log[:cut])
+		db := open(t, fs, "/db", Options{})
+		for i := 0; i < n-1; i++ {
+			if got := mustGet(t, db, Key{X: int32(i)}); !bytes.Equal(got, value(i, 200+i)) {
+				t.Fatalf("cut %d: record %d wrong", cut, i)
+			}
+		}
+		if _, err := db.Get(Key{X: n - 1}); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("cut %d: torn record readable: %v", cut, err)
+		}
+		rec := db.Recovery()
+		if rec.TornBytes != cut-last || len(rec.Corrupt) != 0 {
+			t.Fatalf("cut %d: recovery %+v", cut, rec)
+		}
+		// New writes go where the torn record was.
+		if err := db.Put(Key{X: 99}, []byte("next")); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		after, _ := fs.ReadFile("/db/chunks.dat")
+		if !bytes.Equal(after[:last], log[:last]) {
+			t.Fatalf("cut %d: bytes before the torn record changed", cut)
+		}
+		db = open(t, fs, "/db", Options{})
+		if v := mustGet(t, db, Key{X: 99}); string(v) != "next" {
+			t.Fatal("write after cut lost")
+		}
+		db.Close()
+	}
+}
+
+// A damaged record in the middle is skipped and reported; the scan goes on
+// to the records after it, and the key falls back to its previous version.
+func TestCorruptMiddleFallsBack(t *testing.T) {
+	fs := vfs.NewMem()
+	db := open(t, fs, "/db", Options{Durability: DurabilityFast, Compression: CompressionNone})
+	k := Key{X: 1, Z: 1}
+	db.Put(k, []byte("version one"))
+	db.Put(Key{X: 2}, []byte("other before"))
+	off := db.Stats().LogBytes
+	db.Put(k, []byte("version two"))
+	db.Put(Key{X: 3}, []byte("other after"))
+	db.Close()
+	log, _ := fs.ReadFile("/db/chunks.dat")
+
+	for _, where := range []int64{0, 4, 10, 16, 17, 20, 30, 45} {
+		damaged := append([]byte(nil), log...)
+		damaged[off+where] ^= 0x5a
+		t.Run(fmt.Sprintf("byte%d", where), func(t *testing.T) {
+			fs := memWith(damaged)
+			db := open(t, fs, "/db", Options{})
+			if v := mustGet(t, db, k); string(v) != "version one" {
+				t.Fatalf("key holds %q, want its previous version", v)
+			}
+			if v := mustGet(t, db, Key{X: 3}); string(v) != "other after" {
+				t.Fatalf("record after the damage lost: %q", v)
+			}
+			rec := db.Recovery()
+			if len(rec.Corrupt) != 1 || rec.Corrupt[0].Offset != off || rec.TornBytes != 0 {
+				t.Fatalf("recovery %+v, want one region at %d", rec, off)
+			}
+			// Nothing in the middle was cut.
+			db.Close()
+			if after, _ := fs.ReadFile("/db/chunks.dat"); len(after) < len(damaged) {
+				t.Fatal("open cut a damaged middle")
+			}
+		})
+	}
+}
+
+// When index.dat points at a record that has since been damaged, the read
+// fails with ErrCorrupt naming the offset; the other keys still read.
+func TestReadVerifiesChecksum(t *testing.T) {
+	fs := vfs.NewMem()
+	db := open(t, fs, "/db", Options{Compression: CompressionNone})
+	db.Put(Key{X: 1}, []byte("first value"))
+	off := db.Stats().LogBytes
+	db.Put(Key{X: 2}, []byte("second value"))
+	db.Put(Key{X: 3}, []byte("third value"))
+	db.Close()
+	log, _ := fs.ReadFile("/db/chunks.dat")
+	log[off+recHeaderSize+chunkKeyLen+2] ^= 1 // inside the value
+	fs.WriteFile("/db/chunks.dat", log)
+	db, err := Open("/db", Options{FS: fs, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if !db.Recovery().IndexLoaded {
+		t.Fatal("expected index.dat to be used")
+	}
+	_, err = db.Get(Key{X: 2})
+	var ce *CorruptionError
+	if !errors.Is(err, ErrCorrupt) || !errors.As(err, &ce) || ce.Offset != off {
+		t.Fatalf("damaged read: %v", err)
+	}
+	for _, x := range []int32{1, 3} {
+		if _, err := db.Get(Key{X: x}); err != nil {
+			t.Fatalf("one bad record hid another: %v", err)
+		}
+	}
+	if err := db.Check(); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Check missed the damage: %v", err)
+	}
+}
+
+// A damaged or stale index.dat is never trusted: the index is rebuilt.
+func TestIndexRebuiltWhenUnusable(t *testing.T) {
+	fs := vfs.NewMem()
+	db := open(t, fs, "/db", Options{})
+	for i := 0; i < 20; i++ {
+		db.Put(Key{X: int32(i)}, value(i, 100))
+	}
+	db.Close()
+	idx, _ := fs.ReadFile("/db/index.dat")
+	log, _ := fs.ReadFile("/db/chunks.dat")
+
+	cases := map[string]func(){
+		"damaged":   func() { b := append([]byte(nil), idx...); b[60] ^= 1; fs.WriteFile("/db/index.dat", b) },
+		"truncated": func() { fs.WriteFile("/db/index.dat", idx[:len(idx)/2]) },
+		"stale": func() {
+			// The log lost its tail after index.dat was written (it covers
+			// more than the log holds).
+			fs.WriteFile("/db/index.dat", idx)
+			fs.WriteFile("/db/chunks.dat", log[:len(log)-50])
+		},
+		"other generation": func() {
+			fs.WriteFile("/db/chunks.dat", log)
+			h := fileHeader{generation: 12345}.encode()
+			fs.WriteFile("/db/chunks.dat", append(h, log[fileHeaderSize:]...))
+			fs.WriteFile("/db/index.dat", idx)
+		},
+	}
+	for name, damage := range cases {
+		t.Run(name, func(t *testing.T) {
+			fs.WriteFile("/db/chunks.dat", log)
+			damage()
+			db := open(t, fs, "/db", Options{})
+			if db.Recovery().IndexLoaded {
+				t.Fatal("unusable index.dat was loaded")
+			}
+			if db.Recovery().IndexProblem == "" {
+				t.Fatal("no reason given")
+			}
+			if err := db.Check(); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+		})
+	}
+}

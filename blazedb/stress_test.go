@@ -1,0 +1,221 @@
+package blazedb
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/blazeworld/blaze/blazedb/vfs"
+)
+
+// TestConcurrentStress runs readers, writers, batches, compactions and
+// syncs at once, then closes under them; run it with -race. Every error
+// must be ErrClosed (after Close) or nothing; the final state must match
+// the last write of each writer's own keys.
+func TestConcurrentStress(t *testing.T) {
+	fs := vfs.NewMem()
+	db, err := Open("/db", Options{FS: fs, Logger: quiet, CompactMinBytes: 64 << 10, CompactGarbageRatio: 0.3, CacheBytes: 256 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers = 4
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	last := make([]map[Key]string, writers)
+	fail := func(err error) {
+		if err != nil && !errors.Is(err, ErrClosed) {
+			t.Error(err)
+		}
+	}
+	for w := 0; w < writers; w++ {
+		last[w] = map[Key]string{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				k := Key{Dim: int32(w % 3), X: int32(w), Z: int32(i % 40)}
+				v := fmt.Sprintf("w%d-%d-%s", w, i, strings.Repeat("s", i%900))
+				var err error
+				if i%7 == 0 {
+					var b Batch
+					b.Put(k, []byte(v))
+					b.PutNamed(fmt.Sprint("w", w), []byte(v))
+					err = db.Apply(&b)
+				} else {
+					err = db.Put(k, []byte(v))
+				}
+				if err != nil {
+					fail(err)
+					return
+				}
+				last[w][k] = v
+			}
+		}()
+	}
+	for r := 0; r < 3; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				k := Key{Dim: int32(i % 3), X: int32(i % writers), Z: int32(i % 40)}
+				v, err := db.Get(k)
+				if err != nil && !errors.Is(err, ErrNotFound) {
+					fail(err)
+					return
+				}
+				if err == nil && !strings.HasPrefix(string(v), fmt.Sprintf("w%d-", k.X)) {
+					t.Errorf("%v holds %.20q", k, v)
+				}
+				db.Keys(Area{Dim: 0, MinX: -1, MaxX: 5, MinZ: 0, MaxZ: 40})
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			fail(db.Compact())
+			fail(db.Sync())
+			db.Stats()
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	time.Sleep(700 * time.Millisecond)
+	// Close while everything runs, then stop the goroutines.
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	wg.Wait()
+	if db.Stats().Compactions != 0 {
+		// Stats after Close still answer; nothing to check.
+	}
+	db2, err := Open("/db", Options{FS: fs, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	if err := db2.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for w := range last {
+		for k, v := range last[w] {
+			got, err := db2.Get(k)
+			if err != nil || string(got) != v {
+				t.Fatalf("%v: %.30q %v, want %.30q", k, got, err, v)
+			}
+		}
+	}
+}
+
+// Online compaction reclaims garbage, keeps every value and lets writes
+// land while it runs.
+func TestCompactionReclaimsAndKeepsWrites(t *testing.T) {
+	fs := vfs.NewMem()
+	db := open(t, fs, "/db", Options{DisableAutoCompaction: true})
+	for round := 0; round < 5; round++ {
+		for i := 0; i < 100; i++ {
+			db.Put(Key{X: int32(i % 10), Z: int32(i / 10)}, value(round*1000+i, 2000))
+		}
+	}
+	before := db.Stats()
+	if before.GarbageBytes < 3*before.LiveBytes {
+		t.Fatalf("expected garbage: %+v", before)
+	}
+	during := 0
+	db.onCompactCopied = func() {
+		for i := 0; i < 20; i++ {
+			db.Put(Key{X: int32(i % 10), Z: int32(i / 10)}, value(9000+i, 2000))
+			during++
+		}
+		var b Batch
+		b.Delete(Key{X: 5, Z: 5})
+		b.PutNamed("during", []byte("compaction"))
+		db.Apply(&b)
+	}
+	if err := db.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	after := db.Stats()
+	if after.Generation != before.Generation+1 {
+		t.Fatal("generation did not advance")
+	}
+	if after.LogBytes > after.LiveBytes+after.LiveBytes/3+fileHeaderSize {
+		t.Fatalf("compaction left %d bytes for %d live", after.LogBytes, after.LiveBytes)
+	}
+	check := func(db *DB) {
+		for i := 0; i < 100; i++ {
+			k := Key{X: int32(i % 10), Z: int32(i / 10)}
+			want := value(4000+i, 2000)
+			if i < 20 {
+				want = value(9000+i, 2000)
+			}
+			if k == (Key{X: 5, Z: 5}) {
+				if _, err := db.Get(k); !errors.Is(err, ErrNotFound) {
+					t.Fatal("delete during compaction lost")
+				}
+				continue
+			}
+			if got := mustGet(t, db, k); string(got) != string(want) {
+				t.Fatalf("%v wrong after compaction", k)
+			}
+		}
+		if v, _ := db.GetNamed("during"); string(v) != "compaction" {
+			t.Fatal("batch during compaction lost")
+		}
+	}
+	check(db)
+	db.Close()
+	db = open(t, fs, "/db", Options{})
+	if !db.Recovery().IndexLoaded {
+		t.Fatalf("index.dat after compaction unusable: %s", db.Recovery().IndexProblem)
+	}
+	check(db)
+}
+
+// Auto compaction starts by itself past the garbage ratio.
+func TestAutoCompaction(t *testing.T) {
+	db := open(t, vfs.NewMem(), "/db", Options{CompactMinBytes: 32 << 10, CompactGarbageRatio: 0.5})
+	for i := 0; i < 400; i++ {
+		db.Put(Key{X: int32(i % 4)}, value(i, 1000))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for db.Stats().Compactions == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if db.Stats().Compactions == 0 {
+		t.Fatal("no automatic compaction")
+	}
+}
+
+// The engine stores bytes; it must never import Dragonfly.
+func TestNoDragonflyDependency(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Skipf("go list: %v: %s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.Contains(dep, "df-mc") || strings.Contains(dep, "gophertunnel") {
+			t.Fatalf("blazedb depends on %s", dep)
+		}
+	}
+}
