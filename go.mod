@@ -4,7 +4,6 @@ go 1.26
 
 require (
 	github.com/golang/snappy v1.0.0
-	github.com/google/btree v1.1.3
 	github.com/klauspost/compress v1.18.0
 	github.com/pierrec/lz4/v4 v4.1.33
 )

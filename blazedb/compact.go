@@ -187,6 +187,7 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	if dirErr != nil {
 		db.poison(fmt.Errorf("sync directory after compaction: %w", dirErr))
 	}
+	nix.settle()
 	nl := newLogFile(f, old.gen+1, w.off, w.off)
 	db.mu.Lock()
 	db.idx, db.log = nix, nl

@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/blazeworld/blaze/blazedb/internal/morton"
-	"github.com/google/btree"
 )
 
 // entry locates the live record of a key in chunks.dat.
@@ -16,33 +15,27 @@ type entry struct {
 	vsum uint32 // CRC-32C of the raw value, for unchanged-write elision
 }
 
-// chunkItem is one chunk key in a dimension's B-tree, ordered by the Morton
-// code of its coordinates. 24 bytes.
+// chunkItem is one chunk key of a dimension, ordered by the Morton code of
+// its coordinates. 24 bytes.
 type chunkItem struct {
 	code uint64
 	e    entry
 }
 
-func lessItem(a, b chunkItem) bool { return a.code < b.code }
-
-// btreeDegree gives nodes of up to 63 items (about 1.5 KiB): a good balance
-// between lookup depth and copy-on-write cost.
-const btreeDegree = 32
-
 // index maps every live key to its entry. Chunk keys are kept per dimension
-// in B-trees ordered by Morton code, so an area is visited in spatial order
+// ordered by Morton code (dimIndex), so an area is visited in spatial order
 // and compaction writes neighbours next to each other; named keys are a map.
-// An index is not safe for concurrent use; DB guards it with DB.mu. clone is
-// O(dimensions): the trees are copy-on-write.
+// An index is not safe for concurrent use; DB guards it with DB.mu. A clone
+// is cheap (see dimIndex) and read-only.
 type index struct {
-	dims  map[int32]*btree.BTreeG[chunkItem]
+	dims  map[int32]*dimIndex
 	named map[string]entry
 	count int   // live keys
 	live  int64 // bytes of live records
 }
 
 func newIndex() *index {
-	return &index{dims: map[int32]*btree.BTreeG[chunkItem]{}, named: map[string]entry{}}
+	return &index{dims: map[int32]*dimIndex{}, named: map[string]entry{}}
 }
 
 func (ix *index) get(k rkey) (entry, bool) {
@@ -54,8 +47,7 @@ func (ix *index) get(k rkey) (entry, bool) {
 	if t == nil {
 		return entry{}, false
 	}
-	it, ok := t.Get(chunkItem{code: k.chunk.code()})
-	return it.e, ok
+	return t.get(k.chunk.code())
 }
 
 // put sets k's entry and returns the previous one.
@@ -68,12 +60,10 @@ func (ix *index) put(k rkey, e entry) (entry, bool) {
 	} else {
 		t := ix.dims[k.chunk.Dim]
 		if t == nil {
-			t = btree.NewG(btreeDegree, lessItem)
+			t = newDimIndex()
 			ix.dims[k.chunk.Dim] = t
 		}
-		var it chunkItem
-		it, had = t.ReplaceOrInsert(chunkItem{code: k.chunk.code(), e: e})
-		old = it.e
+		old, had = t.put(k.chunk.code(), e)
 	}
 	if had {
 		ix.live -= int64(old.size)
@@ -92,9 +82,7 @@ func (ix *index) del(k rkey) (entry, bool) {
 		old, had = ix.named[k.name]
 		delete(ix.named, k.name)
 	} else if t := ix.dims[k.chunk.Dim]; t != nil {
-		var it chunkItem
-		it, had = t.Delete(chunkItem{code: k.chunk.code()})
-		old = it.e
+		old, had = t.del(k.chunk.code())
 	}
 	if had {
 		ix.count--
@@ -104,9 +92,9 @@ func (ix *index) del(k rkey) (entry, bool) {
 }
 
 func (ix *index) clone() *index {
-	c := &index{dims: make(map[int32]*btree.BTreeG[chunkItem], len(ix.dims)), named: make(map[string]entry, len(ix.named)), count: ix.count, live: ix.live}
+	c := &index{dims: make(map[int32]*dimIndex, len(ix.dims)), named: make(map[string]entry, len(ix.named)), count: ix.count, live: ix.live}
 	for d, t := range ix.dims {
-		c.dims[d] = t.Clone()
+		c.dims[d] = t.clone()
 	}
 	for n, e := range ix.named {
 		c.named[n] = e
@@ -129,9 +117,9 @@ func (ix *index) sortedDims() []int32 {
 func (ix *index) each(fn func(k rkey, e entry) bool) {
 	for _, d := range ix.sortedDims() {
 		stop := false
-		ix.dims[d].Ascend(func(it chunkItem) bool {
-			x, z := morton.Decode(it.code)
-			if !fn(rkey{chunk: Key{Dim: d, X: x, Z: z}}, it.e) {
+		ix.dims[d].ascend(0, ^uint64(0), func(code uint64, e entry) bool {
+			x, z := morton.Decode(code)
+			if !fn(rkey{chunk: Key{Dim: d, X: x, Z: z}}, e) {
 				stop = true
 			}
 			return !stop
@@ -159,11 +147,8 @@ func (ix *index) area(dst []Key, a Area) []Key {
 		return dst
 	}
 	lo, hi := morton.Encode(a.MinX, a.MinZ), morton.Encode(a.MaxX, a.MaxZ)
-	t.AscendGreaterOrEqual(chunkItem{code: lo}, func(it chunkItem) bool {
-		if it.code > hi {
-			return false
-		}
-		if x, z := morton.Decode(it.code); a.contains(x, z) {
+	t.ascend(lo, hi, func(code uint64, _ entry) bool {
+		if x, z := morton.Decode(code); a.contains(x, z) {
 			dst = append(dst, Key{Dim: a.Dim, X: x, Z: z})
 		}
 		return true
@@ -171,7 +156,15 @@ func (ix *index) area(dst []Key, a Area) []Key {
 	return dst
 }
 
-// equal reports whether two indexes hold the same keys and entries, and
+// settle merges every dimension's overrides, leaving exactly sized arrays;
+// done after bulk loads and rebuilds.
+func (ix *index) settle() {
+	for _, t := range ix.dims {
+		t.merge()
+	}
+}
+
+// diff reports whether two indexes hold the same keys and entries, and
 // describes the first difference.
 func (ix *index) diff(o *index) string {
 	if ix.count != o.count || ix.live != o.live {

@@ -216,6 +216,7 @@ func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (*index, int64,
 	if res.records > 0 {
 		nextSeq = max(nextSeq, res.maxSeq+1)
 	}
+	ix.settle()
 	rec.ScannedBytes = size - from
 	rec.ScannedRecords = res.records
 	rec.Corrupt = res.corrupt
