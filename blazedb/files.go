@@ -1,9 +1,6 @@
 package blazedb
 
 import (
-	"fmt"
-	"path/filepath"
-
 	"github.com/blazeworld/blaze/blazedb/vfs"
 )
 
@@ -14,7 +11,7 @@ const (
 	logName     = "chunks.dat"
 	indexName   = "index.dat"
 	lockName    = "LOCK"
-	tmpSuffix   = ".tmp"
+	tmpSuffix   = vfs.TempSuffix
 	compactName = "chunks.dat.compact" // compaction output before its rename
 )
 
@@ -26,49 +23,9 @@ func isOurFile(name string) bool {
 	return false
 }
 
-// replaceFile atomically replaces dir/name with data: write a temporary
-// file, fsync it, rename it over the old one, fsync the directory. After a
-// crash at any point the file is either wholly old or wholly new.
+// replaceFile atomically replaces dir/name with data (vfs.ReplaceFile).
 func replaceFile(fs vfs.FS, dir, name string, data []byte) error {
-	tmp := filepath.Join(dir, name+tmpSuffix)
-	f, err := fs.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", tmp, err)
-	}
-	if _, err := f.WriteAt(data, 0); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("sync %s: %w", tmp, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", tmp, err)
-	}
-	if err := fs.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		return fmt.Errorf("rename %s: %w", tmp, err)
-	}
-	if err := fs.SyncDir(dir); err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
+	return vfs.ReplaceFile(fs, dir, name, data)
 }
 
-// readAll reads a whole file.
-func readAll(fs vfs.FS, path string) ([]byte, error) {
-	f, err := fs.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	size, err := f.Size()
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, size)
-	if _, err := f.ReadAt(b, 0); err != nil && int64(len(b)) != size {
-		return nil, err
-	}
-	return b, nil
-}
+func readAll(fs vfs.FS, path string) ([]byte, error) { return vfs.ReadFile(fs, path) }
