@@ -1,0 +1,68 @@
+package provider
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/df-mc/dragonfly/server/world"
+)
+
+// Config holds the optional parameters of a DB, in the shape of Dragonfly's
+// mcdb.Config. The zero Config gives the defaults documented on each field.
+type Config struct {
+	// Log receives errors and reports. Default slog.Default().
+	Log *slog.Logger
+	// Blocks is the block registry columns are decoded with until the World
+	// calls SetBlockRegistry. Default world.DefaultBlockRegistry.
+	Blocks world.BlockRegistry
+
+	// Durability is the engine's fsync policy (see blazedb.Durability).
+	// Default blazedb.DurabilityBalanced.
+	Durability blazedb.Durability
+	// Compression is the engine's codec for new records. Default LZ4.
+	Compression blazedb.Compression
+	// CacheBytes is the engine's cache of encoded records. Default 128 MiB;
+	// negative disables it.
+	CacheBytes int64
+	// ColumnCacheBytes is the budget of decoded columns kept for hot loads,
+	// counted by their encoded size. Default 64 MiB; negative disables it.
+	ColumnCacheBytes int64
+	// SyncInterval is DurabilityBalanced's longest fsync delay. Default 1s.
+	SyncInterval time.Duration
+	// ReadOnly opens without writing anything: stores fail and level.dat is
+	// never rewritten.
+	ReadOnly bool
+	// FS is the filesystem. Default the operating system's.
+	FS vfs.FS
+}
+
+func (c Config) withDefaults() Config {
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	c.Log = c.Log.With("provider", "blaze")
+	if c.Blocks == nil {
+		c.Blocks = world.DefaultBlockRegistry
+	}
+	if c.ColumnCacheBytes == 0 {
+		c.ColumnCacheBytes = 64 << 20
+	}
+	if c.FS == nil {
+		c.FS = vfs.Default
+	}
+	return c
+}
+
+func (c Config) engineOptions() blazedb.Options {
+	return blazedb.Options{
+		Durability:   c.Durability,
+		Compression:  c.Compression,
+		CacheBytes:   c.CacheBytes,
+		SyncInterval: c.SyncInterval,
+		ReadOnly:     c.ReadOnly,
+		FS:           c.FS,
+		Logger:       c.Log,
+	}
+}

@@ -1,0 +1,21 @@
+package provider
+
+import "errors"
+
+var (
+	// ErrUnknownState: a column holds a block state the current block
+	// registry does not know (say, after a downgrade or with a plugin's block
+	// missing). Blaze refuses to load such a column rather than replace the
+	// state with something else, and refuses to store over it for as long as
+	// the DB is open, so the column survives until a registry that knows the
+	// state is used again.
+	ErrUnknownState = errors.New("provider: unknown block state")
+	// ErrColumnCorrupt: a column record failed to decode. Errors from damaged
+	// engine records wrap blazedb.ErrCorrupt instead.
+	ErrColumnCorrupt = errors.New("provider: malformed column record")
+	// ErrLevelDBWorld: the directory holds a LevelDB (mcdb) world. Convert it
+	// with `blaze convert` first.
+	ErrLevelDBWorld = errors.New("provider: directory holds a LevelDB world")
+	// ErrClosed: the DB was closed.
+	ErrClosed = errors.New("provider: closed")
+)

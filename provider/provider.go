@@ -1,0 +1,355 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/df-mc/dragonfly/server/block/cube"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/dragonfly/server/world/chunk"
+	"github.com/df-mc/dragonfly/server/world/mcdb/leveldat"
+	"github.com/df-mc/goleveldb/leveldb"
+	"github.com/google/uuid"
+)
+
+// DB is Blaze's world.Provider: set it as a Dragonfly server's
+// WorldProvider. One DB serves all three dimensions. It is safe for
+// concurrent use: the worlds of different dimensions call it at once, beside
+// its background syncing and compaction.
+//
+// Ownership: LoadColumn returns a column the caller owns alone (never one
+// that is cached or handed to anyone else); StoreColumn has taken its own
+// snapshot of the column when it returns, so the caller may go on mutating it.
+type DB struct {
+	conf Config
+	dir  string
+	eng  *blazedb.DB
+	dict *dictionary
+	cols *columnCache
+
+	regMu sync.Mutex
+	reg   world.BlockRegistry
+
+	setMu   sync.Mutex // guards ldat, set and writing level.dat
+	ldat    *leveldat.Data
+	set     *world.Settings
+	saveErr error // a failed SaveSettings, returned by Close
+
+	qMu        sync.Mutex
+	quarantine map[blazedb.Key]error // columns that failed to load: never overwritten
+
+	closed atomic.Bool
+}
+
+var _ world.Provider = (*DB)(nil)
+
+// engineDir is where the engine's files live inside a world directory,
+// beside level.dat.
+const engineDir = "blaze"
+
+// Open opens (or creates) the world in dir: dir/level.dat and the engine in
+// dir/blaze. A directory holding a LevelDB world is refused with
+// ErrLevelDBWorld: convert it first.
+func (conf Config) Open(dir string) (*DB, error) {
+	conf = conf.withDefaults()
+	db, err := conf.open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("provider: open %s: %w", dir, err)
+	}
+	return db, nil
+}
+
+func (conf Config) open(dir string) (*DB, error) {
+	fs := conf.FS
+	if !conf.ReadOnly {
+		if err := fs.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	names, err := fs.List(dir)
+	if err != nil {
+		return nil, err
+	}
+	if slices.Contains(names, "db") && !slices.Contains(names, engineDir) {
+		return nil, fmt.Errorf("%w: %s/db is LevelDB; convert it with `blaze convert`", ErrLevelDBWorld, dir)
+	}
+	ldat, err := readLevelDat(fs, dir)
+	if err != nil {
+		return nil, fmt.Errorf("read level.dat: %w", err)
+	}
+	eng, err := blazedb.Open(filepath.Join(dir, engineDir), conf.engineOptions())
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{conf: conf, dir: dir, eng: eng, dict: newDictionary(), ldat: ldat, quarantine: map[blazedb.Key]error{}}
+	if conf.ColumnCacheBytes > 0 {
+		db.cols = newColumnCache(conf.ColumnCacheBytes)
+	}
+	if err := db.dict.load(eng); err != nil {
+		eng.Close()
+		return nil, err
+	}
+	db.SetBlockRegistry(conf.Blocks)
+	db.set = ldat.Settings()
+	if !slices.Contains(names, levelDatName) && !conf.ReadOnly {
+		if err := writeLevelDat(fs, dir, ldat); err != nil {
+			eng.Close()
+			return nil, fmt.Errorf("write level.dat: %w", err)
+		}
+	}
+	return db, nil
+}
+
+// Engine returns the storage engine under the provider, for tools (the
+// converter, prefetching, statistics). Writing to it directly bypasses the
+// column codec.
+func (db *DB) Engine() *blazedb.DB { return db.eng }
+
+// SetBlockRegistry sets the registry columns are encoded and decoded with.
+// Every World calls it when created; calls with the registry already in use
+// change nothing. A new registry resolves the block dictionary again, so a
+// world saved by another Dragonfly version loads with the right blocks.
+func (db *DB) SetBlockRegistry(br world.BlockRegistry) {
+	if br == nil {
+		br = world.DefaultBlockRegistry
+	}
+	db.regMu.Lock()
+	defer db.regMu.Unlock()
+	if db.reg == br {
+		return
+	}
+	br.Finalize()
+	db.reg = br
+	db.dict.setRegistry(br)
+	if db.cols != nil {
+		db.cols = newColumnCache(db.conf.ColumnCacheBytes) // decoded with the old ids
+	}
+	db.qMu.Lock()
+	clear(db.quarantine)
+	db.qMu.Unlock()
+}
+
+func key(pos world.ChunkPos, dim world.Dimension) (blazedb.Key, error) {
+	id, ok := world.DimensionID(dim)
+	if !ok {
+		return blazedb.Key{}, fmt.Errorf("unknown dimension %v", dim)
+	}
+	return blazedb.Key{Dim: int32(id), X: pos[0], Z: pos[1]}, nil
+}
+
+// LoadColumn reads the column at pos in dim. A missing column gives an
+// error satisfying errors.Is(err, leveldb.ErrNotFound); a damaged one an
+// error wrapping blazedb.ErrCorrupt (naming the offset) or ErrColumnCorrupt;
+// one holding a block state the registry does not know ErrUnknownState. The
+// caller owns the returned column.
+func (db *DB) LoadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column, error) {
+	col, err := db.loadColumn(pos, dim)
+	if err != nil {
+		return nil, fmt.Errorf("load column %v (%v): %w", pos, dim, err)
+	}
+	return col, nil
+}
+
+func (db *DB) loadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column, error) {
+	k, err := key(pos, dim)
+	if err != nil {
+		return nil, err
+	}
+	cols := db.columns()
+	if e, ok := cols.get(k); ok {
+		if db.closed.Load() {
+			return nil, blazedb.ErrClosed
+		}
+		return cloneColumn(e.col), nil
+	}
+	var col *chunk.Column
+	var rec []byte
+	err = db.eng.View(k, func(v []byte) error {
+		var derr error
+		if col, derr = db.dict.decodeColumn(v, dim.Range()); derr == nil && cols != nil {
+			rec = bytes.Clone(v)
+		}
+		return derr
+	})
+	switch {
+	case errors.Is(err, blazedb.ErrNotFound):
+		return nil, leveldb.ErrNotFound
+	case errors.Is(err, ErrUnknownState):
+		db.qMu.Lock()
+		db.quarantine[k] = err
+		db.qMu.Unlock()
+		db.conf.Log.Error("column holds a block state this registry does not know; it will not be overwritten", "X", pos[0], "Z", pos[1], "dimension", fmt.Sprint(dim), "err", err)
+		return nil, err
+	case err != nil:
+		return nil, err
+	}
+	if cols != nil {
+		cols.put(k, cloneColumn(col), rec)
+	}
+	return col, nil
+}
+
+func (db *DB) columns() *columnCache {
+	db.regMu.Lock()
+	defer db.regMu.Unlock()
+	return db.cols
+}
+
+// StoreColumn stores col at pos in dim. Storing a column identical to the
+// stored one appends nothing. The column is encoded (and, for the cache,
+// cloned) before StoreColumn returns; the caller may mutate it afterwards.
+func (db *DB) StoreColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Column) error {
+	if err := db.storeColumn(pos, dim, col); err != nil {
+		return fmt.Errorf("store column %v (%v): %w", pos, dim, err)
+	}
+	return nil
+}
+
+func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Column) error {
+	k, err := key(pos, dim)
+	if err != nil {
+		return err
+	}
+	if db.conf.ReadOnly {
+		return blazedb.ErrReadOnly
+	}
+	db.qMu.Lock()
+	qerr := db.quarantine[k]
+	db.qMu.Unlock()
+	if qerr != nil {
+		return fmt.Errorf("refusing to overwrite a column that failed to load: %w", qerr)
+	}
+	rec, fresh, err := db.dict.encodeColumn(nil, col)
+	if err != nil {
+		return fmt.Errorf("encode: %w", err)
+	}
+	cols := db.columns()
+	if e, ok := cols.get(k); ok && len(fresh) == 0 && bytes.Equal(e.rec, rec) {
+		if db.closed.Load() {
+			return blazedb.ErrClosed
+		}
+		return nil // unchanged: nothing to write
+	}
+	if len(fresh) == 0 {
+		err = db.eng.Put(k, rec)
+	} else {
+		// New block states go in the same atomic batch as the first column
+		// that uses them.
+		var b blazedb.Batch
+		db.dict.mu.Lock()
+		ids, uerr := db.dict.unpersisted(&b, fresh)
+		db.dict.mu.Unlock()
+		if uerr != nil {
+			return uerr
+		}
+		b.Put(k, rec)
+		if err = db.eng.Apply(&b); err == nil {
+			db.dict.markPersisted(ids)
+		}
+	}
+	if err != nil {
+		cols.remove(k)
+		return err
+	}
+	if cols != nil {
+		cols.put(k, cloneColumn(col), rec)
+	}
+	return nil
+}
+
+// Settings returns the world settings read from level.dat. Every call
+// returns the same pointer, which all dimensions share.
+func (db *DB) Settings() *world.Settings { return db.set }
+
+// SaveSettings writes s to level.dat, replacing the file atomically. A
+// failure is logged and returned by Close.
+func (db *DB) SaveSettings(s *world.Settings) {
+	db.setMu.Lock()
+	defer db.setMu.Unlock()
+	db.ldat.PutSettings(s)
+	if db.conf.ReadOnly {
+		return
+	}
+	if err := writeLevelDat(db.conf.FS, db.dir, db.ldat); err != nil {
+		db.conf.Log.Error("save settings: "+err.Error(), "dir", db.dir)
+		db.saveErr = errors.Join(db.saveErr, fmt.Errorf("save settings: %w", err))
+	}
+}
+
+// Player spawn records live in the engine beside the chunks, with the same
+// durability:
+//
+//	name  "player/" + UUID
+//	value version byte (1), then x, y, z as int32 LE (13 bytes)
+//
+// Part of the on-disk format.
+const (
+	playerPrefix  = "player/"
+	playerVersion = 1
+)
+
+// LoadPlayerSpawnPosition returns the spawn saved for id, if any.
+func (db *DB) LoadPlayerSpawnPosition(id uuid.UUID) (cube.Pos, bool, error) {
+	v, err := db.eng.GetNamed(playerPrefix + id.String())
+	if errors.Is(err, blazedb.ErrNotFound) {
+		return cube.Pos{}, false, nil
+	}
+	if err != nil {
+		return cube.Pos{}, false, fmt.Errorf("load spawn of player %v: %w", id, err)
+	}
+	if len(v) != 13 || v[0] != playerVersion {
+		return cube.Pos{}, true, fmt.Errorf("load spawn of player %v: %w: record of %d bytes", id, ErrColumnCorrupt, len(v))
+	}
+	return cube.Pos{
+		int(int32(binary.LittleEndian.Uint32(v[1:]))),
+		int(int32(binary.LittleEndian.Uint32(v[5:]))),
+		int(int32(binary.LittleEndian.Uint32(v[9:]))),
+	}, true, nil
+}
+
+// SavePlayerSpawnPosition saves the spawn of player id.
+func (db *DB) SavePlayerSpawnPosition(id uuid.UUID, pos cube.Pos) error {
+	v := []byte{playerVersion}
+	for _, c := range pos {
+		v = binary.LittleEndian.AppendUint32(v, uint32(int32(c)))
+	}
+	if err := db.eng.PutNamed(playerPrefix+id.String(), v); err != nil {
+		return fmt.Errorf("save spawn of player %v: %w", id, err)
+	}
+	return nil
+}
+
+// Close writes level.dat, then syncs and closes the engine. It returns every
+// error met, including a failed SaveSettings. It is idempotent.
+func (db *DB) Close() error {
+	if !db.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	var errs []error
+	db.setMu.Lock()
+	if db.saveErr != nil {
+		errs = append(errs, db.saveErr)
+	}
+	if !db.conf.ReadOnly {
+		db.ldat.LastPlayed = time.Now().Unix()
+		if err := writeLevelDat(db.conf.FS, db.dir, db.ldat); err != nil {
+			errs = append(errs, fmt.Errorf("write level.dat: %w", err))
+		}
+	}
+	db.setMu.Unlock()
+	if err := db.eng.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("provider: close %s: %w", db.dir, err)
+	}
+	return nil
+}

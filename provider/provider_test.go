@@ -1,0 +1,350 @@
+package provider
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/df-mc/dragonfly/server/block"
+	"github.com/df-mc/dragonfly/server/block/cube"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/dragonfly/server/world/chunk"
+	"github.com/df-mc/dragonfly/server/world/mcdb/leveldat"
+	"github.com/google/uuid"
+)
+
+var dims = []world.Dimension{world.Overworld, world.Nether, world.End}
+
+func TestAllDimensionsRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t, dir, Config{})
+	want := map[string]*chunk.Column{}
+	for i, dim := range dims {
+		for j := 0; j < 4; j++ {
+			pos := world.ChunkPos{int32(j - 2), int32(i*7 - 3)}
+			col := worldtest.Synthetic(uint64(i*10+j), dim, world.DefaultBlockRegistry)
+			want[fmt.Sprint(dim, pos)] = worldtest.Synthetic(uint64(i*10+j), dim, world.DefaultBlockRegistry)
+			if err := db.StoreColumn(pos, dim, col); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	db.Close()
+	db = openDB(t, dir, Config{})
+	for i, dim := range dims {
+		for j := 0; j < 4; j++ {
+			pos := world.ChunkPos{int32(j - 2), int32(i*7 - 3)}
+			got, err := db.LoadColumn(pos, dim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := worldtest.Compare(want[fmt.Sprint(dim, pos)], got); err != nil {
+				t.Fatalf("%v %v: %v", dim, pos, err)
+			}
+		}
+	}
+	// Dimensions are separate: the same position in another dimension.
+	if _, err := db.LoadColumn(world.ChunkPos{-2, -3}, world.End); err == nil {
+		t.Fatal("overworld column visible in the End")
+	}
+}
+
+// LoadColumn hands out a column nobody else holds; StoreColumn keeps its
+// own snapshot.
+func TestColumnOwnership(t *testing.T) {
+	db := openDB(t, t.TempDir(), Config{})
+	pos := world.ChunkPos{1, 2}
+	col := worldtest.Synthetic(3, world.Overworld, world.DefaultBlockRegistry)
+	want := worldtest.Synthetic(3, world.Overworld, world.DefaultBlockRegistry)
+	stone := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
+	if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	// The World keeps mutating the column it stored.
+	col.Chunk.SetBlock(0, 0, 0, 0, stone)
+	col.BlockEntities[0].Data["CustomName"] = "changed after store"
+	a, _ := db.LoadColumn(pos, world.Overworld)
+	if err := worldtest.Compare(want, a); err != nil {
+		t.Fatalf("store did not snapshot: %v", err)
+	}
+	// A loaded column is the caller's alone.
+	a.Chunk.SetBlock(5, 5, 5, 0, stone)
+	a.BlockEntities[0].Data["Items"].([]any)[0].(map[string]any)["Count"] = uint8(64)
+	b, _ := db.LoadColumn(pos, world.Overworld)
+	if a == b || a.Chunk == b.Chunk {
+		t.Fatal("two loads returned the same column")
+	}
+	if err := worldtest.Compare(want, b); err != nil {
+		t.Fatalf("mutating a loaded column changed the next load: %v", err)
+	}
+}
+
+// Dragonfly stores every modified column again on each autosave; an
+// unchanged one must append nothing, cached or not.
+func TestUnchangedStoreAppendsNothing(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t, dir, Config{})
+	pos := world.ChunkPos{0, 0}
+	col := worldtest.Synthetic(5, world.Overworld, world.DefaultBlockRegistry)
+	db.StoreColumn(pos, world.Overworld, col)
+	size := db.Engine().Stats().LogBytes
+	for i := 0; i < 5; i++ {
+		if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+			t.Fatal(err)
+		}
+	}
+	loaded, _ := db.LoadColumn(pos, world.Overworld)
+	db.StoreColumn(pos, world.Overworld, loaded)
+	if got := db.Engine().Stats().LogBytes; got != size {
+		t.Fatalf("unchanged stores appended %d bytes", got-size)
+	}
+	db.Close()
+	// After a reopen nothing is cached: the engine's elision catches it.
+	db = openDB(t, dir, Config{ColumnCacheBytes: -1})
+	size = db.Engine().Stats().LogBytes
+	db.StoreColumn(pos, world.Overworld, col)
+	if got := db.Engine().Stats().LogBytes; got != size {
+		t.Fatalf("unchanged store after reopen appended %d bytes", got-size)
+	}
+	col.Chunk.SetBlock(1, 1, 1, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
+	db.StoreColumn(pos, world.Overworld, col)
+	if db.Engine().Stats().LogBytes == size {
+		t.Fatal("a changed column was not stored")
+	}
+}
+
+func TestSettingsSharedAndSavedAtomically(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t, dir, Config{})
+	s := db.Settings()
+	if s != db.Settings() {
+		t.Fatal("Settings returned two pointers")
+	}
+	s.Name = "Arena of Blaze"
+	s.Spawn = cube.Pos{10, 70, -4}
+	s.Time = 12345
+	db.SaveSettings(s)
+	// level.dat is Dragonfly's own format: leveldat reads it.
+	ld, err := leveldat.ReadFile(filepath.Join(dir, "level.dat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d leveldat.Data
+	if err := ld.Unmarshal(&d); err != nil || d.LevelName != "Arena of Blaze" {
+		t.Fatalf("level.dat: %q %v", d.LevelName, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "level.dat.tmp")); err == nil {
+		t.Fatal("temporary file left behind")
+	}
+	db.Close()
+	db = openDB(t, dir, Config{})
+	if got := db.Settings(); got.Name != "Arena of Blaze" || got.Spawn != s.Spawn || got.Time != 12345 {
+		t.Fatalf("settings after reopen: %+v", got)
+	}
+}
+
+func TestPlayerSpawns(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t, dir, Config{Durability: blazedb.DurabilitySafe})
+	id := uuid.New()
+	if _, ok, err := db.LoadPlayerSpawnPosition(id); ok || err != nil {
+		t.Fatalf("unknown player: %v %v", ok, err)
+	}
+	if err := db.SavePlayerSpawnPosition(id, cube.Pos{-100, -60, 2000000}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db = openDB(t, dir, Config{})
+	pos, ok, err := db.LoadPlayerSpawnPosition(id)
+	if !ok || err != nil || pos != (cube.Pos{-100, -60, 2000000}) {
+		t.Fatalf("spawn %v %v %v", pos, ok, err)
+	}
+}
+
+// A block state the registry does not know fails the load loudly, names
+// the state, and the column is never overwritten while the DB is open.
+func TestUnknownStateFailsLoudlyAndIsKept(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t, dir, Config{})
+	pos, other := world.ChunkPos{3, 3}, world.ChunkPos{4, 4}
+	col := worldtest.Synthetic(8, world.Overworld, world.DefaultBlockRegistry)
+	db.StoreColumn(pos, world.Overworld, col)
+	db.StoreColumn(other, world.Overworld, worldtest.Synthetic(9, world.Overworld, world.DefaultBlockRegistry))
+	// Rename the dictionary entry of obsidian... rather: of gold ore, which
+	// the column uses, to a block this registry has never heard of.
+	gold := worldtest.States(world.DefaultBlockRegistry)["minecraft:gold_ore"]
+	db.dict.mu.Lock()
+	id := db.dict.ridToID[gold]
+	db.dict.mu.Unlock()
+	db.Close()
+	eng, err := blazedb.Open(filepath.Join(dir, engineDir), blazedb.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := []byte(nil)
+	{
+		var e dictEntry
+		e.Name, e.States, e.Version = "plugin:ruby_ore", map[string]any{}, chunk.CurrentBlockVersion
+		b, err := marshalEntry(&e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v = b
+	}
+	if err := eng.PutNamed(fmt.Sprintf("%s%x", dictPrefix, id), v); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := eng.Get(blazedb.Key{X: 3, Z: 3})
+	eng.Close()
+
+	db = openDB(t, dir, Config{})
+	_, err = db.LoadColumn(pos, world.Overworld)
+	if !errors.Is(err, ErrUnknownState) || !containsAll(err.Error(), "plugin:ruby_ore", "(3, 3)") {
+		t.Fatalf("load: %v", err)
+	}
+	if _, err := db.LoadColumn(other, world.Overworld); err != nil && !errors.Is(err, ErrUnknownState) {
+		t.Fatalf("other column: %v", err)
+	}
+	err = db.StoreColumn(pos, world.Overworld, worldtest.Synthetic(1, world.Overworld, world.DefaultBlockRegistry))
+	if !errors.Is(err, ErrUnknownState) {
+		t.Fatalf("store over an unloadable column: %v", err)
+	}
+	after, _ := db.Engine().Get(blazedb.Key{X: 3, Z: 3})
+	if string(before) != string(after) {
+		t.Fatal("the column was overwritten")
+	}
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
+
+func contains(s, sub string) bool { return len(sub) == 0 || (len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub))) }
+
+// A damaged record gives an error wrapping blazedb.ErrCorrupt; one bad
+// column never hides the others.
+func TestCorruptColumnReported(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t, dir, Config{Compression: blazedb.CompressionNone})
+	for i := int32(0); i < 3; i++ {
+		db.StoreColumn(world.ChunkPos{i, 0}, world.Overworld, worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry))
+	}
+	db.Close()
+	log := filepath.Join(dir, engineDir, "chunks.dat")
+	b, _ := os.ReadFile(log)
+	b[len(b)/2] ^= 0xff // inside the middle column
+	os.WriteFile(log, b, 0o644)
+	db = openDB(t, dir, Config{})
+	bad := 0
+	for i := int32(0); i < 3; i++ {
+		_, err := db.LoadColumn(world.ChunkPos{i, 0}, world.Overworld)
+		if err != nil {
+			if !errors.Is(err, blazedb.ErrCorrupt) || !contains(err.Error(), "offset") {
+				t.Fatalf("column %d: %v", i, err)
+			}
+			bad++
+		}
+	}
+	if bad != 1 {
+		t.Fatalf("%d columns failed, want 1", bad)
+	}
+}
+
+func TestRefusesLevelDBWorld(t *testing.T) {
+	dir := worldtest.UnpackTemp(t, worldtest.Worlds(t)[0])
+	_, err := Config{Log: quiet}.Open(dir)
+	if !errors.Is(err, ErrLevelDBWorld) {
+		t.Fatalf("open of a LevelDB world: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, engineDir)); err == nil {
+		t.Fatal("created files in a LevelDB world")
+	}
+}
+
+// A real Dragonfly World stores through Blaze and finds its blocks after a
+// restart.
+func TestDragonflyWorld(t *testing.T) {
+	dir := t.TempDir()
+	open := func() *world.World {
+		db := openDB(t, dir, Config{})
+		return world.Config{Provider: db, Dim: world.Overworld, Synchronous: true, Log: quiet}.New()
+	}
+	w := open()
+	<-w.Do(func(tx *world.Tx) {
+		tx.SetBlock(cube.Pos{1, 64, 1}, block.Stone{}, nil)
+		tx.SetBlock(cube.Pos{-40, -60, 100}, block.Obsidian{}, nil)
+		tx.SetBlock(cube.Pos{300, 200, -300}, block.Glowstone{}, nil)
+	}).Done()
+	w.Close() // saves every chunk and closes the provider
+	w = open()
+	defer w.Close()
+	<-w.Do(func(tx *world.Tx) {
+		if _, ok := tx.Block(cube.Pos{1, 64, 1}).(block.Stone); !ok {
+			t.Errorf("stone lost: %T", tx.Block(cube.Pos{1, 64, 1}))
+		}
+		if _, ok := tx.Block(cube.Pos{-40, -60, 100}).(block.Obsidian); !ok {
+			t.Errorf("obsidian lost")
+		}
+		if _, ok := tx.Block(cube.Pos{300, 200, -300}).(block.Glowstone); !ok {
+			t.Errorf("glowstone lost")
+		}
+	}).Done()
+}
+
+// Three dimensions call at once while compaction runs; callers mutate the
+// columns they stored and loaded. Run with -race: any sharing between a
+// caller and Blaze shows up as a race.
+func TestConcurrentDimensions(t *testing.T) {
+	db := openDB(t, t.TempDir(), Config{})
+	obsidian := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				db.Engine().Compact()
+			}
+		}
+	}()
+	var workers sync.WaitGroup
+	for d, dim := range dims {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for i := 0; i < 40; i++ {
+				pos := world.ChunkPos{int32(i % 5), int32(d)}
+				col, err := db.LoadColumn(pos, dim)
+				if err != nil {
+					col = worldtest.Synthetic(uint64(i), dim, world.DefaultBlockRegistry)
+				}
+				col.Chunk.SetBlock(uint8(i%16), int16(dim.Range()[0]+i), 0, 0, obsidian)
+				if err := db.StoreColumn(pos, dim, col); err != nil {
+					t.Error(err)
+					return
+				}
+				col.Chunk.SetBlock(uint8(i%16), int16(dim.Range()[0]+i), 1, 0, obsidian) // after the store
+				if len(col.BlockEntities) > 0 {
+					col.BlockEntities[0].Data["x"] = int32(i)
+				}
+			}
+		}()
+	}
+	workers.Wait()
+	close(stop)
+	wg.Wait()
+}
