@@ -169,4 +169,3 @@ func cloneValue(v any) any {
 	}
 	return v
 }
-

@@ -214,7 +214,9 @@ func appendNBT(b []byte, m map[string]any) ([]byte, error) {
 func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
 
 // appendVarint32 writes v as the network encoding's zig-zag varint32.
-func appendVarint32(b []byte, v uint64) []byte { return binary.AppendVarint(b, int64(int32(uint32(v)))) }
+func appendVarint32(b []byte, v uint64) []byte {
+	return binary.AppendVarint(b, int64(int32(uint32(v))))
+}
 
 // reader decodes a record without ever reading past its end.
 type reader struct {

@@ -42,10 +42,14 @@ func (p *permuted) StateToRuntimeID(name string, props map[string]any) (uint32, 
 	}
 	return p.perm[rid], true
 }
-func (p *permuted) FilteringBlock(rid uint32) uint8 { return p.BlockRegistry.FilteringBlock(p.inv[rid]) }
-func (p *permuted) LightBlock(rid uint32) uint8     { return p.BlockRegistry.LightBlock(p.inv[rid]) }
-func (p *permuted) RandomTickBlock(rid uint32) bool { return p.BlockRegistry.RandomTickBlock(p.inv[rid]) }
-func (p *permuted) NBTBlock(rid uint32) bool        { return p.BlockRegistry.NBTBlock(p.inv[rid]) }
+func (p *permuted) FilteringBlock(rid uint32) uint8 {
+	return p.BlockRegistry.FilteringBlock(p.inv[rid])
+}
+func (p *permuted) LightBlock(rid uint32) uint8 { return p.BlockRegistry.LightBlock(p.inv[rid]) }
+func (p *permuted) RandomTickBlock(rid uint32) bool {
+	return p.BlockRegistry.RandomTickBlock(p.inv[rid])
+}
+func (p *permuted) NBTBlock(rid uint32) bool { return p.BlockRegistry.NBTBlock(p.inv[rid]) }
 func (p *permuted) LiquidDisplacingBlock(rid uint32) bool {
 	return p.BlockRegistry.LiquidDisplacingBlock(p.inv[rid])
 }

@@ -171,4 +171,3 @@ func (c *canon) payload(dst []byte, t byte, depth int) ([]byte, error) {
 	}
 	return nil, fmt.Errorf("nbt: unknown tag type %d", t)
 }
-

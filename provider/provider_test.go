@@ -229,7 +229,9 @@ func containsAll(s string, subs ...string) bool {
 	return true
 }
 
-func contains(s, sub string) bool { return len(sub) == 0 || (len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub))) }
+func contains(s, sub string) bool {
+	return len(sub) == 0 || (len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub)))
+}
 
 // A damaged record gives an error wrapping blazedb.ErrCorrupt; one bad
 // column never hides the others.

@@ -21,8 +21,10 @@ func TestCompareDetectsDifferences(t *testing.T) {
 		"biome":         func(c *chunk.Column) { c.Chunk.SetBiome(4, 100, 4, 77) },
 		"block entity":  func(c *chunk.Column) { c.BlockEntities[0].Data["CustomName"] = "other" },
 		"entity":        func(c *chunk.Column) { c.Entities = append(c.Entities, chunk.Entity{ID: 5}) },
-		"scheduled":     func(c *chunk.Column) { c.ScheduledBlocks = append(c.ScheduledBlocks, chunk.ScheduledBlockUpdate{Pos: cube.Pos{1, 2, 3}}) },
-		"tick":          func(c *chunk.Column) { c.Tick++ },
+		"scheduled": func(c *chunk.Column) {
+			c.ScheduledBlocks = append(c.ScheduledBlocks, chunk.ScheduledBlockUpdate{Pos: cube.Pos{1, 2, 3}})
+		},
+		"tick": func(c *chunk.Column) { c.Tick++ },
 	} {
 		c := Synthetic(1, world.Overworld, br)
 		change(c)
