@@ -2,44 +2,69 @@ package provider
 
 import (
 	"container/list"
+	"fmt"
 	"reflect"
 	"slices"
 	"sync"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
 
-// columnCache keeps decoded columns that were recently loaded or stored,
-// so that a hot LoadColumn costs a deep copy instead of a decode. Every
-// column in it is a private copy that no caller has seen: LoadColumn hands
-// out clones, StoreColumn puts in a clone. It also keeps each column's
-// encoded record, so storing an unchanged column costs one encode and one
-// comparison. Its byte budget counts the encoded records, a close estimate
-// of the decoded size. It is safe for concurrent use.
+// columnCache keeps a snapshot of every column recently loaded or stored,
+// so that a hot LoadColumn costs about one Chunk.Clone instead of a decode,
+// and storing a column encodes only the sub-chunks that changed since. Its
+// byte budget counts encoded records, a close estimate of the decoded size.
+// It is safe for concurrent use.
 type columnCache struct {
 	mu     sync.Mutex
 	budget int64
 	used   int64
-	lru    *list.List // of *cached, front = most recent
+	lru    *list.List // of *snapshot, front = most recent
 	items  map[blazedb.Key]*list.Element
 }
 
-type cached struct {
-	key blazedb.Key
-	col *chunk.Column
-	rec []byte
+// snapshot is a private, immutable copy of a column as last stored or
+// loaded: its record (and where each sub-chunk lies in it), its sub-chunks,
+// and deep copies of everything else. No caller ever holds any part of it;
+// LoadColumn hands out copies.
+type snapshot struct {
+	key           blazedb.Key
+	rng           cube.Range
+	rec           []byte
+	lay           layout
+	subs          []*chunk.SubChunk
+	biomes        []byte // network biome encoding, a slice of rec
+	tick          int64
+	blockEntities []chunk.BlockEntity
+	entities      []chunk.Entity
+	scheduled     []chunk.ScheduledBlockUpdate
+}
+
+// column builds a column the caller owns: the biomes decoded from their
+// few bytes, every sub-chunk cloned, the rest deep-copied.
+func (s *snapshot) column(br chunk.BlockRegistry) (*chunk.Column, error) {
+	c, err := chunk.NetworkDecode(br, s.biomes, 0, s.rng)
+	if err != nil {
+		return nil, fmt.Errorf("%w: cached biomes: %v", ErrColumnCorrupt, err)
+	}
+	sub := c.Sub()
+	for i, sc := range s.subs {
+		sub[i] = sc.Clone()
+	}
+	return &chunk.Column{Chunk: c, Tick: s.tick, BlockEntities: cloneBlockEntities(s.blockEntities),
+		Entities: cloneEntities(s.entities), ScheduledBlocks: slices.Clone(s.scheduled)}, nil
 }
 
 func newColumnCache(budget int64) *columnCache {
 	return &columnCache{budget: budget, lru: list.New(), items: map[blazedb.Key]*list.Element{}}
 }
 
-func (c *columnCache) cost(e *cached) int64 { return int64(len(e.rec))*2 + 512 }
+func (c *columnCache) cost(s *snapshot) int64 { return int64(len(s.rec))*2 + 512 }
 
-// get returns the cached entry; the caller must clone e.col before handing
-// it out and must not modify e.
-func (c *columnCache) get(k blazedb.Key) (*cached, bool) {
+// get returns the snapshot of k, which the caller must not modify.
+func (c *columnCache) get(k blazedb.Key) (*snapshot, bool) {
 	if c == nil {
 		return nil, false
 	}
@@ -50,26 +75,42 @@ func (c *columnCache) get(k blazedb.Key) (*cached, bool) {
 		return nil, false
 	}
 	c.lru.MoveToFront(el)
-	return el.Value.(*cached), true
+	return el.Value.(*snapshot), true
 }
 
-// put stores a private column and its record.
-func (c *columnCache) put(k blazedb.Key, col *chunk.Column, rec []byte) {
+// put stores s, replacing any snapshot of the same key.
+func (c *columnCache) put(s *snapshot) {
 	if c == nil {
 		return
 	}
-	e := &cached{key: k, col: col, rec: rec}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.removeLocked(k)
-	if c.cost(e) > c.budget {
+	c.putLocked(s)
+}
+
+// putIfAbsent stores s unless the key has a snapshot, after current()
+// confirms it, under the cache lock.
+func (c *columnCache) putIfAbsent(s *snapshot, current func() bool) {
+	if c == nil {
 		return
 	}
-	for c.used+c.cost(e) > c.budget {
-		c.removeLocked(c.lru.Back().Value.(*cached).key)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.items[s.key]; !ok && current() {
+		c.putLocked(s)
 	}
-	c.items[k] = c.lru.PushFront(e)
-	c.used += c.cost(e)
+}
+
+func (c *columnCache) putLocked(s *snapshot) {
+	c.removeLocked(s.key)
+	if c.cost(s) > c.budget {
+		return
+	}
+	for c.used+c.cost(s) > c.budget {
+		c.removeLocked(c.lru.Back().Value.(*snapshot).key)
+	}
+	c.items[s.key] = c.lru.PushFront(s)
+	c.used += c.cost(s)
 }
 
 func (c *columnCache) remove(k blazedb.Key) {
@@ -83,28 +124,38 @@ func (c *columnCache) remove(k blazedb.Key) {
 
 func (c *columnCache) removeLocked(k blazedb.Key) {
 	if el, ok := c.items[k]; ok {
-		c.used -= c.cost(el.Value.(*cached))
+		c.used -= c.cost(el.Value.(*snapshot))
 		c.lru.Remove(el)
 		delete(c.items, k)
 	}
 }
 
-// cloneColumn returns a deep copy of col that shares nothing with it.
-func cloneColumn(col *chunk.Column) *chunk.Column {
-	out := &chunk.Column{Chunk: col.Chunk.Clone(), Tick: col.Tick, ScheduledBlocks: slices.Clone(col.ScheduledBlocks)}
-	if col.Entities != nil {
-		out.Entities = make([]chunk.Entity, len(col.Entities))
-		for i, e := range col.Entities {
-			out.Entities[i] = chunk.Entity{ID: e.ID, Data: cloneMap(e.Data)}
-		}
+func cloneBlockEntities(in []chunk.BlockEntity) []chunk.BlockEntity {
+	if in == nil {
+		return nil
 	}
-	if col.BlockEntities != nil {
-		out.BlockEntities = make([]chunk.BlockEntity, len(col.BlockEntities))
-		for i, be := range col.BlockEntities {
-			out.BlockEntities[i] = chunk.BlockEntity{Pos: be.Pos, Data: cloneMap(be.Data)}
-		}
+	out := make([]chunk.BlockEntity, len(in))
+	for i, be := range in {
+		out[i] = chunk.BlockEntity{Pos: be.Pos, Data: cloneMap(be.Data)}
 	}
 	return out
+}
+
+func cloneEntities(in []chunk.Entity) []chunk.Entity {
+	if in == nil {
+		return nil
+	}
+	out := make([]chunk.Entity, len(in))
+	for i, e := range in {
+		out[i] = chunk.Entity{ID: e.ID, Data: cloneMap(e.Data)}
+	}
+	return out
+}
+
+// cloneColumn returns a deep copy of col that shares nothing with it.
+func cloneColumn(col *chunk.Column) *chunk.Column {
+	return &chunk.Column{Chunk: col.Chunk.Clone(), Tick: col.Tick, ScheduledBlocks: slices.Clone(col.ScheduledBlocks),
+		Entities: cloneEntities(col.Entities), BlockEntities: cloneBlockEntities(col.BlockEntities)}
 }
 
 func cloneMap(m map[string]any) map[string]any {

@@ -63,16 +63,39 @@ var errShort = errors.New("record ends early")
 // indicesBelow reports whether the first 4096 indices packed in words (bits
 // each, little-endian uint32 words) are all below n. Dragonfly does not
 // check this when decoding, and an index past its palette would panic later
-// inside the World.
+// inside the World. It tests a whole word at a time: the word's fields are
+// split into two sets of lanes, every field with bits spare bits above it;
+// adding 2^bits-n to every lane carries into the bit above exactly the
+// fields that are >= n.
 func indicesBelow(words []byte, bits byte, n int) bool {
 	if n >= 1<<bits {
 		return true
 	}
-	per, mask, limit := 32/int(bits), uint32(1)<<bits-1, uint32(n)
-	seen := 0
-	for i := 0; i+4 <= len(words) && seen < 4096; i += 4 {
-		w := binary.LittleEndian.Uint32(words[i:])
-		for j := 0; j < per && seen < 4096; j++ {
+	l := &laneTables[bits]
+	full := 4096 / l.perWord // words whose every field is an index
+	add := uint64(1<<bits-n) * l.ones
+	i := 0
+	for ; i+2 <= full; i += 2 { // two words at once: the lanes repeat every word
+		w := binary.LittleEndian.Uint64(words[i*4:])
+		even := (w & l.even) + add
+		odd := (w>>bits&l.odd)*l.oddFix + add
+		if (even|odd)&l.carry != 0 {
+			return false
+		}
+	}
+	if i < full {
+		w := uint64(binary.LittleEndian.Uint32(words[i*4:]))
+		even := (w & l.even & 0xFFFFFFFF) + add
+		odd := (w>>bits&l.odd&0xFFFFFFFF)*l.oddFix + add
+		if (even|odd)&l.carry&0xFFFFFFFF != 0 {
+			return false
+		}
+	}
+	// The last, partly used word, field by field.
+	mask, limit := uint32(1)<<bits-1, uint32(n)
+	for i, seen := full, full*l.perWord; seen < 4096 && (i+1)*4 <= len(words); i++ {
+		w := binary.LittleEndian.Uint32(words[i*4:])
+		for j := 0; j < l.perWord && seen < 4096; j++ {
 			if w&mask >= limit {
 				return false
 			}
@@ -82,6 +105,42 @@ func indicesBelow(words []byte, bits byte, n int) bool {
 	}
 	return true
 }
+
+// lanes describes the SWAR lanes for one index size: lanes are 2*bits wide
+// and start at bit 0; even fields sit in them directly, odd fields after a
+// shift right by bits.
+type lanes struct {
+	perWord   int
+	even, odd uint64 // masks of the even and (shifted) odd fields, both words
+	ones      uint64 // 1 at the bottom of every lane
+	oddFix    uint64 // 1, or 0 when there are no odd fields
+	carry     uint64 // the bit just above every lane's field
+}
+
+var laneTables = func() (t [17]lanes) {
+	for _, b := range []int{1, 2, 3, 4, 5, 6, 8, 16} {
+		l := &t[b]
+		l.perWord = 32 / b
+		for word := 0; word < 2; word++ {
+			for f := 0; f < l.perWord; f += 2 {
+				// Even field f sits at bit f*b; odd field f+1 lands there
+				// after >> b. The second word repeats the first 32 bits up.
+				at := uint(word*32 + f*b)
+				l.even |= (1<<b - 1) << at
+				l.ones |= 1 << at
+				l.carry |= 1 << (at + uint(b))
+				if f+1 < l.perWord {
+					l.odd |= (1<<b - 1) << at
+				}
+			}
+		}
+		l.oddFix = 1
+		if l.perWord == 1 {
+			l.oddFix = 0
+		}
+	}
+	return t
+}()
 
 // checkBiomes validates the network biome encoding of a column of subs
 // sub-chunks: one storage per sub-chunk, the first not "same as previous",
@@ -125,72 +184,117 @@ func checkBiomes(b []byte, subs int) error {
 	return r.err
 }
 
-// encodeColumn appends the record of col to dst. It also returns the ids of
-// dictionary entries the record uses that are not yet on disk.
-func (d *dictionary) encodeColumn(dst []byte, col *chunk.Column) ([]byte, []int32, error) {
-	if col == nil || col.Chunk == nil {
-		return nil, nil, errors.New("nil column or chunk")
+// layout locates the parts of a record: subEnds[i] is where sub-chunk i
+// ends (sub-chunk 0 starts at subStart); the biome length prefix follows the
+// last one.
+type layout struct {
+	subStart int
+	subEnds  []int
+}
+
+func (l layout) sub(rec []byte, i int) []byte {
+	start := l.subStart
+	if i > 0 {
+		start = l.subEnds[i-1]
 	}
-	data := chunk.Encode(col.Chunk, chunk.NetworkEncoding)
-	b := append(dst, recordSignature...)
+	return rec[start:l.subEnds[i]]
+}
+
+// encoded is the result of encoding a column.
+type encoded struct {
+	rec    []byte
+	lay    layout
+	subs   []*chunk.SubChunk // private snapshot of the sub-chunks
+	biomes []byte            // network biome encoding, a slice of rec
+	fresh  []int32           // dictionary ids not yet on disk
+}
+
+// encodeColumn encodes col. When prev (the cached entry of the same column)
+// is given, every sub-chunk equal to prev's snapshot reuses prev's bytes and
+// snapshot; only changed sub-chunks are encoded and cloned. SubChunk.Equals
+// may call equal sub-chunks different (uniform layers), never the reverse,
+// so reuse is always exact.
+func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot) (*encoded, error) {
+	if col == nil || col.Chunk == nil {
+		return nil, errors.New("nil column or chunk")
+	}
+	subs := col.Chunk.Sub()
+	e := &encoded{subs: make([]*chunk.SubChunk, len(subs))}
+	b := append(make([]byte, 0, 16<<10), recordSignature...)
 	b = append(b, recordVersion, 0)
-	b = binary.AppendUvarint(b, uint64(len(data.SubChunks)))
+	b = binary.AppendUvarint(b, uint64(len(subs)))
+	e.lay = layout{subStart: len(b), subEnds: make([]int, len(subs))}
+	if prev != nil && len(prev.subs) != len(subs) {
+		prev = nil
+	}
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.br == nil {
-		return nil, nil, errors.New("no block registry")
+		return nil, errors.New("no block registry")
 	}
-	var fresh []int32
 	toID := func(rid uint32) (uint64, error) {
 		id, err := d.idFor(rid)
 		if err != nil {
 			return 0, err
 		}
 		if !d.entries[id].persisted {
-			fresh = append(fresh, id)
+			e.fresh = append(e.fresh, id)
 		}
 		return uint64(id), nil
 	}
-	var err error
-	for i, sub := range data.SubChunks {
-		r := &reader{b: sub}
-		if b, err = rewriteSub(b, r, readVarint32, appendUvarint, toID); err != nil {
-			return nil, nil, fmt.Errorf("sub-chunk %d: %w", i, err)
+	for i, sub := range subs {
+		if prev != nil && sub.Equals(prev.subs[i]) {
+			b = append(b, prev.lay.sub(prev.rec, i)...)
+			e.subs[i] = prev.subs[i]
+		} else {
+			raw := chunk.EncodeSubChunk(col.Chunk, chunk.NetworkEncoding, i)
+			r := &reader{b: raw}
+			var err error
+			if b, err = rewriteSub(b, r, readVarint32, appendUvarint, toID); err != nil {
+				return nil, fmt.Errorf("sub-chunk %d: %w", i, err)
+			}
+			if r.off != len(raw) {
+				return nil, fmt.Errorf("sub-chunk %d: %d bytes not understood", i, len(raw)-r.off)
+			}
+			e.subs[i] = sub.Clone()
 		}
-		if r.off != len(sub) {
-			return nil, nil, fmt.Errorf("sub-chunk %d: %d bytes not understood", i, len(sub)-r.off)
-		}
+		e.lay.subEnds[i] = len(b)
 	}
-	b = binary.AppendUvarint(b, uint64(len(data.Biomes)))
-	b = append(b, data.Biomes...)
+	biomes := chunk.EncodeBiomes(col.Chunk, chunk.NetworkEncoding)
+	b = binary.AppendUvarint(b, uint64(len(biomes)))
+	biomeAt := len(b)
+	b = append(b, biomes...)
 	b = binary.AppendVarint(b, col.Tick)
 
+	var err error
 	b = binary.AppendUvarint(b, uint64(len(col.BlockEntities)))
 	for _, be := range col.BlockEntities {
 		b = appendPos(b, be.Pos)
 		if b, err = appendNBT(b, be.Data); err != nil {
-			return nil, nil, fmt.Errorf("block entity at %v: %w", be.Pos, err)
+			return nil, fmt.Errorf("block entity at %v: %w", be.Pos, err)
 		}
 	}
 	b = binary.AppendUvarint(b, uint64(len(col.Entities)))
-	for _, e := range col.Entities {
-		b = binary.AppendVarint(b, e.ID)
-		if b, err = appendNBT(b, e.Data); err != nil {
-			return nil, nil, fmt.Errorf("entity %d: %w", e.ID, err)
+	for _, en := range col.Entities {
+		b = binary.AppendVarint(b, en.ID)
+		if b, err = appendNBT(b, en.Data); err != nil {
+			return nil, fmt.Errorf("entity %d: %w", en.ID, err)
 		}
 	}
 	b = binary.AppendUvarint(b, uint64(len(col.ScheduledBlocks)))
-	for _, s := range col.ScheduledBlocks {
-		b = appendPos(b, s.Pos)
-		id, err := toID(s.Block)
+	for _, sb := range col.ScheduledBlocks {
+		b = appendPos(b, sb.Pos)
+		id, err := toID(sb.Block)
 		if err != nil {
-			return nil, nil, fmt.Errorf("scheduled update at %v: %w", s.Pos, err)
+			return nil, fmt.Errorf("scheduled update at %v: %w", sb.Pos, err)
 		}
 		b = binary.AppendUvarint(b, id)
-		b = binary.AppendVarint(b, s.Tick)
+		b = binary.AppendVarint(b, sb.Tick)
 	}
-	return b, fresh, nil
+	e.rec = b
+	e.biomes = b[biomeAt : biomeAt+len(biomes)]
+	return e, nil
 }
 
 func appendPos(b []byte, p cube.Pos) []byte {
@@ -354,26 +458,43 @@ var netBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &
 // decodeColumn decodes a record for a dimension of range rng. It never
 // panics on bad bytes: they give an error wrapping ErrColumnCorrupt.
 func (d *dictionary) decodeColumn(rec []byte, rng cube.Range) (col *chunk.Column, err error) {
+	col, _, _, err = d.decode(rec, rng)
+	return col, err
+}
+
+// decode is decodeColumn that also returns the record's layout and where
+// its biome data lies.
+func (d *dictionary) decode(rec []byte, rng cube.Range) (col *chunk.Column, lay layout, biomes []byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			col, err = nil, fmt.Errorf("%w: decoder panicked: %v", ErrColumnCorrupt, p)
 		}
 	}()
+	col, lay, biomes, err = d.decodeInner(rec, rng)
+	return
+}
+
+func (d *dictionary) decodeInner(rec []byte, rng cube.Range) (*chunk.Column, layout, []byte, error) {
+	var lay layout
+	bad := func(format string, args ...any) (*chunk.Column, layout, []byte, error) {
+		return nil, lay, nil, fmt.Errorf("%w: %s", ErrColumnCorrupt, fmt.Sprintf(format, args...))
+	}
 	r := &reader{b: rec}
 	if string(r.bytes(3)) != recordSignature {
-		return nil, fmt.Errorf("%w: no column signature", ErrColumnCorrupt)
+		return bad("no column signature")
 	}
 	if v := r.byte(); v != recordVersion {
 		if v > recordVersion {
-			return nil, fmt.Errorf("%w: column record version %d is newer than this build reads (%d)", ErrColumnCorrupt, v, recordVersion)
+			return bad("column record version %d is newer than this build reads (%d)", v, recordVersion)
 		}
-		return nil, fmt.Errorf("%w: column record version %d", ErrColumnCorrupt, v)
+		return bad("column record version %d", v)
 	}
 	r.byte() // flags
 	n := r.count(maxSubChunks)
 	if r.err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrColumnCorrupt, r.err)
+		return bad("%v", r.err)
 	}
+	lay = layout{subStart: r.off, subEnds: make([]int, n)}
 
 	bp := netBufs.Get().(*[]byte)
 	defer netBufs.Put(bp)
@@ -388,78 +509,85 @@ func (d *dictionary) decodeColumn(rec []byte, rng cube.Range) (col *chunk.Column
 		return uint64(idToRID[id]), nil
 	}
 	for i := 0; i < n; i++ {
-		var serr error
-		if buf, serr = rewriteSub(buf, r, readUvarint, appendVarint32, toRID); serr != nil {
+		var err error
+		if buf, err = rewriteSub(buf, r, readUvarint, appendVarint32, toRID); err != nil {
 			d.mu.Unlock()
-			return nil, fmt.Errorf("sub-chunk %d: %w", i, serr)
+			return nil, lay, nil, fmt.Errorf("sub-chunk %d: %w", i, err)
 		}
+		lay.subEnds[i] = r.off
 	}
 	d.mu.Unlock()
 	if br == nil {
-		return nil, errors.New("no block registry")
+		return nil, lay, nil, errors.New("no block registry")
 	}
 	biomes := r.bytes(r.count(len(rec)))
 	buf = append(buf, biomes...)
 	*bp = buf
 	if r.err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrColumnCorrupt, r.err)
+		return bad("%v", r.err)
 	}
 	if err := checkBiomes(biomes, rng.Height()>>4+1); err != nil {
-		return nil, fmt.Errorf("%w: biomes: %v", ErrColumnCorrupt, err)
+		return bad("biomes: %v", err)
 	}
 	c, err := chunk.NetworkDecode(br, buf, n, rng)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrColumnCorrupt, err)
+		return bad("%v", err)
 	}
-	col = &chunk.Column{Chunk: c, Tick: r.varint()}
+	col := &chunk.Column{Chunk: c}
+	if col.Tick, col.BlockEntities, col.Entities, col.ScheduledBlocks, err = d.decodeRest(r); err != nil {
+		return nil, lay, nil, err
+	}
+	return col, lay, biomes, nil
+}
 
+// decodeRest decodes what follows the biomes: the tick, block entities,
+// entities and scheduled updates, and checks nothing trails them.
+func (d *dictionary) decodeRest(r *reader) (tick int64, bes []chunk.BlockEntity, es []chunk.Entity, ss []chunk.ScheduledBlockUpdate, err error) {
+	tick = r.varint()
 	if nbe := r.count(maxListLen); nbe > 0 {
-		col.BlockEntities = make([]chunk.BlockEntity, 0, nbe)
+		bes = make([]chunk.BlockEntity, 0, nbe)
 		for i := 0; i < nbe && r.err == nil; i++ {
 			be := chunk.BlockEntity{Pos: readPos(r)}
 			if be.Data, err = readNBT(r); err != nil {
-				return nil, fmt.Errorf("%w: block entity %d: %v", ErrColumnCorrupt, i, err)
+				return 0, nil, nil, nil, fmt.Errorf("%w: block entity %d: %v", ErrColumnCorrupt, i, err)
 			}
-			col.BlockEntities = append(col.BlockEntities, be)
+			bes = append(bes, be)
 		}
 	}
 	if ne := r.count(maxListLen); ne > 0 {
-		col.Entities = make([]chunk.Entity, 0, ne)
+		es = make([]chunk.Entity, 0, ne)
 		for i := 0; i < ne && r.err == nil; i++ {
 			e := chunk.Entity{ID: r.varint()}
 			if e.Data, err = readNBT(r); err != nil {
-				return nil, fmt.Errorf("%w: entity %d: %v", ErrColumnCorrupt, i, err)
+				return 0, nil, nil, nil, fmt.Errorf("%w: entity %d: %v", ErrColumnCorrupt, i, err)
 			}
-			col.Entities = append(col.Entities, e)
+			es = append(es, e)
 		}
 	}
 	if ns := r.count(maxListLen); ns > 0 {
-		col.ScheduledBlocks = make([]chunk.ScheduledBlockUpdate, 0, ns)
+		ss = make([]chunk.ScheduledBlockUpdate, 0, ns)
 		d.mu.Lock()
+		defer d.mu.Unlock()
 		for i := 0; i < ns && r.err == nil; i++ {
 			s := chunk.ScheduledBlockUpdate{Pos: readPos(r)}
 			id := r.uvarint()
-			if id > 1<<31 {
-				r.fail("dictionary id %d out of range", id)
+			if id >= uint64(len(d.idToRID)) || d.idToRID[id] == noRID {
+				if r.err == nil {
+					return 0, nil, nil, nil, fmt.Errorf("scheduled update %d: %w: %s", i, ErrUnknownState, d.state(int32(min(id, 1<<30))))
+				}
 				break
 			}
-			rid, err := toRID(uint32(id))
-			if err != nil {
-				d.mu.Unlock()
-				return nil, fmt.Errorf("scheduled update %d: %w", i, err)
-			}
-			s.Block, s.Tick = uint32(rid), r.varint()
-			col.ScheduledBlocks = append(col.ScheduledBlocks, s)
+			s.Block, s.Tick = d.idToRID[id], r.varint()
+			ss = append(ss, s)
 		}
-		d.mu.Unlock()
 	}
-	if r.err == nil && r.off != len(rec) {
-		r.fail("%d trailing bytes", len(rec)-r.off)
+	if r.err == nil && r.off != len(r.b) {
+		r.fail("%d trailing bytes", len(r.b)-r.off)
 	}
 	if r.err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrColumnCorrupt, r.err)
+		return 0, nil, nil, nil, fmt.Errorf("%w: %v", ErrColumnCorrupt, r.err)
 	}
-	return col, nil
+	return tick, bes, es, ss, nil
 }
 
 func readPos(r *reader) cube.Pos {

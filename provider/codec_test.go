@@ -63,10 +63,11 @@ func TestRuntimeIDsMove(t *testing.T) {
 	d := newDictionary()
 	d.setRegistry(br)
 	col := worldtest.Synthetic(11, world.Overworld, br)
-	rec, _, err := d.encodeColumn(nil, col)
+	enc, err := d.encodeColumn(col, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	rec := enc.rec
 	for _, e := range d.entries {
 		e.persisted = true
 	}
@@ -152,14 +153,14 @@ func FuzzDecodeColumn(f *testing.F) {
 	d := newDictionary()
 	d.setRegistry(br)
 	for i := uint64(0); i < 3; i++ {
-		rec, _, err := d.encodeColumn(nil, worldtest.Synthetic(i, world.Overworld, br))
+		enc, err := d.encodeColumn(worldtest.Synthetic(i, world.Overworld, br), nil)
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(rec)
+		f.Add(enc.rec)
 	}
-	empty, _, _ := d.encodeColumn(nil, &chunk.Column{Chunk: chunk.New(br, world.Overworld.Range())})
-	f.Add(empty)
+	empty, _ := d.encodeColumn(&chunk.Column{Chunk: chunk.New(br, world.Overworld.Range())}, nil)
+	f.Add(empty.rec)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		col, err := d.decodeColumn(b, world.Overworld.Range())
 		if err != nil {
@@ -168,11 +169,11 @@ func FuzzDecodeColumn(f *testing.F) {
 			}
 			return
 		}
-		rec, _, err := d.encodeColumn(nil, col)
+		enc, err := d.encodeColumn(col, nil)
 		if err != nil {
 			t.Fatalf("a decoded column does not encode: %v", err)
 		}
-		col2, err := d.decodeColumn(rec, world.Overworld.Range())
+		col2, err := d.decodeColumn(enc.rec, world.Overworld.Range())
 		if err != nil {
 			t.Fatalf("re-encoded column does not decode: %v", err)
 		}
@@ -180,4 +181,49 @@ func FuzzDecodeColumn(f *testing.F) {
 			t.Fatalf("round trip changed the column: %v", err)
 		}
 	})
+}
+
+// The word-at-a-time index check agrees with a plain one on random words.
+func TestIndicesBelowMatchesScalar(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	scalar := func(words []byte, bits byte, n int) bool {
+		per, mask := 32/int(bits), uint32(1)<<bits-1
+		seen := 0
+		for i := 0; i+4 <= len(words) && seen < 4096; i += 4 {
+			w := uint32(words[i]) | uint32(words[i+1])<<8 | uint32(words[i+2])<<16 | uint32(words[i+3])<<24
+			for j := 0; j < per && seen < 4096; j++ {
+				if w&mask >= uint32(n) {
+					return false
+				}
+				w >>= bits
+				seen++
+			}
+		}
+		return true
+	}
+	for _, bits := range []byte{1, 2, 3, 4, 5, 6, 8, 16} {
+		words, _ := indexWords(bits)
+		for trial := 0; trial < 300; trial++ {
+			n := 1 + rng.IntN(1<<bits)
+			buf := make([]byte, words*4)
+			// Mostly valid indices, sometimes one bad one anywhere.
+			per := 32 / int(bits)
+			for f := 0; f < 4096; f++ {
+				v := uint32(rng.IntN(n))
+				if trial%3 == 0 && rng.IntN(4096) == 0 {
+					v = uint32(n + rng.IntN(1<<bits-n+1))
+					if v >= 1<<bits {
+						v = 1<<bits - 1
+					}
+				}
+				w, at := f/per, uint(f%per)*uint(bits)
+				x := uint32(buf[w*4]) | uint32(buf[w*4+1])<<8 | uint32(buf[w*4+2])<<16 | uint32(buf[w*4+3])<<24
+				x |= v << at
+				buf[w*4], buf[w*4+1], buf[w*4+2], buf[w*4+3] = byte(x), byte(x>>8), byte(x>>16), byte(x>>24)
+			}
+			if got, want := indicesBelow(buf, bits, n), scalar(buf, bits, n); got != want {
+				t.Fatalf("bits %d n %d: %v, scalar %v", bits, n, got, want)
+			}
+		}
+	}
 }

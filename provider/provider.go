@@ -46,6 +46,10 @@ type DB struct {
 	qMu        sync.Mutex
 	quarantine map[blazedb.Key]error // columns that failed to load: never overwritten
 
+	fill     chan fillJob // columns for the snapshot worker
+	fillStop chan struct{}
+	fillDone sync.WaitGroup
+
 	closed atomic.Bool
 }
 
@@ -105,6 +109,9 @@ func (conf Config) open(dir string) (*DB, error) {
 			return nil, fmt.Errorf("write level.dat: %w", err)
 		}
 	}
+	db.fill, db.fillStop = make(chan fillJob, 64), make(chan struct{})
+	db.fillDone.Add(1)
+	go db.snapshotWorker()
 	return db, nil
 }
 
@@ -163,12 +170,12 @@ func (db *DB) loadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column
 	if err != nil {
 		return nil, err
 	}
-	cols := db.columns()
-	if e, ok := cols.get(k); ok {
-		if db.closed.Load() {
-			return nil, blazedb.ErrClosed
-		}
-		return cloneColumn(e.col), nil
+	if db.closed.Load() {
+		return nil, blazedb.ErrClosed
+	}
+	cols, br := db.columns()
+	if s, ok := cols.get(k); ok {
+		return s.column(br)
 	}
 	var col *chunk.Column
 	var rec []byte
@@ -191,21 +198,62 @@ func (db *DB) loadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column
 	case err != nil:
 		return nil, err
 	}
-	if cols != nil {
-		cols.put(k, cloneColumn(col), rec)
+	if rec != nil {
+		// The caller owns col: the cache's own snapshot is decoded again on
+		// the snapshot worker, off the world's tick.
+		select {
+		case db.fill <- fillJob{k: k, rec: rec, rng: dim.Range(), cols: cols}:
+		default:
+		}
 	}
 	return col, nil
 }
 
-func (db *DB) columns() *columnCache {
+// columns returns the column cache and the registry it was built for.
+func (db *DB) columns() (*columnCache, chunk.BlockRegistry) {
 	db.regMu.Lock()
 	defer db.regMu.Unlock()
-	return db.cols
+	return db.cols, db.reg
+}
+
+// fillJob asks the snapshot worker to cache a column that was just loaded.
+type fillJob struct {
+	k    blazedb.Key
+	rec  []byte
+	rng  cube.Range
+	cols *columnCache
+}
+
+// snapshotWorker decodes just-loaded columns a second time into private
+// snapshots for the column cache, so that LoadColumn need not clone what it
+// returns. A snapshot is installed only if the engine still holds the same
+// record and no newer snapshot exists, so it can never be stale.
+func (db *DB) snapshotWorker() {
+	defer db.fillDone.Done()
+	for {
+		select {
+		case <-db.fillStop:
+			return
+		case job := <-db.fill:
+			col, lay, biomes, err := db.dict.decode(job.rec, job.rng)
+			if err != nil {
+				continue
+			}
+			s := &snapshot{key: job.k, rng: job.rng, rec: job.rec, lay: lay, subs: col.Chunk.Sub(), biomes: biomes,
+				tick: col.Tick, blockEntities: col.BlockEntities, entities: col.Entities, scheduled: col.ScheduledBlocks}
+			job.cols.putIfAbsent(s, func() bool {
+				same := false
+				db.eng.View(job.k, func(v []byte) error { same = bytes.Equal(v, job.rec); return nil })
+				return same
+			})
+		}
+	}
 }
 
 // StoreColumn stores col at pos in dim. Storing a column identical to the
-// stored one appends nothing. The column is encoded (and, for the cache,
-// cloned) before StoreColumn returns; the caller may mutate it afterwards.
+// stored one appends nothing. The column is encoded, and what the cache
+// keeps of it copied, before StoreColumn returns; the caller may mutate it
+// afterwards.
 func (db *DB) StoreColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Column) error {
 	if err := db.storeColumn(pos, dim, col); err != nil {
 		return fmt.Errorf("store column %v (%v): %w", pos, dim, err)
@@ -221,47 +269,48 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 	if db.conf.ReadOnly {
 		return blazedb.ErrReadOnly
 	}
+	if db.closed.Load() {
+		return blazedb.ErrClosed
+	}
 	db.qMu.Lock()
 	qerr := db.quarantine[k]
 	db.qMu.Unlock()
 	if qerr != nil {
 		return fmt.Errorf("refusing to overwrite a column that failed to load: %w", qerr)
 	}
-	rec, fresh, err := db.dict.encodeColumn(nil, col)
+	cols, _ := db.columns()
+	prev, _ := cols.get(k)
+	enc, err := db.dict.encodeColumn(col, prev)
 	if err != nil {
 		return fmt.Errorf("encode: %w", err)
 	}
-	cols := db.columns()
-	if e, ok := cols.get(k); ok && len(fresh) == 0 && bytes.Equal(e.rec, rec) {
-		if db.closed.Load() {
-			return blazedb.ErrClosed
-		}
+	if prev != nil && len(enc.fresh) == 0 && bytes.Equal(prev.rec, enc.rec) {
 		return nil // unchanged: nothing to write
 	}
-	if len(fresh) == 0 {
-		err = db.eng.Put(k, rec)
+	cols.remove(k)
+	if len(enc.fresh) == 0 {
+		err = db.eng.Put(k, enc.rec)
 	} else {
 		// New block states go in the same atomic batch as the first column
 		// that uses them.
 		var b blazedb.Batch
 		db.dict.mu.Lock()
-		ids, uerr := db.dict.unpersisted(&b, fresh)
+		ids, uerr := db.dict.unpersisted(&b, enc.fresh)
 		db.dict.mu.Unlock()
 		if uerr != nil {
 			return uerr
 		}
-		b.Put(k, rec)
+		b.Put(k, enc.rec)
 		if err = db.eng.Apply(&b); err == nil {
 			db.dict.markPersisted(ids)
 		}
 	}
 	if err != nil {
-		cols.remove(k)
 		return err
 	}
-	if cols != nil {
-		cols.put(k, cloneColumn(col), rec)
-	}
+	cols.put(&snapshot{key: k, rng: col.Chunk.Range(), rec: enc.rec, lay: enc.lay, subs: enc.subs, biomes: enc.biomes,
+		tick: col.Tick, blockEntities: cloneBlockEntities(col.BlockEntities), entities: cloneEntities(col.Entities),
+		scheduled: slices.Clone(col.ScheduledBlocks)})
 	return nil
 }
 
@@ -333,6 +382,8 @@ func (db *DB) Close() error {
 	if !db.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	close(db.fillStop)
+	db.fillDone.Wait()
 	var errs []error
 	db.setMu.Lock()
 	if db.saveErr != nil {

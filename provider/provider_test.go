@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/worldtest"
@@ -350,3 +351,5 @@ func TestConcurrentDimensions(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+func sleepMs(n int) { time.Sleep(time.Duration(n) * time.Millisecond) }

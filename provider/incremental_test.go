@@ -1,0 +1,109 @@
+package provider
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/df-mc/dragonfly/server/block/cube"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/dragonfly/server/world/chunk"
+)
+
+// Storing after random changes re-encodes only what changed; the record
+// must equal a full encode byte for byte, and hot and cold loads must
+// return the column as stored.
+func TestIncrementalStoreMatchesFullEncode(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t, dir, Config{})
+	br := world.DefaultBlockRegistry
+	st := worldtest.States(br)
+	ids := make([]uint32, 0, len(st))
+	for _, rid := range st {
+		ids = append(ids, rid)
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, dim := range dims {
+		pos := world.ChunkPos{7, -7}
+		col := worldtest.Synthetic(21, dim, br)
+		r := dim.Range()
+		for step := 0; step < 60; step++ {
+			switch rng.IntN(6) {
+			case 0, 1, 2:
+				y := r[0] + rng.IntN(r.Height())
+				col.Chunk.SetBlock(uint8(rng.IntN(16)), int16(y), uint8(rng.IntN(16)), uint8(rng.IntN(2)), ids[rng.IntN(len(ids))])
+			case 3:
+				col.Chunk.SetBiome(uint8(rng.IntN(16)), int16(r[0]+rng.IntN(r.Height())), uint8(rng.IntN(16)), uint32(rng.IntN(40)))
+			case 4:
+				col.BlockEntities = append(col.BlockEntities, chunk.BlockEntity{Pos: cube.Pos{rng.IntN(16), r[0] + 5, rng.IntN(16)},
+					Data: map[string]any{"id": "Sign", "Text": "step", "n": int32(step)}})
+			case 5:
+				// No change at all.
+			}
+			if err := db.StoreColumn(pos, dim, col); err != nil {
+				t.Fatal(err)
+			}
+			k, _ := key(pos, dim)
+			snap, ok := db.cols.get(k)
+			if !ok {
+				t.Fatal("no snapshot after store")
+			}
+			full, err := db.dict.encodeColumn(col, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(snap.rec, full.rec) {
+				t.Fatalf("%v step %d: incremental record differs from a full encode", dim, step)
+			}
+			hot, err := db.LoadColumn(pos, dim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := worldtest.Compare(col, hot); err != nil {
+				t.Fatalf("%v step %d: hot load: %v", dim, step, err)
+			}
+		}
+		db.Close()
+		db = openDB(t, dir, Config{})
+		cold, err := db.LoadColumn(pos, dim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := worldtest.Compare(col, cold); err != nil {
+			t.Fatalf("%v: cold load: %v", dim, err)
+		}
+	}
+}
+
+// The snapshot worker caches a cold-loaded column, and the cached copy is
+// what was loaded.
+func TestSnapshotWorkerCachesLoads(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t, dir, Config{})
+	col := worldtest.Synthetic(4, world.Overworld, world.DefaultBlockRegistry)
+	db.StoreColumn(world.ChunkPos{1, 1}, world.Overworld, col)
+	db.Close()
+	db = openDB(t, dir, Config{})
+	if _, err := db.LoadColumn(world.ChunkPos{1, 1}, world.Overworld); err != nil {
+		t.Fatal(err)
+	}
+	k, _ := key(world.ChunkPos{1, 1}, world.Overworld)
+	for i := 0; i < 1000; i++ {
+		if _, ok := db.cols.get(k); ok {
+			break
+		}
+		db.Engine().Stats() // give the worker a moment
+		if i == 999 {
+			t.Fatal("load was never cached")
+		}
+		sleepMs(1)
+	}
+	hot, err := db.LoadColumn(world.ChunkPos{1, 1}, world.Overworld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := worldtest.Compare(col, hot); err != nil {
+		t.Fatal(err)
+	}
+}
