@@ -35,26 +35,31 @@ type snapshot struct {
 	rec           []byte
 	lay           layout
 	subs          []*chunk.SubChunk
-	biomes        []byte // network biome encoding, a slice of rec
+	biomes        []byte       // network biome encoding, a slice of rec
+	chunk         *chunk.Chunk // built from subs and biomes; only ever cloned
 	tick          int64
 	blockEntities []chunk.BlockEntity
 	entities      []chunk.Entity
 	scheduled     []chunk.ScheduledBlockUpdate
 }
 
-// column builds a column the caller owns: the biomes decoded from their
-// few bytes, every sub-chunk cloned, the rest deep-copied.
-func (s *snapshot) column(br chunk.BlockRegistry) (*chunk.Column, error) {
+// buildChunk assembles s.chunk from the snapshot's own sub-chunks and its
+// biome bytes; the sub-chunks are shared with s.subs, and neither is ever
+// modified.
+func (s *snapshot) buildChunk(br chunk.BlockRegistry) error {
 	c, err := chunk.NetworkDecode(br, s.biomes, 0, s.rng)
 	if err != nil {
-		return nil, fmt.Errorf("%w: cached biomes: %v", ErrColumnCorrupt, err)
+		return fmt.Errorf("%w: cached biomes: %v", ErrColumnCorrupt, err)
 	}
-	sub := c.Sub()
-	for i, sc := range s.subs {
-		sub[i] = sc.Clone()
-	}
-	return &chunk.Column{Chunk: c, Tick: s.tick, BlockEntities: cloneBlockEntities(s.blockEntities),
-		Entities: cloneEntities(s.entities), ScheduledBlocks: slices.Clone(s.scheduled)}, nil
+	copy(c.Sub(), s.subs)
+	s.chunk = c
+	return nil
+}
+
+// column returns a deep copy that the caller owns.
+func (s *snapshot) column() *chunk.Column {
+	return &chunk.Column{Chunk: s.chunk.Clone(), Tick: s.tick, BlockEntities: cloneBlockEntities(s.blockEntities),
+		Entities: cloneEntities(s.entities), ScheduledBlocks: slices.Clone(s.scheduled)}
 }
 
 func newColumnCache(budget int64) *columnCache {

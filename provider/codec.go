@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/df-mc/dragonfly/server/block/cube"
@@ -190,6 +191,8 @@ func checkBiomes(b []byte, subs int) error {
 type layout struct {
 	subStart int
 	subEnds  []int
+	// nbtStart and nbtEnd bound the block entities and entities.
+	nbtStart, nbtEnd int
 }
 
 func (l layout) sub(rec []byte, i int) []byte {
@@ -268,20 +271,27 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot) (*encoded, 
 	b = binary.AppendVarint(b, col.Tick)
 
 	var err error
-	b = binary.AppendUvarint(b, uint64(len(col.BlockEntities)))
-	for _, be := range col.BlockEntities {
-		b = appendPos(b, be.Pos)
-		if b, err = appendNBT(b, be.Data); err != nil {
-			return nil, fmt.Errorf("block entity at %v: %w", be.Pos, err)
+	e.lay.nbtStart = len(b)
+	if prev != nil && reflect.DeepEqual(col.BlockEntities, prev.blockEntities) && reflect.DeepEqual(col.Entities, prev.entities) {
+		// Encoding NBT is slow and these rarely change: reuse the bytes.
+		b = append(b, prev.rec[prev.lay.nbtStart:prev.lay.nbtEnd]...)
+	} else {
+		b = binary.AppendUvarint(b, uint64(len(col.BlockEntities)))
+		for _, be := range col.BlockEntities {
+			b = appendPos(b, be.Pos)
+			if b, err = appendNBT(b, be.Data); err != nil {
+				return nil, fmt.Errorf("block entity at %v: %w", be.Pos, err)
+			}
+		}
+		b = binary.AppendUvarint(b, uint64(len(col.Entities)))
+		for _, en := range col.Entities {
+			b = binary.AppendVarint(b, en.ID)
+			if b, err = appendNBT(b, en.Data); err != nil {
+				return nil, fmt.Errorf("entity %d: %w", en.ID, err)
+			}
 		}
 	}
-	b = binary.AppendUvarint(b, uint64(len(col.Entities)))
-	for _, en := range col.Entities {
-		b = binary.AppendVarint(b, en.ID)
-		if b, err = appendNBT(b, en.Data); err != nil {
-			return nil, fmt.Errorf("entity %d: %w", en.ID, err)
-		}
-	}
+	e.lay.nbtEnd = len(b)
 	b = binary.AppendUvarint(b, uint64(len(col.ScheduledBlocks)))
 	for _, sb := range col.ScheduledBlocks {
 		b = appendPos(b, sb.Pos)
@@ -534,7 +544,7 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range) (*chunk.Column, lay
 		return bad("%v", err)
 	}
 	col := &chunk.Column{Chunk: c}
-	if col.Tick, col.BlockEntities, col.Entities, col.ScheduledBlocks, err = d.decodeRest(r); err != nil {
+	if col.Tick, col.BlockEntities, col.Entities, col.ScheduledBlocks, err = d.decodeRest(r, &lay); err != nil {
 		return nil, lay, nil, err
 	}
 	return col, lay, biomes, nil
@@ -542,8 +552,11 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range) (*chunk.Column, lay
 
 // decodeRest decodes what follows the biomes: the tick, block entities,
 // entities and scheduled updates, and checks nothing trails them.
-func (d *dictionary) decodeRest(r *reader) (tick int64, bes []chunk.BlockEntity, es []chunk.Entity, ss []chunk.ScheduledBlockUpdate, err error) {
+func (d *dictionary) decodeRest(r *reader, lay *layout) (tick int64, bes []chunk.BlockEntity, es []chunk.Entity, ss []chunk.ScheduledBlockUpdate, err error) {
+	var nbtEnd int
 	tick = r.varint()
+	lay.nbtStart = r.off
+	defer func() { lay.nbtEnd = nbtEnd }()
 	if nbe := r.count(maxListLen); nbe > 0 {
 		bes = make([]chunk.BlockEntity, 0, nbe)
 		for i := 0; i < nbe && r.err == nil; i++ {
@@ -564,6 +577,7 @@ func (d *dictionary) decodeRest(r *reader) (tick int64, bes []chunk.BlockEntity,
 			es = append(es, e)
 		}
 	}
+	nbtEnd = r.off
 	if ns := r.count(maxListLen); ns > 0 {
 		ss = make([]chunk.ScheduledBlockUpdate, 0, ns)
 		d.mu.Lock()

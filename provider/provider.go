@@ -173,9 +173,9 @@ func (db *DB) loadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column
 	if db.closed.Load() {
 		return nil, blazedb.ErrClosed
 	}
-	cols, br := db.columns()
+	cols, _ := db.columns()
 	if s, ok := cols.get(k); ok {
-		return s.column(br)
+		return s.column(), nil
 	}
 	var col *chunk.Column
 	var rec []byte
@@ -239,7 +239,7 @@ func (db *DB) snapshotWorker() {
 			if err != nil {
 				continue
 			}
-			s := &snapshot{key: job.k, rng: job.rng, rec: job.rec, lay: lay, subs: col.Chunk.Sub(), biomes: biomes,
+			s := &snapshot{key: job.k, rng: job.rng, rec: job.rec, lay: lay, subs: col.Chunk.Sub(), biomes: biomes, chunk: col.Chunk,
 				tick: col.Tick, blockEntities: col.BlockEntities, entities: col.Entities, scheduled: col.ScheduledBlocks}
 			job.cols.putIfAbsent(s, func() bool {
 				same := false
@@ -308,9 +308,13 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 	if err != nil {
 		return err
 	}
-	cols.put(&snapshot{key: k, rng: col.Chunk.Range(), rec: enc.rec, lay: enc.lay, subs: enc.subs, biomes: enc.biomes,
+	snap := &snapshot{key: k, rng: col.Chunk.Range(), rec: enc.rec, lay: enc.lay, subs: enc.subs, biomes: enc.biomes,
 		tick: col.Tick, blockEntities: cloneBlockEntities(col.BlockEntities), entities: cloneEntities(col.Entities),
-		scheduled: slices.Clone(col.ScheduledBlocks)})
+		scheduled: slices.Clone(col.ScheduledBlocks)}
+	_, br := db.columns()
+	if snap.buildChunk(br) == nil {
+		cols.put(snap)
+	}
 	return nil
 }
 
