@@ -3,7 +3,8 @@ package provider
 import (
 	"encoding/binary"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 )
 
 // canonicalNBT rewrites little-endian NBT so that the entries of every
@@ -41,6 +42,18 @@ const (
 )
 
 const maxNBTDepth = 512
+
+func fixedSize(t byte) int {
+	switch t {
+	case tagByte:
+		return 1
+	case tagShort:
+		return 2
+	case tagInt, tagFloat:
+		return 4
+	}
+	return 8
+}
 
 type canon struct {
 	b   []byte
@@ -93,18 +106,21 @@ func (c *canon) payload(dst []byte, t byte, depth int) ([]byte, error) {
 	if depth > maxNBTDepth {
 		return nil, fmt.Errorf("nbt: nested too deeply")
 	}
-	fixed := map[byte]int{tagByte: 1, tagShort: 2, tagInt: 4, tagLong: 8, tagFloat: 4, tagDouble: 8}
-	if n, ok := fixed[t]; ok {
-		p, err := c.take(n)
-		return append(dst, p...), err
-	}
 	switch t {
+	case tagByte, tagShort, tagInt, tagLong, tagFloat, tagDouble:
+		p, err := c.take(fixedSize(t))
+		return append(dst, p...), err
 	case tagByteArray, tagIntArray, tagLongArray:
 		n, l, err := c.length()
 		if err != nil {
 			return nil, err
 		}
-		size := map[byte]int{tagByteArray: 1, tagIntArray: 4, tagLongArray: 8}[t]
+		size := 1
+		if t == tagIntArray {
+			size = 4
+		} else if t == tagLongArray {
+			size = 8
+		}
 		if n > (len(c.b)-c.off)/size {
 			return nil, fmt.Errorf("nbt: array of %d runs past the end", n)
 		}
@@ -158,7 +174,7 @@ func (c *canon) payload(dst []byte, t byte, depth int) ([]byte, error) {
 			nl := int(binary.LittleEndian.Uint16(raw[1:]))
 			ents = append(ents, ent{name: string(raw[3 : 3+nl]), raw: raw})
 		}
-		sort.SliceStable(ents, func(i, j int) bool { return ents[i].name < ents[j].name })
+		slices.SortFunc(ents, func(a, b ent) int { return strings.Compare(a.name, b.name) })
 		for i := 1; i < len(ents); i++ {
 			if ents[i].name == ents[i-1].name {
 				return nil, fmt.Errorf("nbt: duplicate name %q", ents[i].name)

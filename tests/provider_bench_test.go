@@ -220,3 +220,60 @@ func BenchmarkCodecFloor(b *testing.B) {
 		b.ReportMetric(float64(sizes)/float64(len(net)), "network-bytes/column")
 	})
 }
+
+// realWorld returns the columns of the real worlds in ../shared.
+func realWorld(b *testing.B) []worldtest.Column {
+	var all []worldtest.Column
+	for _, path := range worldtest.Worlds(b) {
+		cols, err := worldtest.ReadAll(worldtest.UnpackTemp(b, path), world.DefaultBlockRegistry)
+		if err != nil {
+			b.Fatal(err)
+		}
+		all = append(all, cols...)
+	}
+	return all
+}
+
+// BenchmarkRealWorld stores and loads the 183 columns of the three real
+// worlds with each provider.
+func BenchmarkRealWorld(b *testing.B) {
+	cols := realWorld(b)
+	for _, c := range contenders {
+		b.Run(c.name+"/store", func(b *testing.B) {
+			p := c.open(b, b.TempDir())
+			defer p.Close()
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				col := cols[i%len(cols)]
+				// A new position every time: a store that must write.
+				if err := p.StoreColumn(world.ChunkPos{col.Pos[0] + int32(i/len(cols))*64, col.Pos[1]}, col.Dim, col.Col); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		dir := b.TempDir()
+		p := c.open(b, dir)
+		for _, col := range cols {
+			p.StoreColumn(col.Pos, col.Dim, col.Col)
+		}
+		p.Close()
+		b.Run(c.name+"/load-cold", func(b *testing.B) {
+			p := c.open(b, dir)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if i%len(cols) == 0 && i > 0 {
+					b.StopTimer()
+					p.Close()
+					p = c.open(b, dir)
+					b.StartTimer()
+				}
+				col := cols[i%len(cols)]
+				if _, err := p.LoadColumn(col.Pos, col.Dim); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			p.Close()
+		})
+	}
+}
