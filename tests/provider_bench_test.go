@@ -163,7 +163,7 @@ func BenchmarkLoadColumn(b *testing.B) {
 // columns: Dragonfly's own encoders and decoders and Chunk.Clone. Each
 // provider figure reads as a multiple of these.
 func BenchmarkCodecFloor(b *testing.B) {
-	cols := realistic(32)
+	cols := realistic(benchColumns) // the same columns as the provider benchmarks
 	br := world.DefaultBlockRegistry
 	r := world.Overworld.Range()
 	net := make([][]byte, len(cols))
