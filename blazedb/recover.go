@@ -207,7 +207,9 @@ func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (*index, int64,
 	} else {
 		rec.IndexProblem = problem
 		ix = newIndex()
-		db.opts.Logger.Info("blazedb: rebuilding the index by scanning the log", "dir", db.dir, "reason", problem)
+		if size > fileHeaderSize {
+			db.opts.Logger.Info("blazedb: rebuilding the index by scanning the log", "dir", db.dir, "reason", problem)
+		}
 	}
 	res, err := scanLog(f, from, size, func(off int64, r *record) error { return applyRecord(ix, off, r) })
 	if err != nil {
