@@ -3,14 +3,21 @@ GO      ?= go
 PKGS    := ./...
 FUZZTIME ?= 5s
 
-.PHONY: all run test test-race test-crash fuzz-smoke fuzz soak bench lint deps-check clean
+.PHONY: all run blaze test test-race test-crash fuzz-smoke fuzz soak bench lint deps-check clean
 
 all: test
 
-## run: the demo server on a built-in default world (issue #4 brings it).
+DEMO_IMPORT := $(wildcard ../shared/testdata/worlds/example2-1.21.mcworld)
+
+## run: the demo server on a built-in default world in build/demo-world,
+## imported from a real world in ../shared when present. ARGS=-offline to
+## play without Xbox Live.
 run:
-	@if [ -f cmd/demo-server/main.go ]; then $(GO) run ./cmd/demo-server $(ARGS); \
-	else echo "The demo server is not built yet (issue #4). Try 'make test'."; fi
+	$(GO) run ./cmd/demo-server -world build/demo-world $(if $(DEMO_IMPORT),-import $(DEMO_IMPORT)) $(ARGS)
+
+## blaze: the converter, as bin/blaze (blaze convert SRC DST).
+blaze:
+	$(GO) build -o bin/blaze ./cmd/blaze
 
 ## test: everything CI runs; under 10 minutes on 2 cores.
 test: lint test-race test-crash fuzz-smoke
@@ -47,4 +54,4 @@ lint:
 	$(GO) vet $(PKGS)
 
 clean:
-	rm -f bench.txt
+	rm -rf bench.txt bin build

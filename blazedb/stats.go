@@ -8,6 +8,8 @@ import (
 // Stats is a snapshot of a DB's figures.
 type Stats struct {
 	Keys         int    // live keys, chunk and named
+	ChunkKeys    int    // live chunk keys
+	NamedKeys    int    // live named keys
 	Generation   uint64 // generation of chunks.dat (+1 per compaction)
 	LogBytes     int64  // size of chunks.dat
 	LiveBytes    int64  // bytes of records that hold live values
@@ -57,6 +59,8 @@ func (db *DB) Stats() Stats {
 	db.mu.RLock()
 	if db.log != nil {
 		s.Keys = db.idx.count
+		s.NamedKeys = len(db.idx.named)
+		s.ChunkKeys = s.Keys - s.NamedKeys
 		s.LiveBytes = db.idx.live
 		s.Generation = db.log.gen
 		s.LogBytes = db.log.written.Load()

@@ -4,16 +4,15 @@
 package worldtest
 
 import (
-	"archive/zip"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/blazeworld/blaze/internal/colcmp"
+	"github.com/blazeworld/blaze/internal/convert"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/df-mc/dragonfly/server/world/mcdb"
@@ -59,46 +58,7 @@ func Worlds(t testing.TB) []string {
 func Name(path string) string { return strings.TrimSuffix(filepath.Base(path), ".mcworld") }
 
 // Unpack extracts an .mcworld (a zip) into dir.
-func Unpack(path, dir string) error {
-	zr, err := zip.OpenReader(path)
-	if err != nil {
-		return err
-	}
-	defer zr.Close()
-	for _, f := range zr.File {
-		dst := filepath.Join(dir, filepath.FromSlash(f.Name))
-		if !strings.HasPrefix(dst, filepath.Clean(dir)+string(os.PathSeparator)) {
-			return fmt.Errorf("%s: entry %q escapes the directory", path, f.Name)
-		}
-		if f.FileInfo().IsDir() {
-			if err := os.MkdirAll(dst, 0o755); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		rc, err := f.Open()
-		if err != nil {
-			return err
-		}
-		out, err := os.Create(dst)
-		if err != nil {
-			rc.Close()
-			return err
-		}
-		_, err = io.Copy(out, rc)
-		rc.Close()
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func Unpack(path, dir string) error { return convert.Unpack(path, dir) }
 
 // UnpackTemp extracts an .mcworld into a new temporary directory.
 func UnpackTemp(t testing.TB, path string) string {
@@ -133,53 +93,5 @@ func ReadAll(dir string, br world.BlockRegistry) ([]Column, error) {
 	return out, it.Error()
 }
 
-// Compare reports the first difference between two columns: every block of
-// every layer, every biome, then the block entities, entities, scheduled
-// updates and tick by deep equality (nil and empty lists are equal).
-// Chunk.Equals is not used: it compares representations, and calls some
-// identical columns different.
-func Compare(a, b *chunk.Column) error {
-	ca, cb := a.Chunk, b.Chunk
-	if ca.Range() != cb.Range() {
-		return fmt.Errorf("ranges %v and %v", ca.Range(), cb.Range())
-	}
-	r := ca.Range()
-	layers := 0
-	for i := range ca.Sub() {
-		layers = max(layers, len(ca.Sub()[i].Layers()), len(cb.Sub()[i].Layers()))
-	}
-	for y := r[0]; y <= r[1]; y++ {
-		for x := uint8(0); x < 16; x++ {
-			for z := uint8(0); z < 16; z++ {
-				for l := 0; l < layers; l++ {
-					if va, vb := ca.Block(x, int16(y), z, uint8(l)), cb.Block(x, int16(y), z, uint8(l)); va != vb {
-						return fmt.Errorf("block %d,%d,%d layer %d: %d against %d", x, y, z, l, va, vb)
-					}
-				}
-				if va, vb := ca.Biome(x, int16(y), z), cb.Biome(x, int16(y), z); va != vb {
-					return fmt.Errorf("biome %d,%d,%d: %d against %d", x, y, z, va, vb)
-				}
-			}
-		}
-	}
-	if a.Tick != b.Tick {
-		return fmt.Errorf("tick %d against %d", a.Tick, b.Tick)
-	}
-	if !equalLists(a.BlockEntities, b.BlockEntities) {
-		return fmt.Errorf("block entities differ: %d against %d", len(a.BlockEntities), len(b.BlockEntities))
-	}
-	if !equalLists(a.Entities, b.Entities) {
-		return fmt.Errorf("entities differ: %d against %d", len(a.Entities), len(b.Entities))
-	}
-	if !equalLists(a.ScheduledBlocks, b.ScheduledBlocks) {
-		return fmt.Errorf("scheduled updates differ: %d against %d", len(a.ScheduledBlocks), len(b.ScheduledBlocks))
-	}
-	return nil
-}
-
-func equalLists[T any](a, b []T) bool {
-	if len(a) == 0 && len(b) == 0 {
-		return true
-	}
-	return reflect.DeepEqual(a, b)
-}
+// Compare reports the first difference between two columns (see colcmp).
+func Compare(a, b *chunk.Column) error { return colcmp.Compare(a, b) }

@@ -1,0 +1,419 @@
+// Package convert copies a world between Dragonfly's LevelDB format (mcdb)
+// and Blaze, in either direction: every column, level.dat and player spawns.
+// It never changes the source (a LevelDB source is read from a temporary
+// copy, since opening a LevelDB world rewrites its files), refuses a
+// non-empty destination, reports the columns it could not read instead of
+// stopping at the first, and verifies every column it wrote.
+package convert
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/internal/colcmp"
+	"github.com/blazeworld/blaze/provider"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/dragonfly/server/world/chunk"
+	"github.com/df-mc/dragonfly/server/world/mcdb"
+	"github.com/df-mc/goleveldb/leveldb"
+	"github.com/df-mc/goleveldb/leveldb/opt"
+	"github.com/google/uuid"
+	"github.com/schollz/progressbar/v3"
+)
+
+var (
+	// ErrDestinationNotEmpty: the destination exists and holds files.
+	ErrDestinationNotEmpty = errors.New("convert: destination is not empty")
+	// ErrUnknownSource: the source is neither a LevelDB nor a Blaze world.
+	ErrUnknownSource = errors.New("convert: source is not a LevelDB or Blaze world")
+)
+
+// Options tunes a conversion. The zero value works.
+type Options struct {
+	// Progress receives a progress bar (columns, columns per second, time
+	// left). Nil draws none.
+	Progress io.Writer
+	// Log receives warnings. Default: discarded.
+	Log *slog.Logger
+}
+
+// Failure is a column that could not be converted.
+type Failure struct {
+	Pos world.ChunkPos
+	Dim world.Dimension
+	Err error
+}
+
+func (f Failure) String() string { return fmt.Sprintf("column %v (%v): %v", f.Pos, f.Dim, f.Err) }
+
+// Report says what a conversion did.
+type Report struct {
+	From, To string // "leveldb" or "blaze"
+	Columns  int    // columns written and verified
+	Players  int    // player spawns copied
+	Failed   []Failure
+	Took     time.Duration
+}
+
+// Kind reports whether dir holds a "leveldb" or a "blaze" world.
+func Kind(dir string) (string, error) {
+	switch {
+	case isDir(filepath.Join(dir, "db")):
+		return "leveldb", nil
+	case isDir(filepath.Join(dir, "blaze")):
+		return "blaze", nil
+	}
+	return "", fmt.Errorf("%w: %s has neither db/ nor blaze/", ErrUnknownSource, dir)
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// Convert copies the world in src to dst, in the direction src's kind
+// implies. The error is for what stopped the conversion; columns that could
+// not be read are in Report.Failed.
+func Convert(src, dst string, o Options) (*Report, error) {
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	kind, err := Kind(src)
+	if err != nil {
+		return nil, err
+	}
+	if entries, err := os.ReadDir(dst); err == nil && len(entries) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrDestinationNotEmpty, dst)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	var r *Report
+	if kind == "leveldb" {
+		r, err = fromLevelDB(src, dst, o)
+	} else {
+		r, err = fromBlaze(src, dst, o)
+	}
+	if r != nil {
+		r.Took = time.Since(start)
+	}
+	return r, err
+}
+
+// place is a column's position.
+type place struct {
+	pos world.ChunkPos
+	dim world.Dimension
+}
+
+// pair is the two sides of a conversion.
+type pair struct {
+	from, to world.Provider
+}
+
+// copyColumns copies every place from p.from to p.to, then verifies each
+// written column against the source.
+func copyColumns(p pair, places []place, o Options, r *Report) error {
+	bar := newBar(o.Progress, len(places))
+	var written []place
+	for _, pl := range places {
+		col, err := p.from.LoadColumn(pl.pos, pl.dim)
+		if err != nil {
+			r.Failed = append(r.Failed, Failure{pl.pos, pl.dim, err})
+			o.Log.Warn("cannot read column", "pos", pl.pos, "dim", fmt.Sprint(pl.dim), "err", err)
+		} else if err := p.to.StoreColumn(pl.pos, pl.dim, col); err != nil {
+			return fmt.Errorf("write: %w", err) // the destination is failing: stop
+		} else {
+			written = append(written, pl)
+		}
+		if bar != nil {
+			bar.Add(1)
+		}
+	}
+	if bar != nil {
+		bar.Finish()
+	}
+	r.Columns = len(written)
+	return nil
+}
+
+// LevelDBView returns what a column becomes after a round trip through
+// Dragonfly's LevelDB provider, which cannot hold everything Blaze does:
+// mcdb overwrites every entity's UniqueID with the entity's ID, and keeps
+// the scheduled-update tick only when there are scheduled updates, as an
+// int32. col is not modified.
+func LevelDBView(col *chunk.Column) *chunk.Column {
+	out := *col
+	out.Entities = make([]chunk.Entity, len(col.Entities))
+	for i, e := range col.Entities {
+		data := make(map[string]any, len(e.Data)+1)
+		for k, v := range e.Data {
+			data[k] = v
+		}
+		data["UniqueID"] = e.ID
+		out.Entities[i] = chunk.Entity{ID: e.ID, Data: data}
+	}
+	if len(col.ScheduledBlocks) == 0 {
+		out.Tick = 0
+	} else {
+		out.Tick = int64(int32(col.Tick))
+	}
+	return &out
+}
+
+// verify reloads every written column from both sides and compares them,
+// the source side seen through view (nil: as it is).
+func verify(from, to world.Provider, places []place, failed []Failure, view func(*chunk.Column) *chunk.Column) error {
+	skip := map[place]bool{}
+	for _, f := range failed {
+		skip[place{f.Pos, f.Dim}] = true
+	}
+	for _, pl := range places {
+		if skip[pl] {
+			continue
+		}
+		a, err := from.LoadColumn(pl.pos, pl.dim)
+		if err != nil {
+			return fmt.Errorf("verify: reread source column %v (%v): %w", pl.pos, pl.dim, err)
+		}
+		b, err := to.LoadColumn(pl.pos, pl.dim)
+		if err != nil {
+			return fmt.Errorf("verify: read back column %v (%v): %w", pl.pos, pl.dim, err)
+		}
+		if view != nil {
+			a = view(a)
+		}
+		if err := colcmp.Compare(a, b); err != nil {
+			return fmt.Errorf("verify: column %v (%v) differs after conversion: %w", pl.pos, pl.dim, err)
+		}
+	}
+	return nil
+}
+
+func newBar(w io.Writer, n int) *progressbar.ProgressBar {
+	if w == nil {
+		return nil
+	}
+	return progressbar.NewOptions(n,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("converting"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString("columns"),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
+	)
+}
+
+// fromLevelDB converts a LevelDB world to Blaze.
+func fromLevelDB(src, dst string, o Options) (*Report, error) {
+	r := &Report{From: "leveldb", To: "blaze"}
+	// Opening a LevelDB world writes to it: work on a copy.
+	tmp, err := os.MkdirTemp("", "blaze-convert-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	if err := copyTree(src, tmp); err != nil {
+		return nil, fmt.Errorf("copy source: %w", err)
+	}
+	places, players, err := scanLevelDB(filepath.Join(tmp, "db"))
+	if err != nil {
+		return nil, err
+	}
+	if err := copyFileIfExists(filepath.Join(src, "level.dat"), filepath.Join(dst, "level.dat")); err != nil {
+		return nil, err
+	}
+	mc, err := mcdb.Config{Log: o.Log}.Open(tmp)
+	if err != nil {
+		return nil, fmt.Errorf("open source: %w", err)
+	}
+	defer mc.Close()
+	bz, err := provider.Config{Log: o.Log, Durability: blazedb.DurabilityFast}.Open(dst)
+	if err != nil {
+		return nil, fmt.Errorf("open destination: %w", err)
+	}
+	if err := copyColumns(pair{mc, bz}, places, o, r); err != nil {
+		bz.Close()
+		return r, err
+	}
+	for _, id := range players {
+		pos, ok, err := mc.LoadPlayerSpawnPosition(id)
+		if err != nil || !ok {
+			continue
+		}
+		if err := bz.SavePlayerSpawnPosition(id, pos); err != nil {
+			bz.Close()
+			return r, err
+		}
+		r.Players++
+	}
+	bz.SaveSettings(mc.Settings())
+	if err := bz.Close(); err != nil {
+		return r, fmt.Errorf("close destination: %w", err)
+	}
+	check, err := provider.Config{Log: o.Log, ReadOnly: true}.Open(dst)
+	if err != nil {
+		return r, fmt.Errorf("reopen destination: %w", err)
+	}
+	defer check.Close()
+	return r, verify(mc, check, places, r.Failed, nil)
+}
+
+// scanLevelDB lists the columns and players of a LevelDB database by its
+// keys, so that one unreadable column does not hide the rest.
+func scanLevelDB(dir string) ([]place, []uuid.UUID, error) {
+	ldb, err := leveldb.OpenFile(dir, &opt.Options{ReadOnly: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("open source database: %w", err)
+	}
+	defer ldb.Close()
+	var places []place
+	var players []uuid.UUID
+	seen := map[place]bool{}
+	it := ldb.NewIterator(nil, nil)
+	defer it.Release()
+	for it.Next() {
+		k := it.Key()
+		if name := string(k); strings.HasPrefix(name, "player_") && !strings.HasPrefix(name, "player_server_") {
+			if id, err := uuid.Parse(strings.TrimPrefix(name, "player_")); err == nil {
+				players = append(players, id)
+			}
+			continue
+		}
+		if n := len(k); (n != 9 && n != 13) || (k[n-1] != ',' && k[n-1] != 'v') {
+			continue
+		}
+		pl := place{pos: world.ChunkPos{int32(binary.LittleEndian.Uint32(k)), int32(binary.LittleEndian.Uint32(k[4:]))}, dim: world.Overworld}
+		if len(k) == 13 {
+			d, ok := world.DimensionByID(int(int32(binary.LittleEndian.Uint32(k[8:]))))
+			if !ok {
+				continue
+			}
+			pl.dim = d
+		}
+		if !seen[pl] {
+			seen[pl] = true
+			places = append(places, pl)
+		}
+	}
+	return places, players, it.Error()
+}
+
+// fromBlaze converts a Blaze world to LevelDB.
+func fromBlaze(src, dst string, o Options) (*Report, error) {
+	r := &Report{From: "blaze", To: "leveldb"}
+	bz, err := provider.Config{Log: o.Log, ReadOnly: true}.Open(src)
+	if err != nil {
+		return nil, fmt.Errorf("open source: %w", err)
+	}
+	defer bz.Close()
+	eng := bz.Engine()
+	var places []place
+	for id := 0; id < 3; id++ {
+		dim, _ := world.DimensionByID(id)
+		keys, err := eng.Keys(blazedb.Area{Dim: int32(id), MinX: math.MinInt32, MinZ: math.MinInt32, MaxX: math.MaxInt32, MaxZ: math.MaxInt32})
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			places = append(places, place{pos: world.ChunkPos{k.X, k.Z}, dim: dim})
+		}
+	}
+	if err := copyFileIfExists(filepath.Join(src, "level.dat"), filepath.Join(dst, "level.dat")); err != nil {
+		return nil, err
+	}
+	mc, err := mcdb.Config{Log: o.Log}.Open(dst)
+	if err != nil {
+		return nil, fmt.Errorf("open destination: %w", err)
+	}
+	if err := copyColumns(pair{bz, mc}, places, o, r); err != nil {
+		mc.Close()
+		return r, err
+	}
+	names, err := eng.Names()
+	if err != nil {
+		mc.Close()
+		return r, err
+	}
+	for _, n := range names {
+		id, err := uuid.Parse(strings.TrimPrefix(n, "player/"))
+		if !strings.HasPrefix(n, "player/") || err != nil {
+			continue
+		}
+		pos, ok, err := bz.LoadPlayerSpawnPosition(id)
+		if err != nil || !ok {
+			continue
+		}
+		if err := mc.SavePlayerSpawnPosition(id, pos); err != nil {
+			mc.Close()
+			return r, err
+		}
+		r.Players++
+	}
+	mc.SaveSettings(bz.Settings())
+	if err := verify(bz, mc, places, r.Failed, LevelDBView); err != nil {
+		mc.Close()
+		return r, err
+	}
+	if err := mc.Close(); err != nil {
+		return r, fmt.Errorf("close destination: %w", err)
+	}
+	return r, nil
+}
+
+func copyFileIfExists(from, to string) error {
+	b, err := os.ReadFile(from)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o644)
+}
+
+// copyTree copies a directory tree of regular files.
+func copyTree(from, to string) error {
+	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		target := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.Create(target)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
+	})
+}

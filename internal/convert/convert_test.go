@@ -1,0 +1,202 @@
+package convert_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/internal/convert"
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/blazeworld/blaze/provider"
+	"github.com/df-mc/dragonfly/server/block/cube"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/google/uuid"
+)
+
+// hashTree returns the SHA-256 of every file under dir.
+func hashTree(t *testing.T, dir string) map[string][32]byte {
+	t.Helper()
+	out := map[string][32]byte{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Type().IsRegular() {
+			b, _ := os.ReadFile(p)
+			rel, _ := filepath.Rel(dir, p)
+			out[rel] = sha256.Sum256(b)
+		}
+		return nil
+	})
+	return out
+}
+
+func sameTree(t *testing.T, a, b map[string][32]byte, what string) {
+	t.Helper()
+	if len(a) != len(b) {
+		t.Fatalf("%s: %d files, then %d", what, len(a), len(b))
+	}
+	for k, v := range a {
+		if b[k] != v {
+			t.Fatalf("%s: %s changed", what, k)
+		}
+	}
+}
+
+// Every real world goes LevelDB -> Blaze -> LevelDB with every column equal
+// to the original, and no source changes.
+func TestConvertRealWorldsBothWays(t *testing.T) {
+	for _, path := range worldtest.Worlds(t) {
+		t.Run(worldtest.Name(path), func(t *testing.T) {
+			src := worldtest.UnpackTemp(t, path)
+			want, err := worldtest.ReadAll(worldtest.UnpackTemp(t, path), world.DefaultBlockRegistry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := hashTree(t, src)
+			bz := filepath.Join(t.TempDir(), "blaze-world")
+			var bar bytes.Buffer
+			r, err := convert.Convert(src, bz, convert.Options{Progress: &bar})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Failed) != 0 || r.Columns != len(want) || r.From != "leveldb" {
+				t.Fatalf("report %+v, want %d columns", r, len(want))
+			}
+			if !bytes.Contains(bar.Bytes(), []byte("columns")) {
+				t.Fatalf("no progress shown: %q", bar.String())
+			}
+			sameTree(t, before, hashTree(t, src), "LevelDB source")
+
+			p, err := provider.Config{ReadOnly: true}.Open(bz)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range want {
+				got, err := p.LoadColumn(c.Pos, c.Dim)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := worldtest.Compare(c.Col, got); err != nil {
+					t.Fatalf("blaze column %v: %v", c.Pos, err)
+				}
+			}
+			if p.Settings().Name == "" {
+				t.Fatal("level.dat settings lost")
+			}
+			p.Close()
+
+			blazeBefore := hashTree(t, bz)
+			back := filepath.Join(t.TempDir(), "leveldb-world")
+			r, err = convert.Convert(bz, back, convert.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Failed) != 0 || r.Columns != len(want) || r.From != "blaze" {
+				t.Fatalf("report back %+v", r)
+			}
+			sameTree(t, blazeBefore, hashTree(t, bz), "Blaze source")
+			again, err := worldtest.ReadAll(back, world.DefaultBlockRegistry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(again) != len(want) {
+				t.Fatalf("%d columns back, want %d", len(again), len(want))
+			}
+			byPos := map[string]worldtest.Column{}
+			for _, c := range again {
+				byPos[fmt.Sprint(c.Dim, c.Pos)] = c
+			}
+			for _, c := range want {
+				if err := worldtest.Compare(convert.LevelDBView(c.Col), byPos[fmt.Sprint(c.Dim, c.Pos)].Col); err != nil {
+					t.Fatalf("leveldb column %v: %v", c.Pos, err)
+				}
+			}
+		})
+	}
+}
+
+// All three dimensions and player spawns survive Blaze -> LevelDB -> Blaze.
+func TestConvertDimensionsAndPlayers(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "w")
+	p, err := provider.Config{}.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dims := []world.Dimension{world.Overworld, world.Nether, world.End}
+	for i, dim := range dims {
+		p.StoreColumn(world.ChunkPos{int32(i), -int32(i)}, dim, worldtest.Synthetic(uint64(i), dim, world.DefaultBlockRegistry))
+	}
+	alice := uuid.New()
+	p.SavePlayerSpawnPosition(alice, cube.Pos{1, 2, 3})
+	p.Close()
+
+	mid := filepath.Join(t.TempDir(), "ldb")
+	if r, err := convert.Convert(src, mid, convert.Options{}); err != nil || r.Players != 1 || r.Columns != 3 {
+		t.Fatalf("to LevelDB: %+v %v", r, err)
+	}
+	end := filepath.Join(t.TempDir(), "bz")
+	if r, err := convert.Convert(mid, end, convert.Options{}); err != nil || r.Players != 1 || r.Columns != 3 {
+		t.Fatalf("back to Blaze: %+v %v", r, err)
+	}
+	q, err := provider.Config{ReadOnly: true}.Open(end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	for i, dim := range dims {
+		got, err := q.LoadColumn(world.ChunkPos{int32(i), -int32(i)}, dim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := worldtest.Compare(convert.LevelDBView(worldtest.Synthetic(uint64(i), dim, world.DefaultBlockRegistry)), got); err != nil {
+			t.Fatalf("%v: %v", dim, err)
+		}
+	}
+	if pos, ok, err := q.LoadPlayerSpawnPosition(alice); !ok || err != nil || pos != (cube.Pos{1, 2, 3}) {
+		t.Fatalf("spawn %v %v %v", pos, ok, err)
+	}
+}
+
+// A damaged column is reported with its reason; the others convert.
+func TestConvertReportsUnreadableColumns(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "w")
+	p, err := provider.Config{Compression: blazedb.CompressionNone}.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := int32(0); i < 3; i++ {
+		p.StoreColumn(world.ChunkPos{i, 0}, world.Overworld, worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry))
+	}
+	p.Close()
+	log := filepath.Join(src, "blaze", "chunks.dat")
+	b, _ := os.ReadFile(log)
+	b[len(b)/2] ^= 0xff
+	os.WriteFile(log, b, 0o644)
+
+	r, err := convert.Convert(src, filepath.Join(t.TempDir(), "out"), convert.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Failed) != 1 || r.Columns != 2 || !errors.Is(r.Failed[0].Err, blazedb.ErrCorrupt) {
+		t.Fatalf("report %+v", r)
+	}
+}
+
+func TestConvertRefuses(t *testing.T) {
+	src := worldtest.UnpackTemp(t, worldtest.Worlds(t)[0])
+	dst := t.TempDir()
+	os.WriteFile(filepath.Join(dst, "keep.txt"), []byte("mine"), 0o644)
+	if _, err := convert.Convert(src, dst, convert.Options{}); !errors.Is(err, convert.ErrDestinationNotEmpty) {
+		t.Fatalf("non-empty destination: %v", err)
+	}
+	if _, err := convert.Convert(t.TempDir(), filepath.Join(t.TempDir(), "x"), convert.Options{}); !errors.Is(err, convert.ErrUnknownSource) {
+		t.Fatalf("unknown source: %v", err)
+	}
+}
