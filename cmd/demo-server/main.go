@@ -21,6 +21,7 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/convert"
+	"github.com/blazeworld/blaze/internal/mcworld"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server"
 )
@@ -33,13 +34,13 @@ func main() {
 }
 
 // importWorld converts a Bedrock .mcworld into a new Blaze world at dir.
-func importWorld(mcworld, dir string, log *slog.Logger) error {
+func importWorld(mcworldFile, dir string, log *slog.Logger) error {
 	tmp, err := os.MkdirTemp("", "blaze-import-*")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if err := convert.Unpack(mcworld, tmp); err != nil {
+	if err := mcworld.Unpack(mcworldFile, tmp); err != nil {
 		return err
 	}
 	r, err := convert.Convert(tmp, dir, convert.Options{Log: log})
@@ -47,7 +48,7 @@ func importWorld(mcworld, dir string, log *slog.Logger) error {
 		os.RemoveAll(dir) // never leave a half-written world
 		return err
 	}
-	log.Info("imported a world", "from", mcworld, "columns", r.Columns, "unreadable", len(r.Failed), "took", r.Took)
+	log.Info("imported a world", "from", mcworldFile, "columns", r.Columns, "unreadable", len(r.Failed), "took", r.Took)
 	return nil
 }
 

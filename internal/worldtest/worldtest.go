@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/blazeworld/blaze/internal/colcmp"
-	"github.com/blazeworld/blaze/internal/convert"
+	"github.com/blazeworld/blaze/internal/mcworld"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/df-mc/dragonfly/server/world/mcdb"
@@ -58,7 +58,7 @@ func Worlds(t testing.TB) []string {
 func Name(path string) string { return strings.TrimSuffix(filepath.Base(path), ".mcworld") }
 
 // Unpack extracts an .mcworld (a zip) into dir.
-func Unpack(path, dir string) error { return convert.Unpack(path, dir) }
+func Unpack(path, dir string) error { return mcworld.Unpack(path, dir) }
 
 // UnpackTemp extracts an .mcworld into a new temporary directory.
 func UnpackTemp(t testing.TB, path string) string {

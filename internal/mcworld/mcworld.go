@@ -1,4 +1,5 @@
-package convert
+// Package mcworld reads .mcworld files, the zip archives Bedrock exports worlds as.
+package mcworld
 
 import (
 	"archive/zip"
