@@ -5,11 +5,13 @@ go 1.26.0
 require (
 	github.com/df-mc/dragonfly v0.11.2
 	github.com/df-mc/goleveldb v1.1.9
+	github.com/go-gl/mathgl v1.2.0
 	github.com/golang/snappy v1.0.0
 	github.com/google/uuid v1.6.0
 	github.com/klauspost/compress v1.18.4
 	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/sandertv/gophertunnel v1.59.0
+	github.com/schollz/progressbar/v3 v3.18.0
 )
 
 require (
@@ -22,7 +24,6 @@ require (
 	github.com/df-mc/go-xsapi/v2 v2.0.3 // indirect
 	github.com/df-mc/jsonc v1.0.5 // indirect
 	github.com/df-mc/worldupgrader v1.0.21 // indirect
-	github.com/go-gl/mathgl v1.2.0 // indirect
 	github.com/go-jose/go-jose/v4 v4.1.4 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/pion/datachannel v1.6.2 // indirect
@@ -43,7 +44,6 @@ require (
 	github.com/pion/webrtc/v4 v4.2.16-0.20260627075746-7a223a6f4d4f // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/sandertv/go-raknet v1.15.2-0.20260705184311-0d1fd09e2cf6 // indirect
-	github.com/schollz/progressbar/v3 v3.18.0 // indirect
 	github.com/segmentio/fasthash v1.0.3 // indirect
 	github.com/wlynxg/anet v0.0.5 // indirect
 	golang.org/x/crypto v0.48.0 // indirect
