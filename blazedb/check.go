@@ -16,19 +16,10 @@ func (db *DB) Check() error {
 	}
 	db.compactMu.Lock()
 	defer db.compactMu.Unlock()
-	db.writeMu.Lock()
-	db.mu.Lock()
-	l := db.log
-	if l == nil {
-		db.mu.Unlock()
-		db.writeMu.Unlock()
-		return ErrClosed
+	l, snap, end, _, err := db.snapshot()
+	if err != nil {
+		return err
 	}
-	snap := db.idx.clone()
-	end := l.written.Load()
-	l.refs.Add(1)
-	db.mu.Unlock()
-	db.writeMu.Unlock()
 	defer l.refs.Done()
 
 	scanned := newIndex()

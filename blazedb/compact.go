@@ -46,6 +46,22 @@ func (db *DB) Compact() error {
 	return nil
 }
 
+// snapshot returns, consistently with each other, the current log with a
+// reference the caller must release (l.refs.Done), a read-only clone of the
+// index, the log's end and the next sequence number. Writers wait only for
+// the clone, which copies the index's small override maps.
+func (db *DB) snapshot() (l *logFile, ix *index, end int64, seq uint64, err error) {
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.log == nil {
+		return nil, nil, 0, 0, ErrClosed
+	}
+	db.log.refs.Add(1)
+	return db.log, db.idx.clone(), db.log.written.Load(), db.seq, nil
+}
+
 // appender writes a new file sequentially through a buffer.
 type appender struct {
 	f   vfs.File
@@ -89,20 +105,10 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	start := time.Now()
 
 	// 1. Snapshot.
-	db.writeMu.Lock()
-	db.mu.Lock()
-	old := db.log
-	if old == nil {
-		db.mu.Unlock()
-		db.writeMu.Unlock()
-		return ErrClosed
+	old, snap, from, seq, err := db.snapshot()
+	if err != nil {
+		return err
 	}
-	snap := db.idx.clone()
-	from := old.written.Load()
-	seq := db.seq
-	old.refs.Add(1)
-	db.mu.Unlock()
-	db.writeMu.Unlock()
 	defer old.refs.Done()
 
 	// 2. Copy.
