@@ -45,13 +45,16 @@ fuzz:
 soak:
 	BLAZE_SOAK=1 $(GO) test ./blazedb -run 'Crash' -count=1 -timeout 6h -v
 
-## bench: the benchmarks, with enough runs for benchstat.
+## bench: every benchmark with enough runs for benchstat, then one table of
+## Blaze against mcdb (docs/BENCHMARKS.md explains each figure).
 bench:
-	$(GO) test ./blazedb ./tests/... -run '^$$' -bench . -benchmem -count 6 -timeout 2h | tee bench.txt
+	$(GO) test ./tests -run '^$$' -bench . -benchmem -count 6 -timeout 3h | tee bench.txt
+	$(GO) test ./blazedb -run '^$$' -bench . -benchmem -count 6 -timeout 1h | tee bench-engine.txt
+	$(GO) run ./internal/cmd/benchtable bench.txt
 
 lint:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet $(PKGS)
 
 clean:
-	rm -rf bench.txt bin build
+	rm -rf bench.txt bench-engine.txt bin build

@@ -1,0 +1,125 @@
+// Command benchtable reads `go test -bench` output and prints one table:
+// each workload, Blaze in each durability mode, mcdb, and how many times
+// faster (or smaller) Blaze is. Benchmarks are paired by name: the segment
+// "blaze-<mode>" or "mcdb" names the contender; the rest names the workload.
+// Each cell is the median over the runs (-count).
+//
+//	go run ./internal/cmd/benchtable bench.txt
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+var contender = regexp.MustCompile(`^(blaze-[a-z]+|mcdb)$`)
+
+type key struct{ workload, metric string }
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: benchtable bench.txt")
+		os.Exit(64)
+	}
+	f, err := os.Open(os.Args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer f.Close()
+	values := map[key]map[string][]float64{}
+	var order []key
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 4 || !strings.HasPrefix(fields[0], "Benchmark") {
+			continue
+		}
+		name := strings.TrimPrefix(fields[0], "Benchmark")
+		if i := strings.LastIndex(name, "-"); i > 0 {
+			name = name[:i] // the GOMAXPROCS suffix
+		}
+		var who string
+		var rest []string
+		for _, seg := range strings.Split(name, "/") {
+			if contender.MatchString(seg) && who == "" {
+				who = seg
+			} else {
+				rest = append(rest, seg)
+			}
+		}
+		if who == "" {
+			continue
+		}
+		for i := 2; i+1 < len(fields); i += 2 {
+			unit := fields[i+1]
+			if unit == "B/op" || unit == "allocs/op" || unit == "MB/s" {
+				continue
+			}
+			v, err := strconv.ParseFloat(fields[i], 64)
+			if err != nil {
+				continue
+			}
+			if unit == "ns/op" && hasCustom(fields) {
+				continue // a size or latency benchmark: its own metrics tell
+			}
+			k := key{strings.Join(rest, "/"), unit}
+			if values[k] == nil {
+				values[k] = map[string][]float64{}
+				order = append(order, k)
+			}
+			values[k][who] = append(values[k][who], v)
+		}
+	}
+	fmt.Printf("%-34s %-10s %14s %14s %14s %10s %10s\n", "workload", "unit", "blaze-fast", "blaze-balanced", "mcdb", "fast ×", "balanced ×")
+	for _, k := range order {
+		m := values[k]
+		fast, bal, mc := median(m["blaze-fast"]), median(m["blaze-balanced"]), median(m["mcdb"])
+		fmt.Printf("%-34s %-10s %14s %14s %14s %10s %10s\n", k.workload, k.metric, show(fast), show(bal), show(mc), ratio(mc, fast), ratio(mc, bal))
+	}
+	fmt.Println("\n× is mcdb ÷ Blaze: how many times faster (or smaller) Blaze is.")
+}
+
+func hasCustom(fields []string) bool {
+	for i := 3; i < len(fields); i += 2 {
+		switch fields[i] {
+		case "ns/op", "B/op", "allocs/op", "MB/s":
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func show(v float64) string {
+	switch {
+	case v == 0:
+		return "—"
+	case v >= 1e6:
+		return fmt.Sprintf("%.3g M", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.3g k", v/1e3)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+func ratio(mcdb, blaze float64) string {
+	if mcdb == 0 || blaze == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f", mcdb/blaze)
+}
