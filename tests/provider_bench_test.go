@@ -2,6 +2,7 @@ package tests
 
 import (
 	"io"
+	"sync/atomic"
 	"log/slog"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/df-mc/dragonfly/server/world/mcdb"
+	"github.com/pierrec/lz4/v4"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -30,6 +32,16 @@ var contenders = []contender{
 	{"blaze-fast", func(b *testing.B, dir string) store { return openBlaze(b, dir, blazedb.DurabilityFast) }},
 	{"mcdb", openMcdb},
 }
+
+// zstdContender stores with zstd instead of LZ4: smaller files, slower
+// cold loads.
+var zstdContender = contender{"blaze-zstd", func(b *testing.B, dir string) store {
+	db, err := provider.Config{Log: quiet, Compression: blazedb.CompressionZstd}.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return db
+}}
 
 func openBlaze(b testing.TB, dir string, d blazedb.Durability) store {
 	db, err := provider.Config{Log: quiet, Durability: d}.Open(dir)
@@ -210,6 +222,28 @@ func BenchmarkCodecFloor(b *testing.B) {
 			}
 		}
 	})
+	b.Run("LZ4-compress", func(b *testing.B) {
+		dst := make([]byte, lz4.CompressBlockBound(len(net[0])*2))
+		var c lz4.Compressor
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			c.CompressBlock(net[i%len(net)], dst)
+		}
+	})
+	b.Run("LZ4-decompress", func(b *testing.B) {
+		comp := make([][]byte, len(net))
+		var c lz4.Compressor
+		for i, n := range net {
+			buf := make([]byte, lz4.CompressBlockBound(len(n)))
+			k, _ := c.CompressBlock(n, buf)
+			comp[i] = buf[:k]
+		}
+		dst := make([]byte, 1<<20)
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			lz4.UncompressBlock(comp[i%len(comp)], dst)
+		}
+	})
 	sizes := 0
 	for _, n := range net {
 		sizes += len(n)
@@ -276,4 +310,119 @@ func BenchmarkRealWorld(b *testing.B) {
 			p.Close()
 		})
 	}
+}
+
+// flatArena returns the columns of a 24x24 flat arena: bedrock, dirt and
+// grass, the kind of map minigames reset again and again.
+func flatArena() []*chunk.Column {
+	br := world.DefaultBlockRegistry
+	st := worldtest.States(br)
+	cols := make([]*chunk.Column, 24*24)
+	for i := range cols {
+		c := chunk.New(br, world.Overworld.Range())
+		for x := uint8(0); x < 16; x++ {
+			for z := uint8(0); z < 16; z++ {
+				c.SetBlock(x, -64, z, 0, st["minecraft:bedrock"])
+				c.SetBlock(x, -63, z, 0, st["minecraft:dirt"])
+				c.SetBlock(x, -62, z, 0, st["minecraft:dirt"])
+				c.SetBlock(x, -61, z, 0, st["minecraft:grass_block"])
+			}
+		}
+		cols[i] = &chunk.Column{Chunk: c}
+	}
+	return cols
+}
+
+// BenchmarkFlatArena stores a whole 24x24 flat arena, then loads it all
+// right after opening.
+func BenchmarkFlatArena(b *testing.B) {
+	cols := flatArena()
+	for _, c := range contenders {
+		b.Run(c.name+"/store-arena", func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				p := c.open(b, b.TempDir())
+				b.StartTimer()
+				for i, col := range cols {
+					if err := p.StoreColumn(world.ChunkPos{int32(i % 24), int32(i / 24)}, world.Overworld, col); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				p.Close()
+				b.StartTimer()
+			}
+		})
+		dir := b.TempDir()
+		p := c.open(b, dir)
+		for i, col := range cols {
+			p.StoreColumn(world.ChunkPos{int32(i % 24), int32(i / 24)}, world.Overworld, col)
+		}
+		p.Close()
+		b.Run(c.name+"/load-arena", func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				p := c.open(b, dir)
+				b.StartTimer()
+				for i := range cols {
+					if _, err := p.LoadColumn(world.ChunkPos{int32(i % 24), int32(i / 24)}, world.Overworld); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				p.Close()
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// BenchmarkStoreSafe stores changed columns with an fsync before each
+// store returns: one writer in DurabilitySafe, and 8 writers (storing
+// different columns, as three dimensions and background work would) in
+// DurabilitySafeBatch, where they share fsyncs. mcdb cannot be made to
+// fsync through its API (it writes with nil WriteOptions), so its figure,
+// one writer without fsync, is only a reference.
+func BenchmarkStoreSafe(b *testing.B) {
+	cols := realistic(64)
+	obsidian := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
+	run := func(b *testing.B, p store, writers int) {
+		for i, col := range cols {
+			p.StoreColumn(pos(i), world.Overworld, col)
+		}
+		var next atomic.Int64
+		b.SetParallelism((writers + 1) / 2)
+		b.ReportAllocs()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			w := int(next.Add(1) - 1)
+			own := make([]*chunk.Column, 0, len(cols)/writers+1)
+			for i := w; i < len(cols); i += writers {
+				own = append(own, worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry))
+			}
+			for i := 0; pb.Next(); i++ {
+				k := i % len(own)
+				own[k].Chunk.SetBlock(uint8(i%16), int16(i%300-60), 0, 0, obsidian)
+				if err := p.StoreColumn(pos(w+k*writers), world.Overworld, own[k]); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	b.Run("blaze-safe/1-writer", func(b *testing.B) {
+		p := openBlaze(b, b.TempDir(), blazedb.DurabilitySafe)
+		defer p.Close()
+		run(b, p, 1)
+	})
+	b.Run("blaze-safebatch/8-writers", func(b *testing.B) {
+		p := openBlaze(b, b.TempDir(), blazedb.DurabilitySafeBatch)
+		defer p.Close()
+		run(b, p, 8)
+	})
+	b.Run("mcdb/1-writer-no-fsync", func(b *testing.B) {
+		p := openMcdb(b, b.TempDir())
+		defer p.Close()
+		run(b, p, 1)
+	})
 }

@@ -58,7 +58,7 @@ func tiled(b *testing.B, c contender) string {
 
 // coldContenders are the providers compared on reopened worlds: Blaze in
 // its default mode and mcdb.
-var coldContenders = []contender{contenders[0], contenders[2]}
+var coldContenders = []contender{contenders[0], zstdContender, contenders[2]}
 
 // BenchmarkArea11x11 loads the 121 columns around a random point of the
 // tiled world right after opening it: what a player joining sees.
