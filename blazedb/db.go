@@ -232,7 +232,15 @@ func (db *DB) Recovery() Recovery {
 // the directory. It returns every error it met, joined, including a
 // background error no call has reported yet. Close is idempotent: a second
 // call returns nil. Every other method returns ErrClosed after it.
-func (db *DB) Close() error {
+func (db *DB) Close() error { return db.close(true) }
+
+// Discard closes the DB without making anything durable: no fsync, no
+// index.dat. It is for a database about to be deleted (an overlay
+// generation being reset), where syncing would be wasted work. After a
+// crash the files hold whatever the OS wrote; Open recovers them as usual.
+func (db *DB) Discard() error { return db.close(false) }
+
+func (db *DB) close(persist bool) error {
 	if !db.closed.CompareAndSwap(false, true) {
 		return nil
 	}
@@ -248,7 +256,7 @@ func (db *DB) Close() error {
 	l, ix := db.log, db.idx
 	db.log = nil
 	db.mu.Unlock()
-	if !db.opts.ReadOnly {
+	if !db.opts.ReadOnly && persist {
 		if err := db.poisoned(); err != nil {
 			errs = append(errs, err)
 		} else if err := db.fsync(l); err != nil {

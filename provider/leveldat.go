@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/mcdb/leveldat"
 )
 
@@ -56,4 +57,14 @@ func writeLevelDat(fs vfs.FS, dir string, d *leveldat.Data) error {
 		return err
 	}
 	return vfs.ReplaceFile(fs, dir, levelNameName, []byte(d.LevelName))
+}
+
+// WriteSettings creates dir/level.dat holding s (every other field at
+// Dragonfly's default): a new world whose settings come from elsewhere, such
+// as an overlay whose settings start as its template's.
+func WriteSettings(fs vfs.FS, dir string, s *world.Settings) error {
+	d := &leveldat.Data{}
+	d.FillDefault()
+	d.PutSettings(s)
+	return writeLevelDat(fs, dir, d)
 }

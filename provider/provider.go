@@ -382,7 +382,13 @@ func (db *DB) SavePlayerSpawnPosition(id uuid.UUID, pos cube.Pos) error {
 
 // Close writes level.dat, then syncs and closes the engine. It returns every
 // error met, including a failed SaveSettings. It is idempotent.
-func (db *DB) Close() error {
+func (db *DB) Close() error { return db.close(true) }
+
+// Discard closes the world without making anything durable (see
+// blazedb.DB.Discard): for a world about to be deleted.
+func (db *DB) Discard() error { return db.close(false) }
+
+func (db *DB) close(persist bool) error {
 	if !db.closed.CompareAndSwap(false, true) {
 		return nil
 	}
@@ -393,14 +399,18 @@ func (db *DB) Close() error {
 	if db.saveErr != nil {
 		errs = append(errs, db.saveErr)
 	}
-	if !db.conf.ReadOnly {
+	if !db.conf.ReadOnly && persist {
 		db.ldat.LastPlayed = time.Now().Unix()
 		if err := writeLevelDat(db.conf.FS, db.dir, db.ldat); err != nil {
 			errs = append(errs, fmt.Errorf("write level.dat: %w", err))
 		}
 	}
 	db.setMu.Unlock()
-	if err := db.eng.Close(); err != nil {
+	closeEngine := db.eng.Close
+	if !persist {
+		closeEngine = db.eng.Discard
+	}
+	if err := closeEngine(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {

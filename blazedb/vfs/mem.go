@@ -203,6 +203,27 @@ func (m *MemFS) Remove(name string) error {
 	if err := m.step(); err != nil {
 		return err
 	}
+	if m.dirs[name] {
+		for n := range m.names {
+			if filepath.Dir(n) == name {
+				return &os.PathError{Op: "remove", Path: name, Err: errors.New("directory not empty")}
+			}
+		}
+		for d := range m.dirs {
+			if d != name && filepath.Dir(d) == name {
+				return &os.PathError{Op: "remove", Path: name, Err: errors.New("directory not empty")}
+			}
+		}
+		// Directories are durable at once (see MkdirAll), and so is their
+		// removal, with whatever durable entries they still had.
+		delete(m.dirs, name)
+		for n := range m.durable {
+			if filepath.Dir(n) == name {
+				delete(m.durable, n)
+			}
+		}
+		return nil
+	}
 	if _, ok := m.names[name]; !ok {
 		return &os.PathError{Op: "remove", Path: name, Err: os.ErrNotExist}
 	}

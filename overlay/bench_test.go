@@ -1,0 +1,155 @@
+package overlay
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/dragonfly/server/world/mcdb"
+)
+
+// arenaSide is the arena of the issue: 24 x 24 chunks.
+const arenaSide = 24
+
+// BenchmarkResetOverlay times ResetOverlay on a 24x24 arena after a match
+// changed 10, 100 or 1,000 columns: the cost must not grow with them.
+func BenchmarkResetOverlay(b *testing.B) {
+	tp := openTemplate(b, template(b, arenaSide))
+	obsidian := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
+	for _, dirty := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("dirty=%d", dirty), func(b *testing.B) {
+			o, err := Config{Log: quiet}.Open(tp, filepath.Join(b.TempDir(), "arena"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer o.Shutdown()
+			for b.Loop() {
+				b.StopTimer()
+				for i := 0; i < dirty; i++ {
+					pos := world.ChunkPos{int32(i % 40), int32(i / 40)}
+					col, err := o.LoadColumn(pos, world.Overworld)
+					if err != nil {
+						col = worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry)
+					}
+					col.Chunk.SetBlock(1, 1, 1, 0, obsidian)
+					if err := o.StoreColumn(pos, world.Overworld, col); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				if err := o.ResetOverlay(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkArenaMemory opens 100 arenas on one template, each of which
+// changes 10 columns, and reports the heap each arena adds.
+func BenchmarkArenaMemory(b *testing.B) {
+	tp := openTemplate(b, template(b, arenaSide))
+	obsidian := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
+	for b.Loop() {
+		base := b.TempDir()
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		var arenas []*Provider
+		for a := 0; a < 100; a++ {
+			o, err := Config{Log: quiet}.Open(tp, filepath.Join(base, fmt.Sprint(a)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; i < 10; i++ {
+				pos := world.ChunkPos{int32(i), int32(a % arenaSide)}
+				col, _ := o.LoadColumn(pos, world.Overworld)
+				col.Chunk.SetBlock(2, 2, 2, 0, obsidian)
+				o.StoreColumn(pos, world.Overworld, col)
+			}
+			arenas = append(arenas, o)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/100/1024, "heap-KiB/arena")
+		for _, o := range arenas {
+			o.Shutdown()
+		}
+	}
+}
+
+// BenchmarkArenaCycle compares what it takes to give the next match a
+// fresh 24x24 arena: ResetOverlay, against what servers do today, copying
+// the template's LevelDB world directory and opening it.
+func BenchmarkArenaCycle(b *testing.B) {
+	tdir := template(b, arenaSide)
+	tp := openTemplate(b, tdir)
+	b.Run("blaze-overlay-reset", func(b *testing.B) {
+		o, err := Config{Log: quiet}.Open(tp, filepath.Join(b.TempDir(), "arena"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer o.Shutdown()
+		for b.Loop() {
+			if err := o.ResetOverlay(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	ldb := filepath.Join(b.TempDir(), "template-leveldb")
+	mc, err := mcdb.Config{Log: quiet}.Open(ldb)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for x := int32(0); x < arenaSide; x++ {
+		for z := int32(0); z < arenaSide; z++ {
+			col, _ := tp.LoadColumn(world.ChunkPos{x, z}, world.Overworld)
+			mc.StoreColumn(world.ChunkPos{x, z}, world.Overworld, col)
+		}
+	}
+	mc.Close()
+	b.Run("mcdb-copy-directory", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			dst := filepath.Join(b.TempDir(), fmt.Sprint("match", i))
+			if err := copyTree(ldb, dst); err != nil {
+				b.Fatal(err)
+			}
+			m, err := mcdb.Config{Log: quiet}.Open(dst)
+			if err != nil {
+				b.Fatal(err)
+			}
+			m.Close()
+		}
+	})
+}
+
+func copyTree(from, to string) error {
+	return filepath.Walk(from, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if info.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.Create(filepath.Join(to, rel))
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
+	})
+}

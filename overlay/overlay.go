@@ -1,0 +1,453 @@
+// Package overlay puts a disposable, writable overlay over a read-only
+// template world, so that a minigame arena resets in milliseconds however
+// large its map: ResetOverlay forgets every change of the match at once.
+//
+// Reads go to the overlay first, then to the template; writes go only to
+// the overlay. The template is never written through an overlay, and many
+// overlays may share one template (and its caches). Each overlay adds only
+// what its match changed.
+//
+// # On disk
+//
+//	dir/CURRENT        the name of the current generation, e.g. "gen-000007\n"
+//	dir/gen-000007/    a Blaze world (level.dat, blaze/) holding the changes
+//
+// An empty generation (the spare) is prepared in the background after Open
+// and after every reset, so ResetOverlay only atomically replaces CURRENT
+// (temp file, fsync, rename, fsync of the directory: the commit point) and
+// swaps the spare in; the old generation is discarded unsynced and deleted
+// in the background. After a crash at any point the overlay opens either
+// reset or not, never half: Open follows CURRENT and deletes every other
+// generation it finds.
+package overlay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/provider"
+	"github.com/df-mc/dragonfly/server/block/cube"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/dragonfly/server/world/chunk"
+	"github.com/df-mc/goleveldb/leveldb"
+	"github.com/google/uuid"
+)
+
+// Config holds the optional parameters of an overlay. The zero value works.
+type Config struct {
+	// Log receives errors. Default slog.Default().
+	Log *slog.Logger
+	// Durability of the overlay's writes. Default blazedb.DurabilityBalanced.
+	Durability blazedb.Durability
+	// CacheBytes and ColumnCacheBytes are the overlay's own caches: by
+	// default the engine cache is off (the column cache already serves hot
+	// loads) and the column cache holds 4 MiB, because the template's
+	// caches are shared by every overlay on it. Negative disables them.
+	CacheBytes, ColumnCacheBytes int64
+	// FS is the filesystem. Default the operating system's.
+	FS vfs.FS
+}
+
+// Provider is a world.Provider made of a template and an overlay. It is
+// safe for concurrent use; ResetOverlay waits for calls in progress.
+type Provider struct {
+	conf     Config
+	dir      string
+	template world.Provider
+	lock     io.Closer // dir/LOCK, held until Shutdown
+
+	mu  sync.RWMutex // guards gen, cur and reg; ResetOverlay holds it to swap them
+	gen int
+	cur *provider.DB
+	reg world.BlockRegistry
+
+	// The spare generation and the deletion of old ones run in the
+	// background; their errors are returned by the next ResetOverlay or
+	// Close.
+	bg struct {
+		sync.Mutex
+		wg    sync.WaitGroup
+		spare chan spareGen // holds at most one prepared generation
+		err   error
+	}
+}
+
+type spareGen struct {
+	n   int
+	db  *provider.DB
+	err error
+}
+
+var _ world.Provider = (*Provider)(nil)
+
+const currentName = "CURRENT"
+
+func genName(n int) string { return fmt.Sprintf("gen-%06d", n) }
+
+// Open opens (or creates) the overlay in dir over template. The template is
+// only read; closing the overlay does not close it.
+func (c Config) Open(template world.Provider, dir string) (*Provider, error) {
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	if c.FS == nil {
+		c.FS = vfs.Default
+	}
+	if c.CacheBytes == 0 {
+		c.CacheBytes = -1 // the column cache serves hot loads; no second copy
+	}
+	if c.ColumnCacheBytes == 0 {
+		c.ColumnCacheBytes = 4 << 20
+	}
+	p := &Provider{conf: c, dir: dir, template: template}
+	p.bg.spare = make(chan spareGen, 1)
+	if err := c.FS.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("overlay: open %s: %w", dir, err)
+	}
+	lock, err := c.FS.Lock(filepath.Join(dir, "LOCK"), true)
+	if errors.Is(err, vfs.ErrLocked) {
+		return nil, fmt.Errorf("overlay: open %s: %w (%v)", dir, blazedb.ErrLocked, err)
+	} else if err != nil {
+		return nil, fmt.Errorf("overlay: open %s: %w", dir, err)
+	}
+	p.lock = lock
+	if err := p.open(); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("overlay: open %s: %w", dir, err)
+	}
+	p.prepareSpare(p.gen + 1)
+	return p, nil
+}
+
+// prepareSpare creates generation n in the background.
+func (p *Provider) prepareSpare(n int) {
+	reg := p.reg // the caller holds p.mu, or p is not shared yet
+	p.bg.wg.Add(1)
+	go func() {
+		defer p.bg.wg.Done()
+		db, err := p.openGeneration(n, true, reg)
+		p.bg.spare <- spareGen{n: n, db: db, err: err}
+	}()
+}
+
+// takeSpare waits for the prepared generation.
+func (p *Provider) takeSpare() (spareGen, error) {
+	s := <-p.bg.spare
+	if s.err != nil {
+		return s, fmt.Errorf("prepare generation %d: %w", s.n, s.err)
+	}
+	return s, nil
+}
+
+// discard closes an old generation unsynced and deletes it, in the
+// background.
+func (p *Provider) discard(n int, db *provider.DB) {
+	p.bg.wg.Add(1)
+	go func() {
+		defer p.bg.wg.Done()
+		var err error
+		if db != nil {
+			err = db.Discard()
+		}
+		err = errors.Join(err, removeAll(p.conf.FS, filepath.Join(p.dir, genName(n))))
+		if err != nil {
+			p.bg.Lock()
+			p.bg.err = errors.Join(p.bg.err, fmt.Errorf("delete generation %d: %w", n, err))
+			p.bg.Unlock()
+		}
+	}()
+}
+
+func (p *Provider) takeBackgroundErr() error {
+	p.bg.Lock()
+	defer p.bg.Unlock()
+	err := p.bg.err
+	p.bg.err = nil
+	return err
+}
+
+func (p *Provider) open() error {
+	fs := p.conf.FS
+	if err := fs.MkdirAll(p.dir, 0o755); err != nil {
+		return err
+	}
+	gen := 0
+	b, err := vfs.ReadFile(fs, filepath.Join(p.dir, currentName))
+	switch {
+	case errors.Is(err, vfs.ErrNotExist):
+	case err != nil:
+		return err
+	default:
+		name := strings.TrimSpace(string(b))
+		n, err := strconv.Atoi(strings.TrimPrefix(name, "gen-"))
+		if err != nil || genName(n) != name {
+			return fmt.Errorf("%w: %s names %q", blazedb.ErrCorrupt, currentName, name)
+		}
+		gen = n
+	}
+	if err := p.removeGenerationsBut(gen); err != nil {
+		return err
+	}
+	if gen == 0 {
+		// A new overlay: generation 1, committed like a reset.
+		cur, err := p.openGeneration(1, true, p.reg)
+		if err != nil {
+			return err
+		}
+		if err := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, []byte(genName(1)+"\n")); err != nil {
+			cur.Close()
+			return err
+		}
+		p.gen, p.cur = 1, cur
+		return nil
+	}
+	cur, err := p.openGeneration(gen, false, p.reg)
+	if err != nil {
+		return err
+	}
+	p.gen, p.cur = gen, cur
+	return nil
+}
+
+// openGeneration opens generation n; a new one starts with the template's
+// settings in its own level.dat.
+func (p *Provider) openGeneration(n int, fresh bool, reg world.BlockRegistry) (*provider.DB, error) {
+	dir := filepath.Join(p.dir, genName(n))
+	if fresh {
+		if err := p.conf.FS.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		if err := provider.WriteSettings(p.conf.FS, dir, p.template.Settings()); err != nil {
+			return nil, err
+		}
+	}
+	return provider.Config{
+		Log: p.conf.Log, Durability: p.conf.Durability, CacheBytes: p.conf.CacheBytes,
+		ColumnCacheBytes: p.conf.ColumnCacheBytes, FS: p.conf.FS, Blocks: reg,
+	}.Open(dir)
+}
+
+// removeGenerationsBut deletes every generation but keep: the ones a crash
+// left behind (a spare, or one a reset replaced).
+func (p *Provider) removeGenerationsBut(keep int) error {
+	names, err := p.conf.FS.List(p.dir)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, "gen-") && n != genName(keep) {
+			if err := removeAll(p.conf.FS, filepath.Join(p.dir, n)); err != nil {
+				return fmt.Errorf("remove %s: %w", n, err)
+			}
+		}
+	}
+	return nil
+}
+
+// removeAll deletes a directory tree through the filesystem seam.
+func removeAll(fs vfs.FS, dir string) error {
+	names, err := fs.List(dir)
+	if errors.Is(err, vfs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		path := filepath.Join(dir, n)
+		if _, err := fs.List(path); err == nil { // it lists: a directory
+			if err := removeAll(fs, path); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := fs.Remove(path); err != nil && !errors.Is(err, vfs.ErrNotExist) {
+			return err
+		}
+	}
+	if err := fs.Remove(dir); err != nil {
+		return err
+	}
+	return fs.SyncDir(filepath.Dir(dir))
+}
+
+// ResetOverlay forgets every change made through the overlay: columns,
+// settings and player spawns. Its cost does not depend on how much changed
+// or how large the map is. Close every World using the overlay first; a
+// Dragonfly World closes its provider when it closes, so ResetOverlay also
+// works on a closed overlay, which it leaves open on the fresh generation:
+//
+//	w.Close()          // the match ends: saves into the overlay, closes it
+//	o.ResetOverlay()   // forget the match; o is open again
+//	w = world.Config{Provider: o, ...}.New() // the next match
+func (p *Provider) ResetOverlay() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	spare, err := p.takeSpare()
+	if err != nil {
+		p.prepareSpare(spare.n) // try again next time
+		return fmt.Errorf("overlay: reset %s: %w", p.dir, errors.Join(err, p.takeBackgroundErr()))
+	}
+	if p.reg != nil {
+		spare.db.SetBlockRegistry(p.reg)
+	}
+	if err := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, []byte(genName(spare.n)+"\n")); err != nil {
+		// Not committed: the spare stays spare.
+		p.bg.spare <- spare
+		return fmt.Errorf("overlay: reset %s: commit generation %d: %w", p.dir, spare.n, err)
+	}
+	old, oldGen := p.cur, p.gen
+	p.gen, p.cur = spare.n, spare.db
+	p.discard(oldGen, old) // old is nil when a World already closed the overlay
+	p.prepareSpare(spare.n + 1)
+	if err := p.takeBackgroundErr(); err != nil {
+		return fmt.Errorf("overlay: reset %s: reset done, but earlier background work failed: %w", p.dir, err)
+	}
+	return nil
+}
+
+// DirtyChunk is a column that differs from the template.
+type DirtyChunk struct {
+	Pos world.ChunkPos
+	Dim world.Dimension
+}
+
+// Dirty lists the columns stored through the overlay since the last reset,
+// so a caller can restore only those.
+func (p *Provider) Dirty() ([]DirtyChunk, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.cur == nil {
+		return nil, blazedb.ErrClosed
+	}
+	var out []DirtyChunk
+	for id := 0; id < 3; id++ {
+		dim, _ := world.DimensionByID(id)
+		keys, err := p.cur.Engine().Keys(blazedb.Area{Dim: int32(id), MinX: math.MinInt32, MinZ: math.MinInt32, MaxX: math.MaxInt32, MaxZ: math.MaxInt32})
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			out = append(out, DirtyChunk{Pos: world.ChunkPos{k.X, k.Z}, Dim: dim})
+		}
+	}
+	return out, nil
+}
+
+// SetBlockRegistry passes the registry to the overlay (and to the template
+// when it takes one).
+func (p *Provider) SetBlockRegistry(br world.BlockRegistry) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reg = br
+	if p.cur != nil {
+		p.cur.SetBlockRegistry(br)
+	}
+	if t, ok := p.template.(interface{ SetBlockRegistry(world.BlockRegistry) }); ok {
+		t.SetBlockRegistry(br)
+	}
+}
+
+// Settings returns the overlay's settings: the template's, copied into the
+// overlay when its generation began, unless the match saved its own. The
+// pointer is the same for the life of a generation.
+func (p *Provider) Settings() *world.Settings {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.cur.Settings()
+}
+
+// SaveSettings saves settings into the overlay only.
+func (p *Provider) SaveSettings(s *world.Settings) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	p.cur.SaveSettings(s)
+}
+
+// LoadColumn reads the overlay, then the template. The caller owns the
+// column either way.
+func (p *Provider) LoadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.cur == nil {
+		return nil, blazedb.ErrClosed
+	}
+	col, err := p.cur.LoadColumn(pos, dim)
+	if errors.Is(err, leveldb.ErrNotFound) {
+		return p.template.LoadColumn(pos, dim)
+	}
+	return col, err
+}
+
+// StoreColumn writes to the overlay only.
+func (p *Provider) StoreColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Column) error {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.cur == nil {
+		return blazedb.ErrClosed
+	}
+	return p.cur.StoreColumn(pos, dim, col)
+}
+
+// LoadPlayerSpawnPosition reads spawns saved during the match.
+func (p *Provider) LoadPlayerSpawnPosition(id uuid.UUID) (cube.Pos, bool, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.cur == nil {
+		return cube.Pos{}, false, blazedb.ErrClosed
+	}
+	return p.cur.LoadPlayerSpawnPosition(id)
+}
+
+// SavePlayerSpawnPosition saves a spawn into the overlay.
+func (p *Provider) SavePlayerSpawnPosition(id uuid.UUID, pos cube.Pos) error {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.cur == nil {
+		return blazedb.ErrClosed
+	}
+	return p.cur.SavePlayerSpawnPosition(id, pos)
+}
+
+// Close closes the overlay's current generation (never the template). It
+// is idempotent, ResetOverlay opens the overlay again, and the arena stays
+// reserved (dir/LOCK) until Shutdown.
+func (p *Provider) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cur == nil {
+		return p.takeBackgroundErr()
+	}
+	err := p.cur.Close()
+	p.cur = nil
+	return errors.Join(err, p.takeBackgroundErr())
+}
+
+// Shutdown closes the overlay for good: it also waits for background work
+// and deletes the prepared spare generation. Use it when the arena is
+// retired; Close (which a World calls) keeps the spare for the next reset.
+func (p *Provider) Shutdown() error {
+	err := p.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	spare := <-p.bg.spare
+	if spare.db != nil {
+		err = errors.Join(err, spare.db.Discard())
+	}
+	p.bg.wg.Wait()
+	err = errors.Join(err, removeAll(p.conf.FS, filepath.Join(p.dir, genName(spare.n))), p.takeBackgroundErr())
+	p.bg.spare <- spareGen{n: spare.n, err: ErrShutdown}
+	return errors.Join(err, p.lock.Close())
+}
+
+// ErrShutdown: the overlay was shut down.
+var ErrShutdown = errors.New("overlay: shut down")

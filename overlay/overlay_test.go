@@ -1,0 +1,338 @@
+package overlay
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/blazeworld/blaze/provider"
+	"github.com/df-mc/dragonfly/server/block"
+	"github.com/df-mc/dragonfly/server/block/cube"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/goleveldb/leveldb"
+	"github.com/google/uuid"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// template builds a Blaze world of side x side synthetic columns and
+// returns its directory.
+func template(t testing.TB, side int) string {
+	dir := filepath.Join(t.TempDir(), "template")
+	p, err := provider.Config{Log: quiet}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for x := 0; x < side; x++ {
+		for z := 0; z < side; z++ {
+			if err := p.StoreColumn(world.ChunkPos{int32(x), int32(z)}, world.Overworld, worldtest.Synthetic(uint64(x*side+z), world.Overworld, world.DefaultBlockRegistry)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s := p.Settings()
+	s.Name = "Arena"
+	p.SaveSettings(s)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func openTemplate(t testing.TB, dir string) *provider.DB {
+	p, err := provider.Config{Log: quiet, ReadOnly: true}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+func hashTree(t testing.TB, dir string) map[string][32]byte {
+	out := map[string][32]byte{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			b, _ := os.ReadFile(p)
+			out[p] = sha256.Sum256(b)
+		}
+		return nil
+	})
+	return out
+}
+
+// A whole match cycle (load, mutate, store, settings, spawns, close,
+// reset) never writes a byte of the template.
+func TestTemplateNeverWritten(t *testing.T) {
+	tdir := template(t, 4)
+	before := hashTree(t, tdir)
+	tp := openTemplate(t, tdir)
+	o, err := Config{Log: quiet}.Open(tp, filepath.Join(t.TempDir(), "arena"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obsidian := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
+	for i := int32(0); i < 4; i++ {
+		col, err := o.LoadColumn(world.ChunkPos{i, i}, world.Overworld)
+		if err != nil {
+			t.Fatal(err)
+		}
+		col.Chunk.SetBlock(1, 1, 1, 0, obsidian)
+		if err := o.StoreColumn(world.ChunkPos{i, i}, world.Overworld, col); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := o.Settings()
+	s.Time = 999
+	o.SaveSettings(s)
+	o.SavePlayerSpawnPosition(uuid.New(), cube.Pos{1, 2, 3})
+	if err := o.ResetOverlay(); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	tp.Close()
+	after := hashTree(t, tdir)
+	if len(before) != len(after) {
+		t.Fatalf("template has %d files, had %d", len(after), len(before))
+	}
+	for k, v := range before {
+		if after[k] != v {
+			t.Fatalf("template file %s changed", k)
+		}
+	}
+}
+
+func TestOverlayReadsWritesDirtyReset(t *testing.T) {
+	tp := openTemplate(t, template(t, 3))
+	dir := filepath.Join(t.TempDir(), "arena")
+	o, err := Config{Log: quiet}.Open(tp, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (Config{Log: quiet}).Open(tp, dir); !errors.Is(err, blazedb.ErrLocked) {
+		t.Fatalf("a second overlay on the same directory: %v", err)
+	}
+	if o.Settings().Name != "Arena" {
+		t.Fatalf("settings not from the template: %q", o.Settings().Name)
+	}
+	pos := world.ChunkPos{1, 2}
+	orig, _ := tp.LoadColumn(pos, world.Overworld)
+	col, err := o.LoadColumn(pos, world.Overworld)
+	if err != nil || worldtest.Compare(orig, col) != nil {
+		t.Fatalf("overlay does not read the template: %v", err)
+	}
+	obsidian := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
+	col.Chunk.SetBlock(3, 3, 3, 0, obsidian)
+	o.StoreColumn(pos, world.Overworld, col)
+	o.StoreColumn(world.ChunkPos{50, 50}, world.Nether, worldtest.Synthetic(1, world.Nether, world.DefaultBlockRegistry))
+	if got, _ := o.LoadColumn(pos, world.Overworld); got.Chunk.Block(3, 3, 3, 0) != obsidian {
+		t.Fatal("overlay write not read back")
+	}
+	if got, _ := tp.LoadColumn(pos, world.Overworld); got.Chunk.Block(3, 3, 3, 0) == obsidian {
+		t.Fatal("the write reached the template")
+	}
+	dirty, _ := o.Dirty()
+	if len(dirty) != 2 {
+		t.Fatalf("dirty %v", dirty)
+	}
+	s := o.Settings()
+	s.Name = "Match 1"
+	o.SaveSettings(s)
+	id := uuid.New()
+	o.SavePlayerSpawnPosition(id, cube.Pos{5, 6, 7})
+
+	// The overlay survives a reopen...
+	o.Shutdown()
+	o, err = Config{Log: quiet}.Open(tp, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := o.LoadColumn(pos, world.Overworld); got.Chunk.Block(3, 3, 3, 0) != obsidian {
+		t.Fatal("overlay write lost on reopen")
+	}
+	if o.Settings().Name != "Match 1" {
+		t.Fatal("overlay settings lost on reopen")
+	}
+	// ...and a reset forgets all of it.
+	if err := o.ResetOverlay(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := o.LoadColumn(pos, world.Overworld); worldtest.Compare(orig, got) != nil {
+		t.Fatal("reset did not restore the template's column")
+	}
+	if _, err := o.LoadColumn(world.ChunkPos{50, 50}, world.Nether); !errors.Is(err, leveldb.ErrNotFound) {
+		t.Fatalf("column written during the match survived the reset: %v", err)
+	}
+	if dirty, _ := o.Dirty(); len(dirty) != 0 {
+		t.Fatalf("dirty after reset: %v", dirty)
+	}
+	if o.Settings().Name != "Arena" {
+		t.Fatal("match settings survived the reset")
+	}
+	if _, ok, _ := o.LoadPlayerSpawnPosition(id); ok {
+		t.Fatal("match spawn survived the reset")
+	}
+	if err := o.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 3 { // CURRENT, LOCK, one generation
+		t.Fatalf("generations left: %v", names)
+	}
+}
+
+// A crash at any file operation of a reset leaves the overlay either
+// reset or not, never half.
+func TestResetIsCrashSafe(t *testing.T) {
+	tdir := template(t, 2)
+	crashes, resets := 0, 0
+	defer func() {
+		t.Logf("%d crash points inside a reset (%d of them after the commit)", crashes, resets)
+		if crashes < 5 || resets == 0 || resets == crashes {
+			t.Errorf("the crash points did not cover both sides of the commit")
+		}
+	}()
+	for k := 1; k < 80; k++ {
+		mem := vfs.NewMem()
+		tp := openTemplate(t, tdir)
+		o, err := Config{Log: quiet, FS: mem}.Open(tp, "/arena")
+		if err != nil {
+			t.Fatal(err)
+		}
+		col, _ := o.LoadColumn(world.ChunkPos{1, 1}, world.Overworld)
+		col.Chunk.SetBlock(0, 0, 0, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
+		if err := o.StoreColumn(world.ChunkPos{1, 1}, world.Overworld, col); err != nil {
+			t.Fatal(err)
+		}
+		o.cur.Engine().Sync()
+		spare := <-o.bg.spare // let the spare be ready: preparing it is not part of a reset
+		o.bg.spare <- spare
+		mem.CrashAfter(k)
+		resetErr := o.ResetOverlay()
+		o.Shutdown() // background work (discarding, the next spare) runs into the crash too
+		crashed := mem.Crashed()
+		clone := mem.CrashClone(rand.New(rand.NewPCG(uint64(k), 1)), 0)
+		o2, err := Config{Log: quiet, FS: clone}.Open(tp, "/arena")
+		if err != nil {
+			t.Fatalf("k=%d: reopen after a crash during reset: %v", k, err)
+		}
+		dirty, err := o2.Dirty()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if crashed {
+			crashes++
+		}
+		switch {
+		case len(dirty) == 0: // reset
+			if crashed {
+				resets++
+			}
+		case len(dirty) == 1 && dirty[0].Pos == (world.ChunkPos{1, 1}): // not reset
+			if resetErr == nil && !crashed {
+				t.Fatalf("k=%d: a reset that returned nil was undone", k)
+			}
+		default:
+			t.Fatalf("k=%d: half reset: %v", k, dirty)
+		}
+		o2.Shutdown()
+		gens := 0
+		names, _ := clone.List("/arena")
+		for _, n := range names {
+			if filepath.Ext(n) == "" && len(n) > 4 && n[:4] == "gen-" {
+				gens++
+			}
+		}
+		if gens != 1 {
+			t.Fatalf("k=%d: %d generations after reopen: %v", k, gens, names)
+		}
+		if !crashed {
+			break // the reset finished before the crash point: every k is covered
+		}
+	}
+}
+
+// The arena cycle with real Dragonfly worlds: play, close, reset, play.
+func TestArenaCycleWithDragonfly(t *testing.T) {
+	tp := openTemplate(t, template(t, 2))
+	dir := filepath.Join(t.TempDir(), "arena")
+	o, err := Config{Log: quiet}.Open(tp, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Shutdown()
+	pos := cube.Pos{4, 100, 4}
+	for match := 0; match < 3; match++ {
+		w := world.Config{Provider: o, Dim: world.Overworld, Synchronous: true, Log: quiet}.New()
+		<-w.Do(func(tx *world.Tx) {
+			if _, ok := tx.Block(pos).(block.Air); !ok {
+				t.Errorf("match %d starts with %T where the template has air", match, tx.Block(pos))
+			}
+			tx.SetBlock(pos, block.Stone{}, nil)
+		}).Done()
+		w.Close() // saves into the overlay, then closes it
+		cur, _ := os.ReadFile(filepath.Join(dir, currentName))
+		check, err := provider.Config{Log: quiet, ReadOnly: true}.Open(filepath.Join(dir, strings.TrimSpace(string(cur))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirty := check.Engine().Stats().ChunkKeys
+		check.Close()
+		if dirty == 0 {
+			t.Fatalf("match %d: the world saved nothing into the overlay", match)
+		}
+		if err := o.ResetOverlay(); err != nil { // reopens the closed overlay
+			t.Fatal(err)
+		}
+	}
+}
+
+// Several arenas on one template reset while others load and store.
+func TestConcurrentArenas(t *testing.T) {
+	tp := openTemplate(t, template(t, 3))
+	base := t.TempDir()
+	var wg sync.WaitGroup
+	for a := 0; a < 4; a++ {
+		o, err := Config{Log: quiet}.Open(tp, filepath.Join(base, fmt.Sprint("arena", a)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer o.Shutdown()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 30; i++ {
+				p := world.ChunkPos{int32(i % 3), int32(a % 3)}
+				col, err := o.LoadColumn(p, world.Overworld)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				col.Chunk.SetBlock(uint8(i%16), 0, 0, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
+				if err := o.StoreColumn(p, world.Overworld, col); err != nil {
+					t.Error(err)
+					return
+				}
+				if a%2 == 0 && i%7 == 0 {
+					if err := o.ResetOverlay(); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
