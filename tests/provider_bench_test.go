@@ -2,8 +2,8 @@ package tests
 
 import (
 	"io"
-	"sync/atomic"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb"
