@@ -32,10 +32,11 @@ func freeUDPAddr(t *testing.T) string {
 // startDemo starts the demo server on addr with the world in dir.
 func startDemo(t *testing.T, dir, addr string) *server.Server {
 	t.Helper()
-	srv, _, err := demo.Config{Addr: addr, Dir: dir, Durability: blazedb.DurabilitySafe, Offline: true, Log: quiet}.New()
+	r, err := demo.Config{Addr: addr, Dir: dir, Durability: blazedb.DurabilitySafe, Offline: true, Log: quiet}.New()
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv := r.Server
 	srv.Listen()
 	go func() {
 		for range srv.Accept() {

@@ -5,6 +5,7 @@
 //
 //	go run ./cmd/demo-server [-addr 0.0.0.0:19132] [-world build/demo-world]
 //	                         [-durability balanced] [-offline] [-import w.mcworld]
+//	                         [-arena TEMPLATE_DIR]
 //
 // It saves everything and closes cleanly on SIGINT or SIGTERM. A world
 // directory it cannot use (a LevelDB world, damaged files, another server
@@ -34,6 +35,7 @@ func run() error {
 	mode := flag.String("durability", "balanced", "fast, balanced, safe or safebatch (see README)")
 	offline := flag.Bool("offline", false, "turn Xbox Live authentication off (for local testing)")
 	importFrom := flag.String("import", "", "an .mcworld file to convert into -world when -world does not exist yet")
+	arena := flag.String("arena", "", "arena mode: a Blaze world to use read-only as the map; -world then holds the match's changes, forgotten at every start")
 	flag.Parse()
 
 	durability, err := blazedb.ParseDurability(*mode)
@@ -41,13 +43,13 @@ func run() error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	srv, _, err := demo.Config{Addr: *addr, Dir: *dir, Durability: durability, Offline: *offline, Import: *importFrom, Log: log}.New()
+	r, err := demo.Config{Addr: *addr, Dir: *dir, Durability: durability, Offline: *offline, Import: *importFrom, ArenaTemplate: *arena, Log: log}.New()
 	if err != nil {
 		return err
 	}
-	srv.CloseOnProgramEnd() // on SIGINT/SIGTERM: save every world, close Blaze
-	srv.Listen()
-	for range srv.Accept() {
+	r.Server.CloseOnProgramEnd() // on SIGINT/SIGTERM: save every world, close Blaze
+	r.Server.Listen()
+	for range r.Server.Accept() {
 	}
 	return nil
 }

@@ -9,12 +9,15 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/convert"
 	"github.com/blazeworld/blaze/internal/mcworld"
+	"github.com/blazeworld/blaze/overlay"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server"
+	"github.com/df-mc/dragonfly/server/world"
 )
 
 // Config is what the demo server's flags set.
@@ -24,50 +27,106 @@ type Config struct {
 	Durability blazedb.Durability // Blaze's fsync policy
 	Offline    bool               // Xbox Live authentication off
 	Import     string             // an .mcworld to convert into Dir if Dir does not exist
-	Log        *slog.Logger
+	// ArenaTemplate, when set, is a Blaze world used read-only as the
+	// template of an arena: Dir then holds the overlay, which is reset at
+	// every start, so each start is a fresh match on the same map.
+	ArenaTemplate string
+	Log           *slog.Logger
 }
 
-// New opens the world (importing it first if asked) and returns a server
-// that is not yet listening, with its provider. Closing the server saves
-// every world and closes the provider.
-func (c Config) New() (*server.Server, *provider.DB, error) {
+// Running is what New returns.
+type Running struct {
+	// Server is not yet listening. Closing it saves every world and closes
+	// its provider.
+	Server *server.Server
+	// World is the Blaze world the server stores; in arena mode, the
+	// template (read-only).
+	World *provider.DB
+	// Arena is the overlay in arena mode, else nil. Shut it down when the
+	// arena is retired.
+	Arena *overlay.Provider
+}
+
+// New opens the world (importing it first if asked) and builds the server.
+func (c Config) New() (*Running, error) {
 	if c.Log == nil {
 		c.Log = slog.Default()
 	}
 	if _, err := os.Stat(c.Dir); c.Import != "" && errors.Is(err, os.ErrNotExist) {
 		if err := importWorld(c.Import, c.Dir, c.Log); err != nil {
-			return nil, nil, fmt.Errorf("import %s: %w", c.Import, err)
+			return nil, fmt.Errorf("import %s: %w", c.Import, err)
 		}
+	}
+	if c.ArenaTemplate != "" {
+		return c.newArena()
 	}
 	db, err := provider.Config{Log: c.Log, Durability: c.Durability}.Open(c.Dir)
 	switch {
 	case errors.Is(err, provider.ErrLevelDBWorld):
-		return nil, nil, fmt.Errorf("%s holds a LevelDB world; convert it to Blaze first (`blaze convert`): %w", c.Dir, err)
+		return nil, fmt.Errorf("%s holds a LevelDB world; convert it to Blaze first (`blaze convert`): %w", c.Dir, err)
 	case errors.Is(err, blazedb.ErrLocked):
-		return nil, nil, fmt.Errorf("%s is in use by another server: %w", c.Dir, err)
+		return nil, fmt.Errorf("%s is in use by another server: %w", c.Dir, err)
 	case err != nil:
-		return nil, nil, fmt.Errorf("cannot open the world in %s: %w", c.Dir, err)
+		return nil, fmt.Errorf("cannot open the world in %s: %w", c.Dir, err)
 	}
 	abs, _ := filepath.Abs(c.Dir)
 	c.Log.Info("Blaze world opened", "dir", abs, "durability", c.Durability.String(), "columns", db.Engine().Stats().ChunkKeys)
+	srv, err := c.server(db)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &Running{Server: srv, World: db}, nil
+}
 
+// newArena serves an overlay over a read-only template, reset now.
+func (c Config) newArena() (*Running, error) {
+	tmpl, err := provider.Config{Log: c.Log, ReadOnly: true}.Open(c.ArenaTemplate)
+	if err != nil {
+		return nil, fmt.Errorf("open arena template %s: %w", c.ArenaTemplate, err)
+	}
+	o, err := overlay.Config{Log: c.Log, Durability: c.Durability}.Open(tmpl, c.Dir)
+	if err != nil {
+		tmpl.Close()
+		return nil, err
+	}
+	start := time.Now()
+	if err := o.ResetOverlay(); err != nil {
+		o.Shutdown()
+		tmpl.Close()
+		return nil, err
+	}
+	c.Log.Info("arena reset: a fresh match on the template", "template", c.ArenaTemplate, "overlay", c.Dir, "took", time.Since(start))
+	srv, err := c.server(o)
+	if err != nil {
+		o.Shutdown()
+		tmpl.Close()
+		return nil, err
+	}
+	return &Running{Server: srv, World: tmpl, Arena: o}, nil
+}
+
+// server builds the Dragonfly server on a world provider.
+func (c Config) server(wp world.Provider) (*server.Server, error) {
 	uc := server.DefaultConfig()
 	uc.Network.Address = c.Addr
 	uc.Server.Name = "Blaze demo"
 	uc.Server.AuthEnabled = !c.Offline
 	uc.World.SaveData = false // the world provider is Blaze, set below
 	uc.Players.Folder = filepath.Join(c.Dir, "players")
+	if c.ArenaTemplate != "" {
+		uc.Players.SaveData = false // a match is disposable: so are its players' inventories
+	}
 	uc.Resources.Folder = filepath.Join(c.Dir, "resources")
 	conf, err := uc.Config(c.Log)
 	if err != nil {
-		db.Close()
-		return nil, nil, err
+		return nil, err
 	}
-	conf.WorldProvider = db
+	conf.WorldProvider = wp
 	if c.Offline {
 		c.Log.Warn("Xbox Live authentication is off: anyone can join with any name")
 	}
-	return conf.New(), db, nil
+	return conf.New(), nil
 }
 
 // importWorld converts a Bedrock .mcworld into a new Blaze world at dir.

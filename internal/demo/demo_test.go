@@ -33,7 +33,7 @@ func listing(t *testing.T, dir string) []string {
 func TestRefusesLevelDBWorld(t *testing.T) {
 	dir := worldtest.UnpackTemp(t, worldtest.Worlds(t)[0])
 	before := strings.Join(listing(t, dir), "\n")
-	_, _, err := Config{Addr: "127.0.0.1:0", Dir: dir, Offline: true, Log: quiet}.New()
+	_, err := Config{Addr: "127.0.0.1:0", Dir: dir, Offline: true, Log: quiet}.New()
 	if !errors.Is(err, provider.ErrLevelDBWorld) || !strings.Contains(err.Error(), "blaze convert") {
 		t.Fatalf("err = %v", err)
 	}
@@ -50,13 +50,13 @@ func TestRefusesDamagedAndLockedWorlds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = Config{Addr: "127.0.0.1:0", Dir: dir, Offline: true, Log: quiet}.New()
+	_, err = Config{Addr: "127.0.0.1:0", Dir: dir, Offline: true, Log: quiet}.New()
 	if !errors.Is(err, blazedb.ErrLocked) || !strings.Contains(err.Error(), "in use") {
 		t.Fatalf("locked: %v", err)
 	}
 	db.Close()
 	os.WriteFile(filepath.Join(dir, "blaze", "chunks.dat"), []byte("garbage, not a Blaze log at all"), 0o644)
-	_, _, err = Config{Addr: "127.0.0.1:0", Dir: dir, Offline: true, Log: quiet}.New()
+	_, err = Config{Addr: "127.0.0.1:0", Dir: dir, Offline: true, Log: quiet}.New()
 	if !errors.Is(err, blazedb.ErrNotBlaze) {
 		t.Fatalf("damaged: %v", err)
 	}
@@ -65,23 +65,52 @@ func TestRefusesDamagedAndLockedWorlds(t *testing.T) {
 // Importing writes a whole world or none.
 func TestImport(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "w")
-	srv, db, err := Config{Addr: "127.0.0.1:0", Dir: dir, Offline: true, Import: worldtest.Worlds(t)[1], Log: quiet}.New()
+	r, err := Config{Addr: "127.0.0.1:0", Dir: dir, Offline: true, Import: worldtest.Worlds(t)[1], Log: quiet}.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := db.Engine().Stats().ChunkKeys; n == 0 {
+	if n := r.World.Engine().Stats().ChunkKeys; n == 0 {
 		t.Fatal("nothing imported")
 	}
-	_ = srv // never started: only the provider needs closing
-	db.Close()
+	r.World.Close() // the server never started: only the provider needs closing
 
 	bad := filepath.Join(t.TempDir(), "bad.mcworld")
 	os.WriteFile(bad, []byte("not a zip"), 0o644)
 	dir2 := filepath.Join(t.TempDir(), "w2")
-	if _, _, err := (Config{Addr: "127.0.0.1:0", Dir: dir2, Offline: true, Import: bad, Log: quiet}).New(); err == nil {
+	if _, err := (Config{Addr: "127.0.0.1:0", Dir: dir2, Offline: true, Import: bad, Log: quiet}).New(); err == nil {
 		t.Fatal("a broken import succeeded")
 	}
 	if _, err := os.Stat(dir2); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("a failed import left a world behind")
+	}
+}
+
+// Arena mode: each start serves the template afresh; the template's files
+// are never written.
+func TestArenaMode(t *testing.T) {
+	tmpl := filepath.Join(t.TempDir(), "template")
+	r, err := Config{Addr: "127.0.0.1:0", Dir: tmpl, Offline: true, Import: worldtest.Worlds(t)[1], Log: quiet}.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.World.Close()
+	before := strings.Join(listing(t, tmpl), "\n")
+	arena := filepath.Join(t.TempDir(), "arena")
+	for start := 0; start < 2; start++ {
+		r, err := Config{Addr: "127.0.0.1:0", Dir: arena, Offline: true, ArenaTemplate: tmpl, Log: quiet}.New()
+		if err != nil {
+			t.Fatalf("start %d: %v", start, err)
+		}
+		if r.World.Engine().Stats().ChunkKeys == 0 || r.Arena == nil {
+			t.Fatal("not an arena on the template")
+		}
+		if dirty, _ := r.Arena.Dirty(); len(dirty) != 0 {
+			t.Fatalf("start %d: the arena starts with %d changed columns", start, len(dirty))
+		}
+		r.Arena.Shutdown()
+		r.World.Close()
+	}
+	if after := strings.Join(listing(t, tmpl), "\n"); after != before {
+		t.Fatal("arena mode wrote to the template")
 	}
 }
