@@ -208,9 +208,12 @@ func (db *DB) openLog(f vfs.File) error {
 	synced := int64(0)
 	if !db.opts.ReadOnly {
 		// What a crashed process left may sit in the page cache only; make
-		// it durable before anything is built on it.
-		if err := f.Sync(); err != nil {
-			return fmt.Errorf("sync %s: %w", logName, err)
+		// it durable before anything is built on it. When index.dat covered
+		// the whole log, the close that wrote it had synced the log already.
+		if db.recovery.ScannedBytes > 0 || db.recovery.TornBytes > 0 || !db.recovery.IndexLoaded {
+			if err := f.Sync(); err != nil {
+				return fmt.Errorf("sync %s: %w", logName, err)
+			}
 		}
 		synced = end
 	}
