@@ -151,11 +151,39 @@ func (db *DB) open() error {
 	db.bg.syncNow = make(chan struct{}, 1)
 	db.bg.compactNow = make(chan struct{}, 1)
 	db.bg.stop = make(chan struct{})
-	if !ro {
+	if !ro && !db.opts.ExternalMaintenance {
 		db.bg.wg.Add(1)
 		go db.background()
 	}
 	return nil
+}
+
+// Maintain does, in the caller's goroutine, what the background goroutine
+// does when Options.ExternalMaintenance is off: it syncs if anything is
+// unsynced (DurabilityBalanced) and compacts if garbage passed the ratio.
+// It returns the background errors not yet reported.
+func (db *DB) Maintain() error {
+	if err := db.checkWritable(); err != nil {
+		return err
+	}
+	if db.opts.Durability == DurabilityBalanced {
+		db.backgroundSync()
+	}
+	l, err := db.acquireLog()
+	if err != nil {
+		return err
+	}
+	due := db.compactionDue(l)
+	l.refs.Done()
+	if due {
+		if err := db.compact(nil); err != nil && !errors.Is(err, ErrClosed) {
+			db.reportBackground(fmt.Errorf("compaction: %w", err))
+			db.bg.mu.Lock()
+			db.bg.retryAfter = time.Now().Add(time.Minute)
+			db.bg.mu.Unlock()
+		}
+	}
+	return db.takeBackgroundErr()
 }
 
 func (db *DB) readHeader() (fileHeader, error) {
@@ -393,28 +421,35 @@ func (db *DB) takeBackgroundErr() error {
 }
 
 // maybeCompact starts a background compaction when garbage passes the
-// configured ratio.
+// configured ratio (with ExternalMaintenance, Maintain does it).
 func (db *DB) maybeCompact(l *logFile) {
-	if db.opts.DisableAutoCompaction || db.bg.running.Load() {
+	if db.opts.ExternalMaintenance || db.bg.running.Load() {
 		return
+	}
+	if db.compactionDue(l) {
+		db.kick(&db.bg.compactNow)
+	}
+}
+
+// compactionDue reports whether garbage passed the configured ratio.
+func (db *DB) compactionDue(l *logFile) bool {
+	if db.opts.DisableAutoCompaction {
+		return false
 	}
 	size := l.written.Load()
 	if size < db.opts.CompactMinBytes {
-		return
+		return false
 	}
 	db.mu.RLock()
 	live := db.idx.live
 	db.mu.RUnlock()
 	garbage := size - fileHeaderSize - live
 	if float64(garbage) < db.opts.CompactGarbageRatio*float64(size-fileHeaderSize) {
-		return
+		return false
 	}
 	db.bg.mu.Lock()
-	wait := time.Now().Before(db.bg.retryAfter)
-	db.bg.mu.Unlock()
-	if !wait {
-		db.kick(&db.bg.compactNow)
-	}
+	defer db.bg.mu.Unlock()
+	return !time.Now().Before(db.bg.retryAfter)
 }
 
 // checkWritable returns the error a write must fail with, if any.

@@ -82,6 +82,11 @@ type Options struct {
 	// DisableAutoCompaction turns off compaction by garbage ratio; Compact
 	// still works.
 	DisableAutoCompaction bool
+	// ExternalMaintenance starts no background goroutine: the owner calls
+	// Maintain regularly (at least every SyncInterval), which does the
+	// periodic sync of DurabilityBalanced and the automatic compaction.
+	// For owners of many databases with a shared pool of workers.
+	ExternalMaintenance bool
 	// ReadOnly opens without writing anything: no lock file is created, a
 	// torn tail is ignored rather than cut, and writes return ErrReadOnly.
 	ReadOnly bool

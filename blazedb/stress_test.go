@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -217,5 +218,28 @@ func TestNoDragonflyDependency(t *testing.T) {
 		if strings.Contains(dep, "df-mc") || strings.Contains(dep, "gophertunnel") {
 			t.Fatalf("blazedb depends on %s", dep)
 		}
+	}
+}
+
+// With ExternalMaintenance the DB starts no goroutine, and Maintain does
+// the periodic sync and the automatic compaction.
+func TestExternalMaintenance(t *testing.T) {
+	before := runtime.NumGoroutine()
+	db := open(t, vfs.NewMem(), "/db", Options{ExternalMaintenance: true, CompactMinBytes: 1, CompactGarbageRatio: 0.3})
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("%d goroutines started", n-before)
+	}
+	for i := 0; i < 20; i++ {
+		db.Put(Key{X: int32(i % 2)}, value(i, 500))
+	}
+	if db.Stats().Fsyncs != 0 || db.Stats().Compactions != 0 {
+		t.Fatal("work done without Maintain")
+	}
+	if err := db.Maintain(); err != nil {
+		t.Fatal(err)
+	}
+	st := db.Stats()
+	if st.Fsyncs == 0 || st.Compactions != 1 || st.GarbageBytes != 0 {
+		t.Fatalf("after Maintain: %+v", st)
 	}
 }

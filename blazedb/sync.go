@@ -126,6 +126,9 @@ func (db *DB) waitDurable(l *logFile, end int64) error {
 		return db.syncTo(l, end, true)
 	case DurabilityBalanced:
 		if l.unsynced() >= db.opts.SyncBytes {
+			if db.opts.ExternalMaintenance {
+				return db.syncTo(l, end, true) // no goroutine to hand it to
+			}
 			db.kick(&db.bg.syncNow)
 		}
 	}

@@ -31,6 +31,10 @@ type Config struct {
 	ColumnCacheBytes int64
 	// SyncInterval is DurabilityBalanced's longest fsync delay. Default 1s.
 	SyncInterval time.Duration
+	// ExternalMaintenance starts no goroutine: the owner calls DB.Maintain
+	// regularly (see blazedb.Options.ExternalMaintenance). Cold loads are
+	// then cached by Maintain instead of a background worker.
+	ExternalMaintenance bool
 	// ReadOnly opens without writing anything: stores fail and level.dat is
 	// never rewritten.
 	ReadOnly bool
@@ -62,7 +66,9 @@ func (c Config) engineOptions() blazedb.Options {
 		CacheBytes:   c.CacheBytes,
 		SyncInterval: c.SyncInterval,
 		ReadOnly:     c.ReadOnly,
-		FS:           c.FS,
-		Logger:       c.Log,
+
+		ExternalMaintenance: c.ExternalMaintenance,
+		FS:                  c.FS,
+		Logger:              c.Log,
 	}
 }

@@ -110,8 +110,10 @@ func (conf Config) open(dir string) (*DB, error) {
 		}
 	}
 	db.fill, db.fillStop = make(chan fillJob, 64), make(chan struct{})
-	db.fillDone.Add(1)
-	go db.snapshotWorker()
+	if !conf.ExternalMaintenance {
+		db.fillDone.Add(1)
+		go db.snapshotWorker()
+	}
 	return db, nil
 }
 
@@ -235,19 +237,39 @@ func (db *DB) snapshotWorker() {
 		case <-db.fillStop:
 			return
 		case job := <-db.fill:
-			col, lay, biomes, err := db.dict.decode(job.rec, job.rng)
-			if err != nil {
-				continue
-			}
-			s := &snapshot{key: job.k, rng: job.rng, rec: job.rec, lay: lay, subs: col.Chunk.Sub(), biomes: biomes, chunk: col.Chunk,
-				tick: col.Tick, blockEntities: col.BlockEntities, entities: col.Entities, scheduled: col.ScheduledBlocks}
-			job.cols.putIfAbsent(s, func() bool {
-				same := false
-				db.eng.View(job.k, func(v []byte) error { same = bytes.Equal(v, job.rec); return nil })
-				return same
-			})
+			db.snapshot(job)
 		}
 	}
+}
+
+func (db *DB) snapshot(job fillJob) {
+	col, lay, biomes, err := db.dict.decode(job.rec, job.rng)
+	if err != nil {
+		return
+	}
+	s := &snapshot{key: job.k, rng: job.rng, rec: job.rec, lay: lay, subs: col.Chunk.Sub(), biomes: biomes, chunk: col.Chunk,
+		tick: col.Tick, blockEntities: col.BlockEntities, entities: col.Entities, scheduled: col.ScheduledBlocks}
+	job.cols.putIfAbsent(s, func() bool {
+		same := false
+		db.eng.View(job.k, func(v []byte) error { same = bytes.Equal(v, job.rec); return nil })
+		return same
+	})
+}
+
+// Maintain does the provider's and the engine's background work in the
+// caller's goroutine, for a DB opened with Config.ExternalMaintenance: it
+// caches recently loaded columns, then runs blazedb.DB.Maintain.
+func (db *DB) Maintain() error {
+	for {
+		select {
+		case job := <-db.fill:
+			db.snapshot(job)
+			continue
+		default:
+		}
+		break
+	}
+	return db.eng.Maintain()
 }
 
 // StoreColumn stores col at pos in dim. Storing a column identical to the
