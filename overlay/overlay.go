@@ -158,7 +158,7 @@ func (p *Provider) discard(n int, db *provider.DB) {
 		if db != nil {
 			err = db.Discard()
 		}
-		err = errors.Join(err, removeAll(p.conf.FS, filepath.Join(p.dir, genName(n))))
+		err = errors.Join(err, vfs.RemoveAll(p.conf.FS, filepath.Join(p.dir, genName(n))))
 		if err != nil {
 			p.bg.Lock()
 			p.bg.err = errors.Join(p.bg.err, fmt.Errorf("delete generation %d: %w", n, err))
@@ -245,39 +245,12 @@ func (p *Provider) removeGenerationsBut(keep int) error {
 	}
 	for _, n := range names {
 		if strings.HasPrefix(n, "gen-") && n != genName(keep) {
-			if err := removeAll(p.conf.FS, filepath.Join(p.dir, n)); err != nil {
+			if err := vfs.RemoveAll(p.conf.FS, filepath.Join(p.dir, n)); err != nil {
 				return fmt.Errorf("remove %s: %w", n, err)
 			}
 		}
 	}
 	return nil
-}
-
-// removeAll deletes a directory tree through the filesystem seam.
-func removeAll(fs vfs.FS, dir string) error {
-	names, err := fs.List(dir)
-	if errors.Is(err, vfs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for _, n := range names {
-		path := filepath.Join(dir, n)
-		if _, err := fs.List(path); err == nil { // it lists: a directory
-			if err := removeAll(fs, path); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := fs.Remove(path); err != nil && !errors.Is(err, vfs.ErrNotExist) {
-			return err
-		}
-	}
-	if err := fs.Remove(dir); err != nil {
-		return err
-	}
-	return fs.SyncDir(filepath.Dir(dir))
 }
 
 // ResetOverlay forgets every change made through the overlay: columns,
@@ -444,7 +417,7 @@ func (p *Provider) Shutdown() error {
 		err = errors.Join(err, spare.db.Discard())
 	}
 	p.bg.wg.Wait()
-	err = errors.Join(err, removeAll(p.conf.FS, filepath.Join(p.dir, genName(spare.n))), p.takeBackgroundErr())
+	err = errors.Join(err, vfs.RemoveAll(p.conf.FS, filepath.Join(p.dir, genName(spare.n))), p.takeBackgroundErr())
 	p.bg.spare <- spareGen{n: spare.n, err: ErrShutdown}
 	return errors.Join(err, p.lock.Close())
 }

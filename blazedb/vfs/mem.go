@@ -187,6 +187,40 @@ func (m *MemFS) Rename(oldname, newname string) error {
 	if err := m.step(); err != nil {
 		return err
 	}
+	if m.dirs[oldname] {
+		// Directories are durable at once in this model (see MkdirAll), and
+		// so is their renaming, with everything under them.
+		move := func(p string) (string, bool) {
+			if p == oldname || strings.HasPrefix(p, oldname+"/") {
+				return newname + strings.TrimPrefix(p, oldname), true
+			}
+			return p, false
+		}
+		var dirs []string
+		for d := range m.dirs {
+			if _, ok := move(d); ok {
+				dirs = append(dirs, d)
+			}
+		}
+		for _, d := range dirs {
+			nd, _ := move(d)
+			delete(m.dirs, d)
+			m.dirs[nd] = true
+		}
+		for _, set := range []map[string]*inode{m.names, m.durable} {
+			moved := map[string]*inode{}
+			for n, ino := range set {
+				if nn, ok := move(n); ok {
+					delete(set, n)
+					moved[nn] = ino
+				}
+			}
+			for n, ino := range moved {
+				set[n] = ino
+			}
+		}
+		return nil
+	}
 	ino, ok := m.names[oldname]
 	if !ok {
 		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: os.ErrNotExist}

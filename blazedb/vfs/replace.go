@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 )
@@ -54,4 +55,32 @@ func ReadFile(fs FS, name string) ([]byte, error) {
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
 	return b, nil
+}
+
+// RemoveAll deletes a directory tree (or a file) through fs and syncs the
+// parent directory. A missing path is not an error.
+func RemoveAll(fs FS, path string) error {
+	if err := removeTree(fs, path); err != nil {
+		return err
+	}
+	return fs.SyncDir(filepath.Dir(path))
+}
+
+func removeTree(fs FS, path string) error {
+	names, err := fs.List(path)
+	if err != nil { // not a directory (or gone)
+		if err := fs.Remove(path); err != nil && !errors.Is(err, ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	for _, n := range names {
+		if err := removeTree(fs, filepath.Join(path, n)); err != nil {
+			return err
+		}
+	}
+	if err := fs.Remove(path); err != nil && !errors.Is(err, ErrNotExist) {
+		return err
+	}
+	return nil
 }

@@ -1,0 +1,595 @@
+// Package segment routes chunks into per-region Blaze databases, so that a
+// region can be deleted or compacted on its own: a world of many arenas or
+// plots, or a map whose far regions are trimmed.
+//
+// # On disk
+//
+//	dir/level.dat, dir/blaze/       settings and player spawns (a Blaze world)
+//	dir/regions/<dim>/r.<x>.<z>/    one Blaze world per region of
+//	                                SegmentSize x SegmentSize chunks
+//
+// Region x of chunk x is floor(x / SegmentSize). Segments are opened when
+// first used and closed when idle, with at most MaxOpen open while idle
+// ones can be closed. One pool of Workers goroutines does the background
+// work of every open segment (syncing, compaction, caching): no segment
+// has goroutines of its own.
+//
+// DeleteSegmentFor renames the region's directory to a "deleting-" name,
+// the atomic point, syncs the parent directory, then removes it. After a
+// crash the region is either wholly there or wholly gone: Open finishes
+// the removal of any "deleting-" directory.
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/provider"
+	"github.com/df-mc/dragonfly/server/block/cube"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/dragonfly/server/world/chunk"
+	"github.com/df-mc/goleveldb/leveldb"
+	"github.com/google/uuid"
+)
+
+// Config holds the optional parameters of a segmented world. The zero
+// value gives the defaults documented on each field.
+type Config struct {
+	// SegmentSize is the side of a region in chunks. Default 32.
+	SegmentSize int
+	// MaxOpen bounds the open segments: idle ones are closed to stay under
+	// it (it is exceeded only while more segments are in use at once).
+	// Default 64.
+	MaxOpen int
+	// IdleTimeout closes segments unused for this long. Default 1 minute.
+	IdleTimeout time.Duration
+	// Workers is the size of the background pool shared by all segments.
+	// Default 2.
+	Workers int
+	// MaintainInterval is how often the pool visits every open segment.
+	// Default 500ms, within DurabilityBalanced's one-second promise.
+	MaintainInterval time.Duration
+	// Durability and Compression of every segment (see blazedb).
+	Durability  blazedb.Durability
+	Compression blazedb.Compression
+	// CacheBytes and ColumnCacheBytes are each segment's caches. Default 8
+	// MiB each.
+	CacheBytes, ColumnCacheBytes int64
+	// Log receives errors. Default slog.Default().
+	Log *slog.Logger
+	// FS is the filesystem. Default the operating system's.
+	FS vfs.FS
+}
+
+func (c Config) withDefaults() Config {
+	if c.SegmentSize == 0 {
+		c.SegmentSize = 32
+	}
+	if c.MaxOpen == 0 {
+		c.MaxOpen = 64
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = time.Minute
+	}
+	if c.Workers == 0 {
+		c.Workers = 2
+	}
+	if c.MaintainInterval == 0 {
+		c.MaintainInterval = 500 * time.Millisecond
+	}
+	if c.CacheBytes == 0 {
+		c.CacheBytes = 8 << 20
+	}
+	if c.ColumnCacheBytes == 0 {
+		c.ColumnCacheBytes = 8 << 20
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	if c.FS == nil {
+		c.FS = vfs.Default
+	}
+	return c
+}
+
+// Provider is a world.Provider over segments. It is safe for concurrent use.
+type Provider struct {
+	conf Config
+	dir  string
+	meta *provider.DB
+
+	mu     sync.Mutex
+	segs   map[segKey]*seg
+	reg    world.BlockRegistry
+	closed bool
+	bgErr  error
+
+	stop chan struct{}
+	work chan *seg
+	wg   sync.WaitGroup
+}
+
+var _ world.Provider = (*Provider)(nil)
+
+type segKey struct{ dim, rx, rz int32 }
+
+// seg is one region's database. users pins it open; gone is closed once it
+// has been closed (and taken out of the map).
+type seg struct {
+	key     segKey
+	ready   chan struct{} // closed once db (or err) is set
+	db      *provider.DB
+	err     error
+	users   int
+	lastUse time.Time
+	closing bool
+	gone    chan struct{}
+}
+
+// Open opens (or creates) the segmented world in dir.
+func (c Config) Open(dir string) (*Provider, error) {
+	c = c.withDefaults()
+	if c.SegmentSize < 1 || c.MaxOpen < 1 || c.Workers < 1 {
+		return nil, fmt.Errorf("segment: %w: SegmentSize, MaxOpen and Workers must be positive", blazedb.ErrInvalidOptions)
+	}
+	meta, err := provider.Config{Log: c.Log, Durability: c.Durability, FS: c.FS, ExternalMaintenance: true}.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("segment: open %s: %w", dir, err)
+	}
+	p := &Provider{conf: c, dir: dir, meta: meta, segs: map[segKey]*seg{}, stop: make(chan struct{}), work: make(chan *seg)}
+	if err := p.finishDeletions(); err != nil {
+		meta.Close()
+		return nil, fmt.Errorf("segment: open %s: %w", dir, err)
+	}
+	for i := 0; i < c.Workers; i++ {
+		p.wg.Add(1)
+		go p.worker()
+	}
+	p.wg.Add(1)
+	go p.scheduler()
+	return p, nil
+}
+
+func floorDiv(a, b int32) int32 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+func (p *Provider) keyFor(pos world.ChunkPos, dim world.Dimension) (segKey, error) {
+	id, ok := world.DimensionID(dim)
+	if !ok {
+		return segKey{}, fmt.Errorf("unknown dimension %v", dim)
+	}
+	n := int32(p.conf.SegmentSize)
+	return segKey{dim: int32(id), rx: floorDiv(pos[0], n), rz: floorDiv(pos[1], n)}, nil
+}
+
+func (p *Provider) dimDir(dim int32) string {
+	return filepath.Join(p.dir, "regions", strconv.Itoa(int(dim)))
+}
+
+func (p *Provider) segDir(k segKey) string {
+	return filepath.Join(p.dimDir(k.dim), fmt.Sprintf("r.%d.%d", k.rx, k.rz))
+}
+
+func (p *Provider) exists(k segKey) bool {
+	_, err := p.conf.FS.List(p.segDir(k))
+	return err == nil
+}
+
+// acquire returns the open segment of k, pinned until release. Without
+// create, a region that does not exist gives leveldb.ErrNotFound.
+func (p *Provider) acquire(k segKey, create bool) (*seg, error) {
+	checked := create // whether the region is known to exist or may be created
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, blazedb.ErrClosed
+		}
+		if s, ok := p.segs[k]; ok {
+			if s.closing {
+				p.mu.Unlock()
+				<-s.gone // closed or deleted: look again
+				if !create && !p.exists(k) {
+					return nil, leveldb.ErrNotFound
+				}
+				continue
+			}
+			s.users++
+			p.mu.Unlock()
+			<-s.ready
+			if s.err != nil {
+				p.release(s)
+				return nil, s.err
+			}
+			return s, nil
+		}
+		if !checked {
+			// Not open: look on disk (outside the lock) before opening, so a
+			// load never creates a region.
+			p.mu.Unlock()
+			if !p.exists(k) {
+				return nil, leveldb.ErrNotFound
+			}
+			checked = true
+			continue
+		}
+		victims := p.evictLocked(p.conf.MaxOpen - 1)
+		s := &seg{key: k, ready: make(chan struct{}), users: 1, gone: make(chan struct{})}
+		p.segs[k] = s
+		reg := p.reg
+		p.mu.Unlock()
+		if err := p.closeAll(victims, false); err != nil {
+			p.report(err)
+		}
+		s.db, s.err = provider.Config{
+			Log: p.conf.Log, Blocks: reg, Durability: p.conf.Durability, Compression: p.conf.Compression,
+			CacheBytes: p.conf.CacheBytes, ColumnCacheBytes: p.conf.ColumnCacheBytes, FS: p.conf.FS,
+			ExternalMaintenance: true,
+		}.Open(p.segDir(k))
+		close(s.ready)
+		if s.err != nil {
+			p.mu.Lock()
+			if p.segs[k] == s {
+				delete(p.segs, k)
+			}
+			close(s.gone)
+			p.mu.Unlock()
+			return nil, s.err
+		}
+		return s, nil
+	}
+}
+
+func (p *Provider) release(s *seg) {
+	p.mu.Lock()
+	s.users--
+	s.lastUse = time.Now()
+	p.mu.Unlock()
+}
+
+// unpin releases a segment the pool worked on: maintenance is not use, so
+// it does not keep a segment from going idle.
+func (p *Provider) unpin(s *seg) {
+	p.mu.Lock()
+	s.users--
+	p.mu.Unlock()
+}
+
+// evictLocked marks idle segments to close, least recently used first,
+// until at most keep are open (and also those idle past IdleTimeout when
+// keep < 0 is not asked). p.mu must be held; the caller closes them.
+func (p *Provider) evictLocked(keep int) []*seg {
+	var victims []*seg
+	for len(p.segs)-len(victims) > keep {
+		var oldest *seg
+		for _, s := range p.segs {
+			if s.users == 0 && !s.closing && (oldest == nil || s.lastUse.Before(oldest.lastUse)) {
+				oldest = s
+			}
+		}
+		if oldest == nil {
+			break // all in use: the bound is exceeded for now
+		}
+		oldest.closing = true
+		victims = append(victims, oldest)
+	}
+	return victims
+}
+
+// closeAll closes segments marked closing, outside the lock, and takes
+// them out of the map. discard skips making anything durable.
+func (p *Provider) closeAll(victims []*seg, discard bool) error {
+	var errs []error
+	for _, s := range victims {
+		<-s.ready
+		if s.db != nil {
+			var err error
+			if discard {
+				err = s.db.Discard()
+			} else {
+				err = s.db.Close()
+			}
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+		p.mu.Lock()
+		if p.segs[s.key] == s {
+			delete(p.segs, s.key)
+		}
+		close(s.gone)
+		p.mu.Unlock()
+	}
+	return errors.Join(errs...)
+}
+
+func (p *Provider) report(err error) {
+	p.conf.Log.Error("segment: "+err.Error(), "dir", p.dir)
+	p.mu.Lock()
+	p.bgErr = errors.Join(p.bgErr, err)
+	p.mu.Unlock()
+}
+
+func (p *Provider) takeBackgroundErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	err := p.bgErr
+	p.bgErr = nil
+	return err
+}
+
+// scheduler hands every open segment to the pool each MaintainInterval and
+// closes the idle ones.
+func (p *Provider) scheduler() {
+	defer p.wg.Done()
+	t := time.NewTicker(p.conf.MaintainInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+		}
+		p.mu.Lock()
+		var idle, due []*seg
+		for _, s := range p.segs {
+			switch {
+			case s.closing:
+			case s.users == 0 && time.Since(s.lastUse) > p.conf.IdleTimeout:
+				s.closing = true
+				idle = append(idle, s)
+			default:
+				s.users++ // pinned while the pool works on it
+				due = append(due, s)
+			}
+		}
+		p.mu.Unlock()
+		if err := p.closeAll(idle, false); err != nil {
+			p.report(err)
+		}
+		if err := p.meta.Maintain(); err != nil && !errors.Is(err, blazedb.ErrClosed) {
+			p.report(fmt.Errorf("root world: %w", err))
+		}
+		for _, s := range due {
+			select {
+			case p.work <- s:
+			case <-p.stop:
+				p.unpin(s)
+			}
+		}
+	}
+}
+
+func (p *Provider) worker() {
+	defer p.wg.Done()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case s := <-p.work:
+			<-s.ready
+			if s.db != nil {
+				if err := s.db.Maintain(); err != nil && !errors.Is(err, blazedb.ErrClosed) {
+					p.report(fmt.Errorf("region %v: %w", s.key, err))
+				}
+			}
+			p.unpin(s)
+		}
+	}
+}
+
+// finishDeletions removes regions whose deletion a crash interrupted.
+func (p *Provider) finishDeletions() error {
+	for dim := int32(0); dim < 3; dim++ {
+		names, err := p.conf.FS.List(p.dimDir(dim))
+		if errors.Is(err, vfs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if strings.HasPrefix(n, "deleting-") {
+				if err := vfs.RemoveAll(p.conf.FS, filepath.Join(p.dimDir(dim), n)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// DeleteSegmentFor durably removes the region holding pos in dim, with all
+// its columns. It waits for calls using the region to finish.
+func (p *Provider) DeleteSegmentFor(pos world.ChunkPos, dim world.Dimension) error {
+	k, err := p.keyFor(pos, dim)
+	if err != nil {
+		return err
+	}
+	s, err := p.exclusive(k)
+	if err != nil {
+		return err
+	}
+	// s is closed and holds the key: nobody can open the region meanwhile.
+	defer func() {
+		p.mu.Lock()
+		if p.segs[k] == s {
+			delete(p.segs, k)
+		}
+		close(s.gone)
+		p.mu.Unlock()
+	}()
+	if !p.exists(k) {
+		return nil
+	}
+	dead := filepath.Join(p.dimDir(k.dim), fmt.Sprintf("deleting-r.%d.%d-%d", k.rx, k.rz, time.Now().UnixNano()))
+	if err := p.conf.FS.Rename(p.segDir(k), dead); err != nil {
+		return fmt.Errorf("segment: delete region %v: %w", k, err)
+	}
+	if err := p.conf.FS.SyncDir(p.dimDir(k.dim)); err != nil {
+		return fmt.Errorf("segment: delete region %v: %w", k, err)
+	}
+	if err := vfs.RemoveAll(p.conf.FS, dead); err != nil {
+		return fmt.Errorf("segment: region %v is deleted, but removing its files failed (Open retries): %w", k, err)
+	}
+	return errors.Join(p.conf.FS.SyncDir(p.dimDir(k.dim)), p.takeBackgroundErr())
+}
+
+// exclusive waits until the region k is unused, closes it if open, and
+// returns a placeholder that keeps others from opening it until the caller
+// closes its gone channel.
+func (p *Provider) exclusive(k segKey) (*seg, error) {
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, blazedb.ErrClosed
+		}
+		s, ok := p.segs[k]
+		if !ok {
+			ph := &seg{key: k, ready: make(chan struct{}), closing: true, gone: make(chan struct{})}
+			close(ph.ready)
+			p.segs[k] = ph
+			p.mu.Unlock()
+			return ph, nil
+		}
+		if s.closing || s.users > 0 {
+			p.mu.Unlock()
+			if s.closing {
+				<-s.gone
+			} else {
+				time.Sleep(time.Millisecond)
+			}
+			continue
+		}
+		s.closing = true
+		p.mu.Unlock()
+		<-s.ready
+		if s.db != nil {
+			if err := s.db.Discard(); err != nil { // its files are about to go
+				p.report(err)
+			}
+		}
+		return s, nil
+	}
+}
+
+// CompactSegment compacts the region holding pos in dim now.
+func (p *Provider) CompactSegment(pos world.ChunkPos, dim world.Dimension) error {
+	k, err := p.keyFor(pos, dim)
+	if err != nil {
+		return err
+	}
+	s, err := p.acquire(k, false)
+	if err != nil {
+		return fmt.Errorf("segment: compact region %v: %w", k, err)
+	}
+	defer p.release(s)
+	return errors.Join(s.db.Engine().Compact(), p.takeBackgroundErr())
+}
+
+// LoadColumn reads the column from its region; a region never written
+// gives leveldb.ErrNotFound without being created.
+func (p *Provider) LoadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column, error) {
+	k, err := p.keyFor(pos, dim)
+	if err != nil {
+		return nil, err
+	}
+	s, err := p.acquire(k, false)
+	if err != nil {
+		return nil, fmt.Errorf("load column %v (%v): %w", pos, dim, err)
+	}
+	defer p.release(s)
+	return s.db.LoadColumn(pos, dim)
+}
+
+// StoreColumn writes the column into its region, creating it if needed.
+func (p *Provider) StoreColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Column) error {
+	k, err := p.keyFor(pos, dim)
+	if err != nil {
+		return err
+	}
+	s, err := p.acquire(k, true)
+	if err != nil {
+		return fmt.Errorf("store column %v (%v): %w", pos, dim, err)
+	}
+	defer p.release(s)
+	return s.db.StoreColumn(pos, dim, col)
+}
+
+// SetBlockRegistry sets the registry of every segment, open or to come.
+func (p *Provider) SetBlockRegistry(br world.BlockRegistry) {
+	p.meta.SetBlockRegistry(br)
+	p.mu.Lock()
+	p.reg = br
+	var open []*seg
+	for _, s := range p.segs {
+		if !s.closing {
+			s.users++
+			open = append(open, s)
+		}
+	}
+	p.mu.Unlock()
+	for _, s := range open {
+		<-s.ready
+		if s.db != nil {
+			s.db.SetBlockRegistry(br)
+		}
+		p.unpin(s)
+	}
+}
+
+// Settings, SaveSettings and player spawns live in the root world.
+func (p *Provider) Settings() *world.Settings      { return p.meta.Settings() }
+func (p *Provider) SaveSettings(s *world.Settings) { p.meta.SaveSettings(s) }
+func (p *Provider) LoadPlayerSpawnPosition(id uuid.UUID) (cube.Pos, bool, error) {
+	return p.meta.LoadPlayerSpawnPosition(id)
+}
+func (p *Provider) SavePlayerSpawnPosition(id uuid.UUID, pos cube.Pos) error {
+	return p.meta.SavePlayerSpawnPosition(id, pos)
+}
+
+// OpenSegments reports how many segments are open.
+func (p *Provider) OpenSegments() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.segs)
+}
+
+// Close stops the pool, closes every segment and the root world, and
+// returns every error met, including background ones. It is idempotent.
+func (p *Provider) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.mu.Unlock()
+	close(p.stop)
+	p.wg.Wait()
+	p.mu.Lock()
+	var all []*seg
+	for _, s := range p.segs {
+		if !s.closing {
+			s.closing = true
+			all = append(all, s)
+		}
+	}
+	p.mu.Unlock()
+	err := p.closeAll(all, false)
+	return errors.Join(err, p.meta.Close(), p.takeBackgroundErr())
+}

@@ -1,0 +1,297 @@
+package segment
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/df-mc/dragonfly/server/block"
+	"github.com/df-mc/dragonfly/server/block/cube"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/dragonfly/server/world/chunk"
+	"github.com/df-mc/goleveldb/leveldb"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func col(seed uint64, dim world.Dimension) *chunk.Column {
+	return worldtest.Synthetic(seed, dim, world.DefaultBlockRegistry)
+}
+
+func openSeg(t testing.TB, dir string, c Config) *Provider {
+	t.Helper()
+	c.Log = quiet
+	p, err := c.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+func TestFloorDiv(t *testing.T) {
+	for _, c := range [][3]int32{{0, 32, 0}, {31, 32, 0}, {32, 32, 1}, {-1, 32, -1}, {-32, 32, -1}, {-33, 32, -2}} {
+		if got := floorDiv(c[0], c[1]); got != c[2] {
+			t.Errorf("floorDiv(%d, %d) = %d, want %d", c[0], c[1], got, c[2])
+		}
+	}
+}
+
+// Columns land in the database of their region, in every dimension, with
+// negative coordinates; a missing region is not created by a load.
+func TestRoutingAndRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	p := openSeg(t, dir, Config{SegmentSize: 4})
+	type place struct {
+		pos world.ChunkPos
+		dim world.Dimension
+	}
+	places := []place{{world.ChunkPos{0, 0}, world.Overworld}, {world.ChunkPos{3, 3}, world.Overworld}, {world.ChunkPos{4, 0}, world.Overworld},
+		{world.ChunkPos{-1, -1}, world.Overworld}, {world.ChunkPos{-5, 9}, world.Nether}, {world.ChunkPos{100, -100}, world.End}}
+	for i, pl := range places {
+		if err := p.StoreColumn(pl.pos, pl.dim, col(uint64(i), pl.dim)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	regions := map[string]bool{}
+	for _, d := range []string{"0", "1", "2"} {
+		names, _ := os.ReadDir(filepath.Join(dir, "regions", d))
+		for _, n := range names {
+			regions[d+"/"+n.Name()] = true
+		}
+	}
+	want := []string{"0/r.0.0", "0/r.1.0", "0/r.-1.-1", "1/r.-2.2", "2/r.25.-25"}
+	if len(regions) != len(want) {
+		t.Fatalf("regions %v, want %v", regions, want)
+	}
+	for _, w := range want {
+		if !regions[w] {
+			t.Fatalf("region %s missing in %v", w, regions)
+		}
+	}
+	if _, err := p.LoadColumn(world.ChunkPos{1000, 1000}, world.Overworld); !errors.Is(err, leveldb.ErrNotFound) {
+		t.Fatalf("missing region: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "regions", "0", "r.250.250")); err == nil {
+		t.Fatal("a load created a region")
+	}
+	p.Close()
+	p = openSeg(t, dir, Config{SegmentSize: 4})
+	for i, pl := range places {
+		got, err := p.LoadColumn(pl.pos, pl.dim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := worldtest.Compare(col(uint64(i), pl.dim), got); err != nil {
+			t.Fatalf("%v: %v", pl, err)
+		}
+	}
+}
+
+// The open segments stay under MaxOpen; idle ones close; the shared pool
+// maintains them without goroutines of their own.
+func TestBoundsAndIdleClosing(t *testing.T) {
+	before := runtime.NumGoroutine()
+	p := openSeg(t, t.TempDir(), Config{SegmentSize: 2, MaxOpen: 2, IdleTimeout: 20 * time.Millisecond, MaintainInterval: 5 * time.Millisecond, Workers: 1})
+	for i := int32(0); i < 6; i++ {
+		if err := p.StoreColumn(world.ChunkPos{i * 2, 0}, world.Overworld, col(uint64(i), world.Overworld)); err != nil {
+			t.Fatal(err)
+		}
+		if n := p.OpenSegments(); n > 2 {
+			t.Fatalf("%d segments open, MaxOpen 2", n)
+		}
+	}
+	// Workers + scheduler only: no goroutines per segment.
+	if n := runtime.NumGoroutine() - before; n > 2 {
+		t.Fatalf("%d goroutines for 2 open segments", n)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for p.OpenSegments() > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := p.OpenSegments(); n != 0 {
+		t.Fatalf("%d idle segments still open", n)
+	}
+	for i := int32(0); i < 6; i++ {
+		if _, err := p.LoadColumn(world.ChunkPos{i * 2, 0}, world.Overworld); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestDeleteAndCompactSegment(t *testing.T) {
+	dir := t.TempDir()
+	p := openSeg(t, dir, Config{SegmentSize: 4})
+	for i := int32(0); i < 8; i++ {
+		p.StoreColumn(world.ChunkPos{i, 0}, world.Overworld, col(uint64(i), world.Overworld))
+	}
+	// Rewrite region 0 so it has garbage, then compact it alone.
+	obsidian := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
+	for i := int32(0); i < 4; i++ {
+		c, _ := p.LoadColumn(world.ChunkPos{i, 0}, world.Overworld)
+		c.Chunk.SetBlock(0, 0, 0, 0, obsidian)
+		p.StoreColumn(world.ChunkPos{i, 0}, world.Overworld, c)
+	}
+	log := filepath.Join(dir, "regions", "0", "r.0.0", "blaze", "chunks.dat")
+	p.mu.Lock()
+	s := p.segs[segKey{0, 0, 0}]
+	p.mu.Unlock()
+	s.db.Engine().Sync()
+	before, _ := os.Stat(log)
+	if err := p.CompactSegment(world.ChunkPos{1, 0}, world.Overworld); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.Stat(log)
+	if after.Size() >= before.Size()*3/4 {
+		t.Fatalf("compaction left %d of %d bytes", after.Size(), before.Size())
+	}
+	if err := p.DeleteSegmentFor(world.ChunkPos{6, 1}, world.Overworld); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "regions", "0", "r.1.0")); err == nil {
+		t.Fatal("region directory left")
+	}
+	check := func(p *Provider) {
+		for i := int32(0); i < 8; i++ {
+			_, err := p.LoadColumn(world.ChunkPos{i, 0}, world.Overworld)
+			if i < 4 && err != nil {
+				t.Fatalf("column %d of the kept region: %v", i, err)
+			}
+			if i >= 4 && !errors.Is(err, leveldb.ErrNotFound) {
+				t.Fatalf("column %d of the deleted region: %v", i, err)
+			}
+		}
+	}
+	check(p)
+	p.Close()
+	check(openSeg(t, dir, Config{SegmentSize: 4}))
+}
+
+// A crash at any file operation of DeleteSegmentFor leaves the region
+// wholly there or wholly gone.
+func TestDeleteIsCrashSafe(t *testing.T) {
+	crashes := 0
+	for k := 1; k < 60; k++ {
+		mem := vfs.NewMem()
+		p, err := Config{SegmentSize: 4, FS: mem, Log: quiet, MaintainInterval: time.Hour}.Open("/w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := int32(0); i < 4; i++ {
+			if err := p.StoreColumn(world.ChunkPos{i, 0}, world.Overworld, col(uint64(i), world.Overworld)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p.StoreColumn(world.ChunkPos{9, 9}, world.Overworld, col(9, world.Overworld))
+		p.mu.Lock()
+		for _, s := range p.segs {
+			s.db.Engine().Sync()
+		}
+		p.mu.Unlock()
+		mem.CrashAfter(k)
+		delErr := p.DeleteSegmentFor(world.ChunkPos{0, 0}, world.Overworld)
+		crashed := mem.Crashed()
+		clone := mem.CrashClone(rand.New(rand.NewPCG(uint64(k), 2)), 0)
+		p.Close()
+		q, err := Config{SegmentSize: 4, FS: clone, Log: quiet}.Open("/w")
+		if err != nil {
+			t.Fatalf("k=%d: reopen: %v", k, err)
+		}
+		present := 0
+		for i := int32(0); i < 4; i++ {
+			if _, err := q.LoadColumn(world.ChunkPos{i, 0}, world.Overworld); err == nil {
+				present++
+			}
+		}
+		if present != 0 && present != 4 {
+			t.Fatalf("k=%d: %d of 4 columns of the region survived", k, present)
+		}
+		if present == 4 && delErr == nil && !crashed {
+			t.Fatalf("k=%d: a deletion that returned nil was undone", k)
+		}
+		if _, err := q.LoadColumn(world.ChunkPos{9, 9}, world.Overworld); err != nil {
+			t.Fatalf("k=%d: the other region: %v", k, err)
+		}
+		q.Close()
+		if !crashed {
+			break
+		}
+		crashes++
+	}
+	if crashes < 3 {
+		t.Fatalf("only %d crash points", crashes)
+	}
+}
+
+// A real Dragonfly world over segments.
+func TestDragonflyWorld(t *testing.T) {
+	dir := t.TempDir()
+	open := func() *world.World {
+		p := openSeg(t, dir, Config{SegmentSize: 2})
+		return world.Config{Provider: p, Dim: world.Overworld, Synchronous: true, Log: quiet}.New()
+	}
+	w := open()
+	spots := []cube.Pos{{1, 60, 1}, {100, 70, -100}, {-300, 80, 40}}
+	<-w.Do(func(tx *world.Tx) {
+		for _, s := range spots {
+			tx.SetBlock(s, block.Stone{}, nil)
+		}
+	}).Done()
+	w.Close()
+	w = open()
+	defer w.Close()
+	<-w.Do(func(tx *world.Tx) {
+		for _, s := range spots {
+			if _, ok := tx.Block(s).(block.Stone); !ok {
+				t.Errorf("%v: %T", s, tx.Block(s))
+			}
+		}
+	}).Done()
+}
+
+// Loads, stores, compactions and deletions at once, with few open
+// segments and a busy pool. Run with -race.
+func TestConcurrentSegments(t *testing.T) {
+	p := openSeg(t, t.TempDir(), Config{SegmentSize: 2, MaxOpen: 3, IdleTimeout: time.Millisecond, MaintainInterval: time.Millisecond})
+	var wg sync.WaitGroup
+	dims := []world.Dimension{world.Overworld, world.Nether, world.End}
+	for d, dim := range dims {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 40; i++ {
+				pos := world.ChunkPos{int32(i % 10), int32(d)}
+				if err := p.StoreColumn(pos, dim, col(uint64(i), dim)); err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := p.LoadColumn(pos, dim); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 20; i++ {
+			p.CompactSegment(world.ChunkPos{int32(i % 10), 0}, world.Overworld)
+			if i%5 == 0 {
+				if err := p.DeleteSegmentFor(world.ChunkPos{8, 0}, world.Overworld); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+	}()
+	wg.Wait()
+}
