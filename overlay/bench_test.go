@@ -51,35 +51,39 @@ func BenchmarkResetOverlay(b *testing.B) {
 }
 
 // BenchmarkArenaMemory opens 100 arenas on one template, each of which
-// changes 10 columns, and reports the heap each arena adds.
+// changes 0, 10 or 50 columns, and reports the heap each arena adds.
 func BenchmarkArenaMemory(b *testing.B) {
 	tp := openTemplate(b, template(b, arenaSide))
 	obsidian := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
-	for b.Loop() {
-		base := b.TempDir()
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		var arenas []*Provider
-		for a := 0; a < 100; a++ {
-			o, err := Config{Log: quiet}.Open(tp, filepath.Join(base, fmt.Sprint(a)))
-			if err != nil {
-				b.Fatal(err)
+	for _, dirty := range []int{0, 10, 50} {
+		b.Run(fmt.Sprintf("dirty=%d", dirty), func(b *testing.B) {
+			for b.Loop() {
+				base := b.TempDir()
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				var arenas []*Provider
+				for a := 0; a < 100; a++ {
+					o, err := Config{Log: quiet}.Open(tp, filepath.Join(base, fmt.Sprint(a)))
+					if err != nil {
+						b.Fatal(err)
+					}
+					for i := 0; i < dirty; i++ {
+						pos := world.ChunkPos{int32(i % arenaSide), int32((a + i/arenaSide) % arenaSide)}
+						col, _ := o.LoadColumn(pos, world.Overworld)
+						col.Chunk.SetBlock(2, 2, 2, 0, obsidian)
+						o.StoreColumn(pos, world.Overworld, col)
+					}
+					arenas = append(arenas, o)
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/100/1024, "heap-KiB/arena")
+				for _, o := range arenas {
+					o.Shutdown()
+				}
 			}
-			for i := 0; i < 10; i++ {
-				pos := world.ChunkPos{int32(i), int32(a % arenaSide)}
-				col, _ := o.LoadColumn(pos, world.Overworld)
-				col.Chunk.SetBlock(2, 2, 2, 0, obsidian)
-				o.StoreColumn(pos, world.Overworld, col)
-			}
-			arenas = append(arenas, o)
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/100/1024, "heap-KiB/arena")
-		for _, o := range arenas {
-			o.Shutdown()
-		}
+		})
 	}
 }
 
