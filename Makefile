@@ -49,7 +49,7 @@ soak:
 ## Blaze against mcdb (docs/BENCHMARKS.md explains each figure).
 bench:
 	$(GO) test ./tests -run '^$$' -bench . -benchmem -count 6 -timeout 3h | tee bench.txt
-	$(GO) test ./blazedb -run '^$$' -bench . -benchmem -count 6 -timeout 1h | tee bench-engine.txt
+	$(GO) test ./blazedb ./overlay ./segment -run '^$$' -bench . -benchmem -count 6 -timeout 2h | tee bench-engine.txt
 	$(GO) run ./internal/cmd/benchtable bench.txt
 
 lint:
