@@ -3,6 +3,7 @@ package provider
 import (
 	"container/list"
 	"fmt"
+	"sync/atomic"
 	"reflect"
 	"slices"
 	"sync"
@@ -23,6 +24,9 @@ type columnCache struct {
 	used   int64
 	lru    *list.List // of *snapshot, front = most recent
 	items  map[blazedb.Key]*list.Element
+	pinned map[blazedb.Key]int // never evicted while > 0
+
+	hits, misses atomic.Int64
 }
 
 // snapshot is a private, immutable copy of a column as last stored or
@@ -63,7 +67,7 @@ func (s *snapshot) column() *chunk.Column {
 }
 
 func newColumnCache(budget int64) *columnCache {
-	return &columnCache{budget: budget, lru: list.New(), items: map[blazedb.Key]*list.Element{}}
+	return &columnCache{budget: budget, lru: list.New(), items: map[blazedb.Key]*list.Element{}, pinned: map[blazedb.Key]int{}}
 }
 
 func (c *columnCache) cost(s *snapshot) int64 { return int64(len(s.rec))*2 + 512 }
@@ -77,10 +81,52 @@ func (c *columnCache) get(k blazedb.Key) (*snapshot, bool) {
 	defer c.mu.Unlock()
 	el, ok := c.items[k]
 	if !ok {
+		c.misses.Add(1)
+		return nil, false
+	}
+	c.hits.Add(1)
+	c.lru.MoveToFront(el)
+	return el.Value.(*snapshot), true
+}
+
+// peek is get without counting a hit or a miss (for stores).
+func (c *columnCache) peek(k blazedb.Key) (*snapshot, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.items[k]
+	if !ok {
 		return nil, false
 	}
 	c.lru.MoveToFront(el)
 	return el.Value.(*snapshot), true
+}
+
+// has reports whether k is cached, without counting a hit or a miss.
+func (c *columnCache) has(k blazedb.Key) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.items[k]
+	return ok
+}
+
+// pin keeps k from being evicted (counted: pins nest).
+func (c *columnCache) pin(k blazedb.Key, delta int) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n := c.pinned[k] + delta; n > 0 {
+		c.pinned[k] = n
+	} else {
+		delete(c.pinned, k)
+	}
 }
 
 // put stores s, replacing any snapshot of the same key.
@@ -108,11 +154,20 @@ func (c *columnCache) putIfAbsent(s *snapshot, current func() bool) {
 
 func (c *columnCache) putLocked(s *snapshot) {
 	c.removeLocked(s.key)
-	if c.cost(s) > c.budget {
+	if c.cost(s) > c.budget && c.pinned[s.key] == 0 {
 		return
 	}
 	for c.used+c.cost(s) > c.budget {
-		c.removeLocked(c.lru.Back().Value.(*snapshot).key)
+		// The least recently used column that is not pinned; pinned ones
+		// may hold the cache over its budget.
+		el := c.lru.Back()
+		for el != nil && c.pinned[el.Value.(*snapshot).key] > 0 {
+			el = el.Prev()
+		}
+		if el == nil {
+			break
+		}
+		c.removeLocked(el.Value.(*snapshot).key)
 	}
 	c.items[s.key] = c.lru.PushFront(s)
 	c.used += c.cost(s)

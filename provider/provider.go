@@ -301,7 +301,7 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 		return fmt.Errorf("refusing to overwrite a column that failed to load: %w", qerr)
 	}
 	cols, _ := db.columns()
-	prev, _ := cols.get(k)
+	prev, _ := cols.peek(k)
 	enc, err := db.dict.encodeColumn(col, prev)
 	if err != nil {
 		return fmt.Errorf("encode: %w", err)
@@ -338,6 +338,63 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 		cols.put(snap)
 	}
 	return nil
+}
+
+// Prefetch reads the column at pos into the column cache, decoded, so the
+// next LoadColumn of it is hot. It reports whether it read anything: a
+// cached or missing column costs nothing. Safe to call from any goroutine
+// beside the World's own calls.
+func (db *DB) Prefetch(pos world.ChunkPos, dim world.Dimension) (bool, error) {
+	k, err := key(pos, dim)
+	if err != nil {
+		return false, err
+	}
+	cols, _ := db.columns()
+	if cols == nil || cols.has(k) {
+		return false, nil
+	}
+	var rec []byte
+	err = db.eng.View(k, func(v []byte) error { rec = bytes.Clone(v); return nil })
+	if errors.Is(err, blazedb.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("prefetch column %v (%v): %w", pos, dim, err)
+	}
+	db.snapshot(fillJob{k: k, rec: rec, rng: dim.Range(), cols: cols})
+	return true, nil
+}
+
+// Pin keeps the column at pos in the cache (loading it if needed) until
+// as many Unpin calls; pinned columns are never evicted and may hold the
+// cache over its budget.
+func (db *DB) Pin(pos world.ChunkPos, dim world.Dimension) error {
+	k, err := key(pos, dim)
+	if err != nil {
+		return err
+	}
+	cols, _ := db.columns()
+	cols.pin(k, 1)
+	_, err = db.Prefetch(pos, dim)
+	return err
+}
+
+// Unpin undoes one Pin.
+func (db *DB) Unpin(pos world.ChunkPos, dim world.Dimension) {
+	if k, err := key(pos, dim); err == nil {
+		cols, _ := db.columns()
+		cols.pin(k, -1)
+	}
+}
+
+// CacheStats reports hot and cold LoadColumn calls: those served from the
+// column cache and those that read the engine.
+func (db *DB) CacheStats() (hits, misses int64) {
+	cols, _ := db.columns()
+	if cols == nil {
+		return 0, 0
+	}
+	return cols.hits.Load(), cols.misses.Load()
 }
 
 // Settings returns the world settings read from level.dat. Every call

@@ -20,6 +20,7 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/demo"
+	"github.com/blazeworld/blaze/prefetch"
 )
 
 func main() {
@@ -48,8 +49,16 @@ func run() error {
 		return err
 	}
 	r.Server.CloseOnProgramEnd() // on SIGINT/SIGTERM: save every world, close Blaze
+	var pf *prefetch.Prefetcher
+	if r.Arena == nil { // an arena's provider is its overlay; its template has its own cache
+		pf = prefetch.New(r.World, prefetch.Options{})
+		defer pf.Close()
+	}
 	r.Server.Listen()
-	for range r.Server.Accept() {
+	for p := range r.Server.Accept() {
+		if pf != nil {
+			p.Handle(prefetch.Handler{P: pf}) // warm the chunks ahead of every player
+		}
 	}
 	return nil
 }

@@ -1,0 +1,28 @@
+package prefetch
+
+import (
+	"github.com/df-mc/dragonfly/server/block/cube"
+	"github.com/df-mc/dragonfly/server/player"
+	"github.com/go-gl/mathgl/mgl64"
+)
+
+// Handler feeds a player's moves to a Prefetcher. Wiring it is one line:
+//
+//	for p := range srv.Accept() { p.Handle(prefetch.Handler{P: pf}) }
+//
+// A server with its own handler calls pf.UpdatePlayer from HandleMove.
+type Handler struct {
+	player.NopHandler
+	P *Prefetcher
+}
+
+// HandleMove passes the new position on.
+func (h Handler) HandleMove(ctx *player.Context, pos mgl64.Vec3, _ cube.Rotation) {
+	p := ctx.Player()
+	h.P.UpdatePlayer(p.UUID(), pos, p.Tx().World().Dimension())
+}
+
+// HandleQuit forgets the player.
+func (h Handler) HandleQuit(p *player.Player) { h.P.RemovePlayer(p.UUID()) }
+
+var _ player.Handler = Handler{}

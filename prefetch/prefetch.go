@@ -1,0 +1,321 @@
+// Package prefetch warms Blaze's column cache with the chunks players are
+// about to reach, so that a walking, sprinting or flying player never waits
+// on the disk inside the World's tick.
+//
+// UpdatePlayer takes a player's position (usually from a player handler on
+// every move, see Handler). From successive positions the prefetcher keeps
+// a velocity, predicts the chunks ahead along it (further at higher speed,
+// wider near the player) and hands them to a bounded pool of workers that
+// call provider.DB.Prefetch. A turn or a teleport drops the predictions
+// that no longer apply. UpdatePlayer never blocks: when the queue is full,
+// predictions are dropped. PinArea keeps an area (a spawn, an arena) in the
+// cache however much else is loaded.
+package prefetch
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/blazeworld/blaze/provider"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/go-gl/mathgl/mgl64"
+	"github.com/google/uuid"
+)
+
+// Options tunes a Prefetcher. The zero value gives the defaults.
+type Options struct {
+	// Workers is the number of background loaders. Default 2.
+	Workers int
+	// Lookahead is how far ahead in time chunks are predicted. Default 3s:
+	// at elytra speed (30 blocks a second) about six chunks.
+	Lookahead time.Duration
+	// ViewRadius is the radius in chunks the World loads around a player
+	// (its chunk radius). The prefetcher warms what will come within it
+	// along the path ahead. Default 8.
+	ViewRadius int
+	// Budget caps the columns queued for loading at once. Default 256.
+	Budget int
+	// TeleportBlocks is the jump between two updates taken as a teleport
+	// (the velocity restarts). Default 48.
+	TeleportBlocks float64
+}
+
+func (o Options) withDefaults() Options {
+	if o.Workers <= 0 {
+		o.Workers = 2
+	}
+	if o.Lookahead <= 0 {
+		o.Lookahead = 3 * time.Second
+	}
+	if o.ViewRadius <= 0 {
+		o.ViewRadius = 8
+	}
+	if o.Budget <= 0 {
+		o.Budget = 256
+	}
+	if o.TeleportBlocks <= 0 {
+		o.TeleportBlocks = 48
+	}
+	return o
+}
+
+// Stats counts what the prefetcher did.
+type Stats struct {
+	Predicted int64 // chunks predicted and queued
+	Loaded    int64 // chunks actually read into the cache
+	Dropped   int64 // predictions dropped: queue full, stale or already queued
+}
+
+// Prefetcher is safe for concurrent use.
+type Prefetcher struct {
+	p    *provider.DB
+	opts Options
+
+	mu      sync.Mutex
+	players map[uuid.UUID]*track
+	queued  map[job]bool
+	closed  bool
+
+	queue chan job
+	stop  chan struct{}
+	wg    sync.WaitGroup
+
+	pinMu sync.Mutex
+	pins  map[job]int
+
+	predicted, loaded, dropped atomic.Int64
+}
+
+type job struct {
+	pos world.ChunkPos
+	dim world.Dimension
+	gen uint64 // the player's track generation when predicted
+	id  uuid.UUID
+}
+
+// track is what is known of one player's movement.
+type track struct {
+	pos  mgl64.Vec3
+	vel  mgl64.Vec3 // blocks per second, smoothed
+	at   time.Time
+	dim  world.Dimension
+	gen  uint64 // bumped on a teleport or a sharp turn: older jobs are stale
+	last world.ChunkPos
+}
+
+// New starts a prefetcher over p.
+func New(p *provider.DB, o Options) *Prefetcher {
+	o = o.withDefaults()
+	pf := &Prefetcher{p: p, opts: o, players: map[uuid.UUID]*track{}, queued: map[job]bool{},
+		queue: make(chan job, o.Budget), stop: make(chan struct{}), pins: map[job]int{}}
+	for i := 0; i < o.Workers; i++ {
+		pf.wg.Add(1)
+		go pf.worker()
+	}
+	return pf
+}
+
+func (pf *Prefetcher) worker() {
+	defer pf.wg.Done()
+	for {
+		select {
+		case <-pf.stop:
+			return
+		case j := <-pf.queue:
+			pf.mu.Lock()
+			delete(pf.queued, job{pos: j.pos, dim: j.dim})
+			t := pf.players[j.id]
+			stale := t == nil || t.gen != j.gen
+			pf.mu.Unlock()
+			if stale {
+				pf.dropped.Add(1)
+				continue
+			}
+			if ok, _ := pf.p.Prefetch(j.pos, j.dim); ok {
+				pf.loaded.Add(1)
+			}
+		}
+	}
+}
+
+func chunkOf(v mgl64.Vec3) world.ChunkPos {
+	return world.ChunkPos{int32(math.Floor(v[0])) >> 4, int32(math.Floor(v[2])) >> 4}
+}
+
+// UpdatePlayer records where player id is and queues the chunks ahead of
+// it. It never blocks.
+func (pf *Prefetcher) UpdatePlayer(id uuid.UUID, pos mgl64.Vec3, dim world.Dimension) {
+	now := time.Now()
+	pf.mu.Lock()
+	if pf.closed {
+		pf.mu.Unlock()
+		return
+	}
+	t := pf.players[id]
+	switch {
+	case t == nil:
+		t = &track{pos: pos, at: now, dim: dim, last: chunkOf(pos)}
+		pf.players[id] = t
+		pf.mu.Unlock()
+		return
+	case t.dim != dim || pos.Sub(t.pos).Len() > pf.opts.TeleportBlocks:
+		// A teleport or a dimension change: what was predicted is stale.
+		*t = track{pos: pos, at: now, dim: dim, gen: t.gen + 1, last: chunkOf(pos)}
+		pf.mu.Unlock()
+		return
+	}
+	dt := now.Sub(t.at).Seconds()
+	if dt <= 0 {
+		pf.mu.Unlock()
+		return
+	}
+	v := pos.Sub(t.pos).Mul(1 / dt)
+	if t.vel.Len() > 1 && v.Len() > 1 && t.vel.Normalize().Dot(v.Normalize()) < 0.5 {
+		t.gen++ // a sharp turn: the old path is stale
+		t.vel = v
+	} else {
+		t.vel = t.vel.Mul(0.5).Add(v.Mul(0.5))
+	}
+	t.pos, t.at = pos, now
+	c := chunkOf(pos)
+	moved := c != t.last
+	t.last = c
+	vel, gen := t.vel, t.gen
+	pf.mu.Unlock()
+	if !moved && vel.Len() < 0.5 {
+		return // standing still: the World has what it needs around it
+	}
+	for _, p := range pf.predict(pos, vel) {
+		pf.enqueue(job{pos: p, dim: dim, gen: gen, id: id})
+	}
+}
+
+// predict returns the chunks that will come within the view radius along
+// the path ahead and are not within it now, nearest first.
+func (pf *Prefetcher) predict(pos, vel mgl64.Vec3) []world.ChunkPos {
+	speed := math.Hypot(vel[0], vel[2])
+	if speed < 0.5 {
+		return nil
+	}
+	dir := mgl64.Vec3{vel[0] / speed, 0, vel[2] / speed}
+	dist := speed * pf.opts.Lookahead.Seconds() // blocks ahead
+	cur := chunkOf(pos)
+	r := int32(pf.opts.ViewRadius)
+	near := func(q world.ChunkPos) bool {
+		return abs(q[0]-cur[0]) <= r && abs(q[1]-cur[1]) <= r
+	}
+	seen := map[world.ChunkPos]bool{}
+	var out []world.ChunkPos
+	for d := 8.0; d <= dist+8; d += 8 {
+		f := chunkOf(pos.Add(dir.Mul(d)))
+		for dx := -r; dx <= r; dx++ {
+			for dz := -r; dz <= r; dz++ {
+				q := world.ChunkPos{f[0] + dx, f[1] + dz}
+				if !seen[q] && !near(q) {
+					seen[q] = true
+					out = append(out, q)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func abs(v int32) int32 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+func (pf *Prefetcher) enqueue(j job) {
+	k := job{pos: j.pos, dim: j.dim}
+	pf.mu.Lock()
+	if pf.queued[k] || pf.closed {
+		pf.mu.Unlock()
+		pf.dropped.Add(1)
+		return
+	}
+	pf.queued[k] = true
+	pf.mu.Unlock()
+	select {
+	case pf.queue <- j:
+		pf.predicted.Add(1)
+	default: // over budget: drop rather than block the caller
+		pf.mu.Lock()
+		delete(pf.queued, k)
+		pf.mu.Unlock()
+		pf.dropped.Add(1)
+	}
+}
+
+// RemovePlayer forgets a player (on quit); its queued chunks become stale.
+func (pf *Prefetcher) RemovePlayer(id uuid.UUID) {
+	pf.mu.Lock()
+	delete(pf.players, id)
+	pf.mu.Unlock()
+}
+
+// PinArea loads and keeps in the cache every column within radius chunks
+// of centre, until UnpinArea with the same arguments. Pins nest.
+func (pf *Prefetcher) PinArea(centre world.ChunkPos, radius int, dim world.Dimension) error {
+	pf.pinMu.Lock()
+	defer pf.pinMu.Unlock()
+	for dx := -radius; dx <= radius; dx++ {
+		for dz := -radius; dz <= radius; dz++ {
+			p := world.ChunkPos{centre[0] + int32(dx), centre[1] + int32(dz)}
+			if err := pf.p.Pin(p, dim); err != nil {
+				return err
+			}
+			pf.pins[job{pos: p, dim: dim}]++
+		}
+	}
+	return nil
+}
+
+// UnpinArea undoes one PinArea of the same area.
+func (pf *Prefetcher) UnpinArea(centre world.ChunkPos, radius int, dim world.Dimension) {
+	pf.pinMu.Lock()
+	defer pf.pinMu.Unlock()
+	for dx := -radius; dx <= radius; dx++ {
+		for dz := -radius; dz <= radius; dz++ {
+			k := job{pos: world.ChunkPos{centre[0] + int32(dx), centre[1] + int32(dz)}, dim: dim}
+			if pf.pins[k] > 0 {
+				pf.p.Unpin(k.pos, dim)
+				if pf.pins[k]--; pf.pins[k] == 0 {
+					delete(pf.pins, k)
+				}
+			}
+		}
+	}
+}
+
+// Stats returns the prefetcher's counters.
+func (pf *Prefetcher) Stats() Stats {
+	return Stats{Predicted: pf.predicted.Load(), Loaded: pf.loaded.Load(), Dropped: pf.dropped.Load()}
+}
+
+// Close stops the workers and waits for them. Pins are released. It is
+// idempotent.
+func (pf *Prefetcher) Close() error {
+	pf.mu.Lock()
+	if pf.closed {
+		pf.mu.Unlock()
+		return nil
+	}
+	pf.closed = true
+	pf.mu.Unlock()
+	close(pf.stop)
+	pf.wg.Wait()
+	pf.pinMu.Lock()
+	for k, n := range pf.pins {
+		for ; n > 0; n-- {
+			pf.p.Unpin(k.pos, k.dim)
+		}
+	}
+	pf.pins = map[job]int{}
+	pf.pinMu.Unlock()
+	return nil
+}

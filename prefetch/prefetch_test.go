@@ -1,0 +1,190 @@
+package prefetch
+
+import (
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/blazeworld/blaze/provider"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/go-gl/mathgl/mgl64"
+	"github.com/google/uuid"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// strip stores columns x in [0, n), z in [-3, 3] and reopens the world so
+// nothing is cached.
+func strip(t testing.TB, n int, c provider.Config) *provider.DB {
+	dir := t.TempDir()
+	c.Log = quiet
+	p, err := c.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for x := 0; x < n; x++ {
+		for z := -3; z <= 3; z++ {
+			p.StoreColumn(world.ChunkPos{int32(x), int32(z)}, world.Overworld, worldtest.Synthetic(uint64(x*7+z+3), world.Overworld, world.DefaultBlockRegistry))
+		}
+	}
+	p.Close()
+	p, err = c.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+func TestPredictAheadAndFurtherWhenFaster(t *testing.T) {
+	pf := &Prefetcher{opts: Options{}.withDefaults()}
+	pos := mgl64.Vec3{8, 64, 8}
+	walk := pf.predict(pos, mgl64.Vec3{4.3, 0, 0})
+	fly := pf.predict(pos, mgl64.Vec3{30, 0, 0})
+	if len(walk) == 0 || len(fly) <= len(walk) {
+		t.Fatalf("walking predicts %d chunks, flying %d", len(walk), len(fly))
+	}
+	far := int32(0)
+	for _, c := range fly {
+		if c[0] <= int32(pf.opts.ViewRadius) && c[0] >= -int32(pf.opts.ViewRadius) && c[1] <= int32(pf.opts.ViewRadius) && c[1] >= -int32(pf.opts.ViewRadius) {
+			t.Fatalf("predicted %v, already within the view radius", c)
+		}
+		if c[0] < 0 {
+			t.Fatalf("predicted %v behind the player", c)
+		}
+		far = max(far, c[0])
+	}
+	if far < int32(pf.opts.ViewRadius)+5 {
+		t.Fatalf("flying at 30 blocks a second predicts only %d chunks ahead", far)
+	}
+	if len(pf.predict(pos, mgl64.Vec3{0.1, 0, 0})) != 0 {
+		t.Fatal("a player standing still gets predictions")
+	}
+}
+
+// A player moving along the strip finds the chunks ahead already cached.
+func TestWarmsTheChunksAhead(t *testing.T) {
+	p := strip(t, 16, provider.Config{})
+	pf := New(p, Options{ViewRadius: 1})
+	defer pf.Close()
+	id := uuid.New()
+	pos := mgl64.Vec3{8, 64, 8}
+	for i := 0; i < 10; i++ { // about 10 blocks a second, along +X
+		pos[0] += 1
+		pf.UpdatePlayer(id, pos, world.Overworld)
+		time.Sleep(100 * time.Millisecond)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for pf.Stats().Loaded < 10 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	h0, m0 := p.CacheStats()
+	for x := int32(3); x <= 4; x++ {
+		if _, err := p.LoadColumn(world.ChunkPos{x, 0}, world.Overworld); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h1, m1 := p.CacheStats()
+	if h1-h0 != 2 || m1 != m0 {
+		t.Fatalf("chunks ahead were not warm: %d hits, %d misses (stats %+v)", h1-h0, m1-m0, pf.Stats())
+	}
+}
+
+// A teleport makes the old predictions stale, and they are not loaded.
+func TestTeleportDropsStalePredictions(t *testing.T) {
+	pf := &Prefetcher{opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 1000)}
+	id := uuid.New()
+	pf.UpdatePlayer(id, mgl64.Vec3{0, 64, 0}, world.Overworld)
+	time.Sleep(20 * time.Millisecond)
+	pf.UpdatePlayer(id, mgl64.Vec3{3, 64, 0}, world.Overworld)
+	queued := len(pf.queue)
+	if queued == 0 {
+		t.Fatal("nothing predicted")
+	}
+	gen := pf.players[id].gen
+	pf.UpdatePlayer(id, mgl64.Vec3{5000, 64, 5000}, world.Overworld) // teleport
+	if pf.players[id].gen == gen {
+		t.Fatal("a teleport did not invalidate the track")
+	}
+	for len(pf.queue) > 0 {
+		j := <-pf.queue
+		if t2 := pf.players[j.id]; t2 != nil && t2.gen == j.gen {
+			t.Fatal("a prediction from before the teleport is still current")
+		}
+	}
+}
+
+// UpdatePlayer never blocks, and never queues more than the budget.
+func TestBudgetAndNonBlocking(t *testing.T) {
+	pf := &Prefetcher{opts: Options{Budget: 8, Lookahead: time.Minute}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 8)}
+	id := uuid.New()
+	pf.UpdatePlayer(id, mgl64.Vec3{0, 64, 0}, world.Overworld)
+	time.Sleep(10 * time.Millisecond)
+	start := time.Now()
+	pf.UpdatePlayer(id, mgl64.Vec3{0.3, 64, 0}, world.Overworld) // fast: a minute ahead is hundreds of chunks
+	if d := time.Since(start); d > 50*time.Millisecond {
+		t.Fatalf("UpdatePlayer took %v", d)
+	}
+	st := pf.Stats()
+	if st.Predicted != 8 || st.Dropped == 0 || len(pf.queue) != 8 {
+		t.Fatalf("budget not kept: %+v, queue %d", st, len(pf.queue))
+	}
+}
+
+// Pinned columns are never evicted, however much else is loaded.
+func TestPinnedNeverEvicted(t *testing.T) {
+	p := strip(t, 12, provider.Config{ColumnCacheBytes: 400 << 10}) // a few columns' worth
+	pf := New(p, Options{})
+	defer pf.Close()
+	if err := pf.PinArea(world.ChunkPos{2, 0}, 1, world.Overworld); err != nil {
+		t.Fatal(err)
+	}
+	for x := int32(5); x < 12; x++ {
+		for z := int32(-3); z <= 3; z++ {
+			p.LoadColumn(world.ChunkPos{x, z}, world.Overworld)
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // let the snapshot worker fill the cache
+	h0, _ := p.CacheStats()
+	for x := int32(1); x <= 3; x++ {
+		for z := int32(-1); z <= 1; z++ {
+			p.LoadColumn(world.ChunkPos{x, z}, world.Overworld)
+		}
+	}
+	if h1, _ := p.CacheStats(); h1-h0 != 9 {
+		t.Fatalf("%d of 9 pinned columns were still cached", h1-h0)
+	}
+	pf.UnpinArea(world.ChunkPos{2, 0}, 1, world.Overworld)
+}
+
+// Many players at once, then Close while they keep moving. Run with -race.
+func TestCloseUnderLoad(t *testing.T) {
+	p := strip(t, 10, provider.Config{})
+	pf := New(p, Options{Workers: 3})
+	var wg sync.WaitGroup
+	for i := 0; i < 6; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := uuid.New()
+			pos := mgl64.Vec3{float64(i), 64, 0}
+			for j := 0; j < 200; j++ {
+				pos[0] += 0.7
+				pos[2] += float64(i%3) - 1
+				pf.UpdatePlayer(id, pos, world.Overworld)
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := pf.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if err := pf.Close(); err != nil {
+		t.Fatal("second Close:", err)
+	}
+}
