@@ -3,10 +3,10 @@ package provider
 import (
 	"container/list"
 	"fmt"
-	"sync/atomic"
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/df-mc/dragonfly/server/block/cube"

@@ -149,4 +149,3 @@ func replay(b *testing.B, p *provider.DB, pf *prefetch.Prefetcher, tr trace) ([]
 	h1, m1 := p.CacheStats()
 	return lat, h1 - h0, m1 - m0
 }
-
