@@ -26,7 +26,7 @@ type trace struct {
 var traces = []trace{
 	{"walk", 1, 4.3, 400, 0},
 	{"sprint", 1, 5.6, 400, 0},
-	{"elytra", 1, 30, 120, 0},
+	{"elytra", 1, 30, 400, 0},
 	{"teleports", 1, 5.6, 400, 100},
 	{"many-players", 6, 5.6, 200, 0},
 }
