@@ -68,3 +68,37 @@ func TestCacheCountsHitsAndMisses(t *testing.T) {
 		t.Fatalf("hits %d misses %d", db.cache.hits.Load(), db.cache.misses.Load())
 	}
 }
+
+// Stamp changes with every write, delete and move of a key's record, and
+// only then.
+func TestStamp(t *testing.T) {
+	db := open(t, vfs.NewMem(), "/db", Options{})
+	k := Key{X: 4}
+	if _, ok := db.Stamp(k); ok {
+		t.Fatal("stamp of a missing key")
+	}
+	db.Put(k, []byte("one"))
+	s1, ok := db.Stamp(k)
+	db.Put(k, []byte("one")) // unchanged: elided
+	if s2, _ := db.Stamp(k); !ok || s2 != s1 {
+		t.Fatal("an elided put changed the stamp")
+	}
+	db.Put(Key{X: 5}, []byte("other"))
+	if s2, _ := db.Stamp(k); s2 != s1 {
+		t.Fatal("another key's write changed the stamp")
+	}
+	db.Put(k, []byte("two"))
+	s3, _ := db.Stamp(k)
+	if s3 == s1 {
+		t.Fatal("a write kept the stamp")
+	}
+	db.Compact()
+	if s4, _ := db.Stamp(k); s4 == s3 {
+		t.Fatal("compaction moved the record but kept the stamp")
+	}
+	db.Delete(k)
+	db.Put(k, []byte("two"))
+	if s5, _ := db.Stamp(k); s5 == s3 {
+		t.Fatal("delete and put again kept the stamp")
+	}
+}

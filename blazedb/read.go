@@ -42,6 +42,20 @@ func (db *DB) View(k Key, fn func(v []byte) error) error {
 	return fn(v)
 }
 
+// Stamp identifies the record a chunk key holds now, from memory alone: it
+// changes whenever the key is written or deleted (and when compaction moves
+// its record). Take it before reading a value to know later, without I/O,
+// whether what was read is still current. ok is false for a missing key.
+func (db *DB) Stamp(k Key) (stamp uint64, ok bool) {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.log == nil {
+		return 0, false
+	}
+	e, ok := db.idx.get(rkey{chunk: k})
+	return db.log.gen<<48 ^ uint64(e.off), ok
+}
+
 // Has reports whether a chunk key has a value, from memory alone.
 func (db *DB) Has(k Key) (bool, error) {
 	db.mu.RLock()

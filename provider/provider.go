@@ -181,6 +181,7 @@ func (db *DB) loadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column
 	}
 	var col *chunk.Column
 	var rec []byte
+	stamp, _ := db.eng.Stamp(k)
 	err = db.eng.View(k, func(v []byte) error {
 		var derr error
 		if col, derr = db.dict.decodeColumn(v, dim.Range()); derr == nil && cols != nil {
@@ -204,7 +205,7 @@ func (db *DB) loadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column
 		// The caller owns col: the cache's own snapshot is decoded again on
 		// the snapshot worker, off the world's tick.
 		select {
-		case db.fill <- fillJob{k: k, rec: rec, rng: dim.Range(), cols: cols}:
+		case db.fill <- fillJob{k: k, rec: rec, stamp: stamp, rng: dim.Range(), cols: cols}:
 		default:
 		}
 	}
@@ -220,16 +221,19 @@ func (db *DB) columns() (*columnCache, chunk.BlockRegistry) {
 
 // fillJob asks the snapshot worker to cache a column that was just loaded.
 type fillJob struct {
-	k    blazedb.Key
-	rec  []byte
-	rng  cube.Range
-	cols *columnCache
+	k     blazedb.Key
+	rec   []byte
+	stamp uint64 // the engine's stamp of k, taken before rec was read
+	rng   cube.Range
+	cols  *columnCache
 }
 
 // snapshotWorker decodes just-loaded columns a second time into private
 // snapshots for the column cache, so that LoadColumn need not clone what it
-// returns. A snapshot is installed only if the engine still holds the same
-// record and no newer snapshot exists, so it can never be stale.
+// returns. A snapshot is installed only if the key's engine stamp is the one
+// taken before its record was read (no write since) and no newer snapshot
+// exists, so it can never be stale; the check is in memory, under the cache
+// lock, with no I/O.
 func (db *DB) snapshotWorker() {
 	defer db.fillDone.Done()
 	for {
@@ -250,9 +254,8 @@ func (db *DB) snapshot(job fillJob) {
 	s := &snapshot{key: job.k, rng: job.rng, rec: job.rec, lay: lay, subs: col.Chunk.Sub(), biomes: biomes, chunk: col.Chunk,
 		tick: col.Tick, blockEntities: col.BlockEntities, entities: col.Entities, scheduled: col.ScheduledBlocks}
 	job.cols.putIfAbsent(s, func() bool {
-		same := false
-		db.eng.View(job.k, func(v []byte) error { same = bytes.Equal(v, job.rec); return nil })
-		return same
+		now, ok := db.eng.Stamp(job.k)
+		return ok && now == job.stamp
 	})
 }
 
@@ -354,6 +357,7 @@ func (db *DB) Prefetch(pos world.ChunkPos, dim world.Dimension) (bool, error) {
 		return false, nil
 	}
 	var rec []byte
+	stamp, _ := db.eng.Stamp(k)
 	err = db.eng.View(k, func(v []byte) error { rec = bytes.Clone(v); return nil })
 	if errors.Is(err, blazedb.ErrNotFound) {
 		return false, nil
@@ -361,7 +365,7 @@ func (db *DB) Prefetch(pos world.ChunkPos, dim world.Dimension) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("prefetch column %v (%v): %w", pos, dim, err)
 	}
-	db.snapshot(fillJob{k: k, rec: rec, rng: dim.Range(), cols: cols})
+	db.snapshot(fillJob{k: k, rec: rec, stamp: stamp, rng: dim.Range(), cols: cols})
 	return true, nil
 }
 
