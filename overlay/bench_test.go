@@ -2,12 +2,11 @@ package overlay
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
 
+	"github.com/blazeworld/blaze/internal/fsutil"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/mcdb"
@@ -120,7 +119,7 @@ func BenchmarkArenaCycle(b *testing.B) {
 	b.Run("mcdb-copy-directory", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			dst := filepath.Join(b.TempDir(), fmt.Sprint("match", i))
-			if err := copyTree(ldb, dst); err != nil {
+			if err := fsutil.CopyTree(ldb, dst, nil); err != nil {
 				b.Fatal(err)
 			}
 			m, err := mcdb.Config{Log: quiet}.Open(dst)
@@ -129,31 +128,5 @@ func BenchmarkArenaCycle(b *testing.B) {
 			}
 			m.Close()
 		}
-	})
-}
-
-func copyTree(from, to string) error {
-	return filepath.Walk(from, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		if info.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o755)
-		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.Create(filepath.Join(to, rel))
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return err
-		}
-		return out.Close()
 	})
 }

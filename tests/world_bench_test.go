@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/internal/fsutil"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/world"
@@ -200,23 +201,10 @@ func BenchmarkDiskSize(b *testing.B) {
 }
 
 func copyDir(b *testing.B, from, to string) {
-	filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			b.Fatal(err)
-		}
-		rel, _ := filepath.Rel(from, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o755)
-		}
-		if d.Name() == "LOCK" || d.Name() == "complete" {
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return os.WriteFile(filepath.Join(to, rel), data, 0o644)
-	})
+	skip := func(name string) bool { return name == "LOCK" || name == "complete" }
+	if err := fsutil.CopyTree(from, to, skip); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // BenchmarkLoadDuringCompaction measures cold loads (engine and column

@@ -21,6 +21,7 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/colcmp"
+	"github.com/blazeworld/blaze/internal/fsutil"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
@@ -228,7 +229,7 @@ func fromLevelDB(src, dst string, o Options) (*Report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	if err := copyTree(src, tmp); err != nil {
+	if err := fsutil.CopyTree(src, tmp, nil); err != nil {
 		return nil, fmt.Errorf("copy source: %w", err)
 	}
 	places, players, err := scanLevelDB(filepath.Join(tmp, "db"))
@@ -385,35 +386,4 @@ func copyFileIfExists(from, to string) error {
 		return err
 	}
 	return os.WriteFile(to, b, 0o644)
-}
-
-// copyTree copies a directory tree of regular files.
-func copyTree(from, to string) error {
-	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		target := filepath.Join(to, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.Create(target)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return err
-		}
-		return out.Close()
-	})
 }

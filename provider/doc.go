@@ -1,0 +1,40 @@
+// Package provider is Blaze as Dragonfly's world.Provider: set a *DB as a
+// server's WorldProvider in place of Dragonfly's LevelDB provider (mcdb).
+//
+// # Model
+//
+// A world directory holds level.dat and levelname.txt in Dragonfly's own
+// format and blaze/, the engine (package blazedb). Each column is one
+// engine record keyed by (dimension, x, z) whose layout is drawn in
+// codec.go: the sub-chunks in the layout of Dragonfly's network encoding,
+// with palette entries as ids into the world's block dictionary
+// (dictionary.go), then biomes, block entities, entities and scheduled
+// updates. Player spawns and dictionary entries are named engine records.
+//
+// # Guarantees
+//
+//   - Every part of a column comes back exactly, in all three dimensions.
+//   - A missing column satisfies errors.Is(err, leveldb.ErrNotFound);
+//     damage wraps blazedb.ErrCorrupt (naming the offset) or
+//     ErrColumnCorrupt; never a panic, and one bad column never hides
+//     another.
+//   - Block states survive a change of runtime ids; a state the registry
+//     does not know fails the load with ErrUnknownState, and that column is
+//     not overwritten while the DB is open.
+//   - Storing an unchanged column writes nothing.
+//   - Writes are as durable as Config.Durability promises (blazedb).
+//
+// # Ownership
+//
+// LoadColumn returns a column the caller owns alone: the cache keeps its
+// own private snapshot and hands out deep copies. StoreColumn has taken what
+// it keeps of the column (its encoding and a private copy) when it returns,
+// so the World may go on mutating the column.
+//
+// # Concurrency
+//
+// A DB is safe for concurrent use: the worlds of three dimensions call it at
+// once, beside the engine's background work, a snapshot worker (or, with
+// ExternalMaintenance, the owner's Maintain), and prefetching. Locks are
+// held only for memory work; no I/O happens under the column cache's lock.
+package provider
