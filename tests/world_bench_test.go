@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -27,9 +28,12 @@ const tiledSide = 100
 var tiledOnce sync.Map
 
 // tiled returns the directory of the tiled world stored by contender c.
-func tiled(b *testing.B, c contender) string {
+func tiled(b *testing.B, c contender) string { return tiledN(b, c, tiledSide) }
+
+// tiledN is tiled with side x side columns.
+func tiledN(b *testing.B, c contender, side int) string {
 	root, _ := os.Getwd()
-	dir := filepath.Join(root, "..", "build", "benchdata", fmt.Sprintf("tiled-%d-%s", tiledSide*tiledSide, c.name))
+	dir := filepath.Join(root, "..", "build", "benchdata", fmt.Sprintf("tiled-%d-%s", side*side, c.name))
 	if _, err := os.Stat(filepath.Join(dir, "complete")); err == nil {
 		return dir
 	}
@@ -39,9 +43,9 @@ func tiled(b *testing.B, c contender) string {
 	os.RemoveAll(dir)
 	cols := realWorld(b)
 	p := c.open(b, dir)
-	for x := 0; x < tiledSide; x++ {
-		for z := 0; z < tiledSide; z++ {
-			col := cols[(x*tiledSide+z)%len(cols)]
+	for x := 0; x < side; x++ {
+		for z := 0; z < side; z++ {
+			col := cols[(x*side+z)%len(cols)]
 			if col.Dim != world.Overworld {
 				continue
 			}
@@ -123,9 +127,16 @@ func BenchmarkWalk2000(b *testing.B) {
 
 // BenchmarkOpen10k opens and closes the tiled world of 10,000 columns,
 // reporting the heap it holds once open.
-func BenchmarkOpen10k(b *testing.B) {
+func BenchmarkOpen10k(b *testing.B) { benchOpen(b, tiledSide) }
+
+// BenchmarkOpen100k is BenchmarkOpen10k with 99,856 columns (316 x 316):
+// how opening grows with the world. Building the worlds takes minutes the
+// first time.
+func BenchmarkOpen100k(b *testing.B) { benchOpen(b, 316) }
+
+func benchOpen(b *testing.B, side int) {
 	for _, c := range coldContenders {
-		dir := tiled(b, c)
+		dir := tiledN(b, c, side)
 		b.Run(c.name, func(b *testing.B) {
 			var held float64
 			for b.Loop() {
@@ -262,6 +273,55 @@ func BenchmarkLoadDuringCompaction(b *testing.B) {
 			if busy && compactions == 0 {
 				b.Log("no compaction completed during the run")
 			}
+		})
+	}
+}
+
+// rssKiB reads a field (VmRSS, VmHWM) of /proc/self/status, in KiB.
+func rssKiB(field string) float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, field+":") {
+			var v float64
+			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, field+":")), "%f", &v)
+			return v
+		}
+	}
+	return 0
+}
+
+// BenchmarkLoadAll10k opens the tiled world and loads every column once,
+// as a server walking the whole map would, reporting how far the process's
+// peak RSS rose above its RSS before opening (the peak is reset through
+// /proc/self/clear_refs; Linux only).
+func BenchmarkLoadAll10k(b *testing.B) {
+	for _, c := range coldContenders {
+		dir := tiled(b, c)
+		b.Run(c.name, func(b *testing.B) {
+			var peak float64
+			for b.Loop() {
+				b.StopTimer()
+				runtime.GC()
+				os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+				before := rssKiB("VmRSS")
+				b.StartTimer()
+				p := c.open(b, dir)
+				for x := int32(0); x < tiledSide; x++ {
+					for z := int32(0); z < tiledSide; z++ {
+						if _, err := p.LoadColumn(world.ChunkPos{x, z}, world.Overworld); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				p.Close()
+				b.StopTimer()
+				peak = max(peak, rssKiB("VmHWM")-before)
+				b.StartTimer()
+			}
+			b.ReportMetric(peak/1024, "peakRSS-MiB")
 		})
 	}
 }
