@@ -23,7 +23,9 @@ type Config struct {
 	Durability blazedb.Durability
 	// Compression is the engine's codec for new records. Default LZ4.
 	Compression blazedb.Compression
-	// CacheBytes is the engine's cache of encoded records. Default 128 MiB;
+	// CacheBytes is the engine's cache of records. Default 32 MiB (less than
+	// the engine's own default: the column cache already keeps recently used
+	// columns, and a second full copy of them would double the memory);
 	// negative disables it.
 	CacheBytes int64
 	// ColumnCacheBytes is the budget of decoded columns kept for hot loads,
@@ -49,6 +51,9 @@ func (c Config) withDefaults() Config {
 	c.Log = c.Log.With("provider", "blaze")
 	if c.Blocks == nil {
 		c.Blocks = world.DefaultBlockRegistry
+	}
+	if c.CacheBytes == 0 {
+		c.CacheBytes = 32 << 20
 	}
 	if c.ColumnCacheBytes == 0 {
 		c.ColumnCacheBytes = 64 << 20
