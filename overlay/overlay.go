@@ -266,6 +266,10 @@ func (p *Provider) ResetOverlay() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	spare, err := p.takeSpare()
+	if errors.Is(spare.err, ErrShutdown) {
+		p.bg.spare <- spare // stays shut down
+		return fmt.Errorf("overlay: reset %s: %w", p.dir, ErrShutdown)
+	}
 	if err != nil {
 		p.prepareSpare(spare.n) // try again next time
 		return fmt.Errorf("overlay: reset %s: %w", p.dir, errors.Join(err, p.takeBackgroundErr()))
@@ -413,6 +417,10 @@ func (p *Provider) Shutdown() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	spare := <-p.bg.spare
+	if errors.Is(spare.err, ErrShutdown) {
+		p.bg.spare <- spare
+		return err // already shut down
+	}
 	if spare.db != nil {
 		err = errors.Join(err, spare.db.Discard())
 	}

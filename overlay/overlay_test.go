@@ -336,3 +336,27 @@ func TestConcurrentArenas(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// After Shutdown the arena stays retired: no reset, no new files; a second
+// Shutdown is harmless.
+func TestShutdownIsFinal(t *testing.T) {
+	tp := openTemplate(t, template(t, 1))
+	dir := filepath.Join(t.TempDir(), "arena")
+	o, err := Config{Log: quiet}.Open(tp, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadDir(dir)
+	if err := o.ResetOverlay(); !errors.Is(err, ErrShutdown) {
+		t.Fatalf("reset after shutdown: %v", err)
+	}
+	if err := o.Shutdown(); err != nil {
+		t.Fatalf("second shutdown: %v", err)
+	}
+	if after, _ := os.ReadDir(dir); len(after) != len(before) {
+		t.Fatalf("files appeared after shutdown: %v -> %v", before, after)
+	}
+}
