@@ -337,17 +337,26 @@ func (p *Provider) SetBlockRegistry(br world.BlockRegistry) {
 // Settings returns the overlay's settings: the template's, copied into the
 // overlay when its generation began, unless the match saved its own. The
 // pointer is the same for the life of a generation.
+//
+// On a closed overlay (between a World's Close and ResetOverlay) it returns
+// the template's settings, which are never saved.
 func (p *Provider) Settings() *world.Settings {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
+	if p.cur == nil {
+		return p.template.Settings()
+	}
 	return p.cur.Settings()
 }
 
-// SaveSettings saves settings into the overlay only.
+// SaveSettings saves settings into the overlay only; on a closed overlay it
+// does nothing.
 func (p *Provider) SaveSettings(s *world.Settings) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	p.cur.SaveSettings(s)
+	if p.cur != nil {
+		p.cur.SaveSettings(s)
+	}
 }
 
 // LoadColumn reads the overlay, then the template. The caller owns the

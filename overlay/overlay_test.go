@@ -349,6 +349,10 @@ func TestShutdownIsFinal(t *testing.T) {
 	if err := o.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
+	if o.Settings() == nil {
+		t.Fatal("no settings on a closed overlay")
+	}
+	o.SaveSettings(o.Settings()) // must not panic
 	before, _ := os.ReadDir(dir)
 	if err := o.ResetOverlay(); !errors.Is(err, ErrShutdown) {
 		t.Fatalf("reset after shutdown: %v", err)
