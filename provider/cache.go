@@ -212,12 +212,6 @@ func cloneEntities(in []chunk.Entity) []chunk.Entity {
 	return out
 }
 
-// cloneColumn returns a deep copy of col that shares nothing with it.
-func cloneColumn(col *chunk.Column) *chunk.Column {
-	return &chunk.Column{Chunk: col.Chunk.Clone(), Tick: col.Tick, ScheduledBlocks: slices.Clone(col.ScheduledBlocks),
-		Entities: cloneEntities(col.Entities), BlockEntities: cloneBlockEntities(col.BlockEntities)}
-}
-
 func cloneMap(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
