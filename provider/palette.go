@@ -1,0 +1,147 @@
+package provider
+
+import "encoding/binary"
+
+// The checks in this file guard the packed paletted storages of the
+// network encoding (sub-chunk layers and biomes). Dragonfly's decoder does
+// not check that every index lies inside its palette, and an index past it
+// would panic later, inside the World, so every record is checked here.
+
+// Palette bit sizes a storage may have, and their index word counts.
+func indexWords(bits byte) (int, bool) {
+	switch bits {
+	case 0:
+		return 0, true
+	case 1, 2, 3, 4, 5, 6, 8, 16:
+		n := 4096 / (32 / int(bits))
+		if bits == 3 || bits == 5 || bits == 6 {
+			n++
+		}
+		return n, true
+	}
+	return 0, false
+}
+
+// indicesBelow reports whether the first 4096 indices packed in words (bits
+// each, little-endian uint32 words) are all below n. Dragonfly does not
+// check this when decoding, and an index past its palette would panic later
+// inside the World. It tests a whole word at a time: the word's fields are
+// split into two sets of lanes, every field with bits spare bits above it;
+// adding 2^bits-n to every lane carries into the bit above exactly the
+// fields that are >= n.
+func indicesBelow(words []byte, bits byte, n int) bool {
+	if n >= 1<<bits {
+		return true
+	}
+	l := &laneTables[bits]
+	full := 4096 / l.perWord // words whose every field is an index
+	add := uint64(1<<bits-n) * l.ones
+	i := 0
+	for ; i+2 <= full; i += 2 { // two words at once: the lanes repeat every word
+		w := binary.LittleEndian.Uint64(words[i*4:])
+		even := (w & l.even) + add
+		odd := (w>>bits&l.odd)*l.oddFix + add
+		if (even|odd)&l.carry != 0 {
+			return false
+		}
+	}
+	if i < full {
+		w := uint64(binary.LittleEndian.Uint32(words[i*4:]))
+		even := (w & l.even & 0xFFFFFFFF) + add
+		odd := (w>>bits&l.odd&0xFFFFFFFF)*l.oddFix + add
+		if (even|odd)&l.carry&0xFFFFFFFF != 0 {
+			return false
+		}
+	}
+	// The last, partly used word, field by field.
+	mask, limit := uint32(1)<<bits-1, uint32(n)
+	for i, seen := full, full*l.perWord; seen < 4096 && (i+1)*4 <= len(words); i++ {
+		w := binary.LittleEndian.Uint32(words[i*4:])
+		for j := 0; j < l.perWord && seen < 4096; j++ {
+			if w&mask >= limit {
+				return false
+			}
+			w >>= bits
+			seen++
+		}
+	}
+	return true
+}
+
+// lanes describes the SWAR lanes for one index size: lanes are 2*bits wide
+// and start at bit 0; even fields sit in them directly, odd fields after a
+// shift right by bits.
+type lanes struct {
+	perWord   int
+	even, odd uint64 // masks of the even and (shifted) odd fields, both words
+	ones      uint64 // 1 at the bottom of every lane
+	oddFix    uint64 // 1, or 0 when there are no odd fields
+	carry     uint64 // the bit just above every lane's field
+}
+
+var laneTables = func() (t [17]lanes) {
+	for _, b := range []int{1, 2, 3, 4, 5, 6, 8, 16} {
+		l := &t[b]
+		l.perWord = 32 / b
+		for word := 0; word < 2; word++ {
+			for f := 0; f < l.perWord; f += 2 {
+				// Even field f sits at bit f*b; odd field f+1 lands there
+				// after >> b. The second word repeats the first 32 bits up.
+				at := uint(word*32 + f*b)
+				l.even |= (1<<b - 1) << at
+				l.ones |= 1 << at
+				l.carry |= 1 << (at + uint(b))
+				if f+1 < l.perWord {
+					l.odd |= (1<<b - 1) << at
+				}
+			}
+		}
+		l.oddFix = 1
+		if l.perWord == 1 {
+			l.oddFix = 0
+		}
+	}
+	return t
+}()
+
+// checkBiomes validates the network biome encoding of a column of subs
+// sub-chunks: one storage per sub-chunk, the first not "same as previous",
+// every index inside its palette.
+func checkBiomes(b []byte, subs int) error {
+	r := &reader{b: b}
+	for i := 0; i < subs && r.err == nil; i++ {
+		hdr := r.byte()
+		if hdr>>1 == 0x7f {
+			if i == 0 {
+				r.fail("first biome storage refers to a previous one")
+			}
+			continue
+		}
+		bits := hdr >> 1
+		words, ok := indexWords(bits)
+		if !ok {
+			r.fail("biome storage %d has %d bits per index", i, bits)
+			break
+		}
+		idx := r.bytes(words * 4)
+		n := 1
+		if bits != 0 {
+			n = int(readVarint32(r))
+			if n < 1 || n > 4096 {
+				r.fail("biome palette of %d entries", n)
+				break
+			}
+			if !indicesBelow(idx, bits, n) {
+				r.fail("biome storage %d has an index beyond its palette", i)
+				break
+			}
+		}
+		for j := 0; j < n && r.err == nil; j++ {
+			readVarint32(r)
+		}
+	}
+	if r.err == nil && r.off != len(b) {
+		r.fail("%d trailing bytes", len(b)-r.off)
+	}
+	return r.err
+}
