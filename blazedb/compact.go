@@ -207,7 +207,7 @@ func (db *DB) compact(afterCopy func()) (err error) {
 		return db.poisoned()
 	}
 	meta := indexMeta{generation: nl.gen, covered: w.off, nextSeq: db.seq}
-	if err := replaceFile(db.fs, db.dir, indexName, encodeIndex(nix.clone(), meta)); err != nil {
+	if err := vfs.ReplaceFile(db.fs, db.dir, indexName, encodeIndex(nix.clone(), meta)); err != nil {
 		// The log is complete without it; the next Open scans instead.
 		return fmt.Errorf("write %s after compaction: %w", indexName, err)
 	}

@@ -126,7 +126,7 @@ func (db *DB) open() error {
 		}
 		if !hasLog {
 			h := fileHeader{generation: rand.Uint64() >> 1}
-			if err := replaceFile(db.fs, db.dir, logName, h.encode()); err != nil {
+			if err := vfs.ReplaceFile(db.fs, db.dir, logName, h.encode()); err != nil {
 				return fmt.Errorf("create %s: %w", logName, err)
 			}
 		}
@@ -294,7 +294,7 @@ func (db *DB) close(persist bool) error {
 			errs = append(errs, err)
 		} else {
 			meta := indexMeta{generation: l.gen, covered: l.written.Load(), nextSeq: db.seq}
-			if err := replaceFile(db.fs, db.dir, indexName, encodeIndex(ix, meta)); err != nil {
+			if err := vfs.ReplaceFile(db.fs, db.dir, indexName, encodeIndex(ix, meta)); err != nil {
 				errs = append(errs, fmt.Errorf("write %s: %w", indexName, err))
 			}
 		}

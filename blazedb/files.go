@@ -22,10 +22,3 @@ func isOurFile(name string) bool {
 	}
 	return false
 }
-
-// replaceFile atomically replaces dir/name with data (vfs.ReplaceFile).
-func replaceFile(fs vfs.FS, dir, name string, data []byte) error {
-	return vfs.ReplaceFile(fs, dir, name, data)
-}
-
-func readAll(fs vfs.FS, path string) ([]byte, error) { return vfs.ReadFile(fs, path) }

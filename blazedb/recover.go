@@ -243,7 +243,7 @@ func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (*index, int64,
 // loadIndex reads index.dat and returns it if it describes this log; else
 // the reason it cannot be used.
 func (db *DB) loadIndex(gen uint64, size int64) (*index, indexMeta, string) {
-	b, err := readAll(db.fs, filepath.Join(db.dir, indexName))
+	b, err := vfs.ReadFile(db.fs, filepath.Join(db.dir, indexName))
 	if err != nil {
 		if errors.Is(err, vfs.ErrNotExist) {
 			return nil, indexMeta{}, "index.dat is missing"

@@ -303,7 +303,7 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 	if qerr != nil {
 		return fmt.Errorf("refusing to overwrite a column that failed to load: %w", qerr)
 	}
-	cols, _ := db.columns()
+	cols, br := db.columns()
 	prev, _ := cols.peek(k)
 	enc, err := db.dict.encodeColumn(col, prev)
 	if err != nil {
@@ -336,7 +336,6 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 	snap := &snapshot{key: k, rng: col.Chunk.Range(), rec: enc.rec, lay: enc.lay, subs: enc.subs, biomes: enc.biomes,
 		tick: col.Tick, blockEntities: cloneBlockEntities(col.BlockEntities), entities: cloneEntities(col.Entities),
 		scheduled: slices.Clone(col.ScheduledBlocks)}
-	_, br := db.columns()
 	if snap.buildChunk(br) == nil {
 		cols.put(snap)
 	}
