@@ -65,10 +65,15 @@ type Provider struct {
 	template world.Provider
 	lock     io.Closer // dir/LOCK, held until Shutdown
 
-	mu  sync.RWMutex // guards gen, cur and reg; ResetOverlay holds it to swap them
-	gen int
-	cur *provider.DB
-	reg world.BlockRegistry
+	// resetMu serialises ResetOverlay and Shutdown; it is held across their
+	// file work, which mu never is.
+	resetMu sync.Mutex
+
+	mu      sync.RWMutex // guards gen, cur, reg and lastSet; held only to read or swap them
+	gen     int
+	cur     *provider.DB
+	reg     world.BlockRegistry
+	lastSet *world.Settings // the settings of the generation Close closed
 
 	// The spare generation and the deletion of old ones run in the
 	// background; their errors are returned by the next ResetOverlay or
@@ -128,9 +133,10 @@ func (c Config) Open(template world.Provider, dir string) (*Provider, error) {
 	return p, nil
 }
 
-// prepareSpare creates generation n in the background.
+// prepareSpare creates generation n in the background. The caller holds
+// p.mu (or p is not shared yet).
 func (p *Provider) prepareSpare(n int) {
-	reg := p.reg // the caller holds p.mu, or p is not shared yet
+	reg := p.reg
 	p.bg.wg.Add(1)
 	go func() {
 		defer p.bg.wg.Done()
@@ -263,29 +269,33 @@ func (p *Provider) removeGenerationsBut(keep int) error {
 //	o.ResetOverlay()   // forget the match; o is open again
 //	w = world.Config{Provider: o, ...}.New() // the next match
 func (p *Provider) ResetOverlay() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.resetMu.Lock()
+	defer p.resetMu.Unlock()
 	spare, err := p.takeSpare()
 	if errors.Is(spare.err, ErrShutdown) {
 		p.bg.spare <- spare // stays shut down
 		return fmt.Errorf("overlay: reset %s: %w", p.dir, ErrShutdown)
 	}
 	if err != nil {
+		p.mu.RLock()
 		p.prepareSpare(spare.n) // try again next time
+		p.mu.RUnlock()
 		return fmt.Errorf("overlay: reset %s: %w", p.dir, errors.Join(err, p.takeBackgroundErr()))
 	}
+	// The commit point; calls on the overlay go on meanwhile.
+	if err := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, []byte(genName(spare.n)+"\n")); err != nil {
+		p.bg.spare <- spare // not committed: the spare stays spare
+		return fmt.Errorf("overlay: reset %s: commit generation %d: %w", p.dir, spare.n, err)
+	}
+	p.mu.Lock()
 	if p.reg != nil {
 		spare.db.SetBlockRegistry(p.reg)
 	}
-	if err := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, []byte(genName(spare.n)+"\n")); err != nil {
-		// Not committed: the spare stays spare.
-		p.bg.spare <- spare
-		return fmt.Errorf("overlay: reset %s: commit generation %d: %w", p.dir, spare.n, err)
-	}
 	old, oldGen := p.cur, p.gen
 	p.gen, p.cur = spare.n, spare.db
-	p.discard(oldGen, old) // old is nil when a World already closed the overlay
 	p.prepareSpare(spare.n + 1)
+	p.mu.Unlock()
+	p.discard(oldGen, old) // old is nil when a World already closed the overlay
 	if err := p.takeBackgroundErr(); err != nil {
 		return fmt.Errorf("overlay: reset %s: reset done, but earlier background work failed: %w", p.dir, err)
 	}
@@ -339,12 +349,12 @@ func (p *Provider) SetBlockRegistry(br world.BlockRegistry) {
 // pointer is the same for the life of a generation.
 //
 // On a closed overlay (between a World's Close and ResetOverlay) it returns
-// the template's settings, which are never saved.
+// the closed generation's settings; they are no longer saved.
 func (p *Provider) Settings() *world.Settings {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.cur == nil {
-		return p.template.Settings()
+		return p.lastSet
 	}
 	return p.cur.Settings()
 }
@@ -413,6 +423,7 @@ func (p *Provider) Close() error {
 	if p.cur == nil {
 		return p.takeBackgroundErr()
 	}
+	p.lastSet = p.cur.Settings()
 	err := p.cur.Close()
 	p.cur = nil
 	return errors.Join(err, p.takeBackgroundErr())
@@ -422,9 +433,9 @@ func (p *Provider) Close() error {
 // and deletes the prepared spare generation. Use it when the arena is
 // retired; Close (which a World calls) keeps the spare for the next reset.
 func (p *Provider) Shutdown() error {
+	p.resetMu.Lock()
+	defer p.resetMu.Unlock()
 	err := p.Close()
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	spare := <-p.bg.spare
 	if errors.Is(spare.err, ErrShutdown) {
 		p.bg.spare <- spare

@@ -349,8 +349,8 @@ func TestShutdownIsFinal(t *testing.T) {
 	if err := o.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
-	if o.Settings() == nil {
-		t.Fatal("no settings on a closed overlay")
+	if s := o.Settings(); s == nil || s == tp.Settings() {
+		t.Fatal("a closed overlay must keep its own settings, not hand out the template's shared ones")
 	}
 	o.SaveSettings(o.Settings()) // must not panic
 	before, _ := os.ReadDir(dir)
