@@ -70,6 +70,17 @@ func realistic(n int) []*chunk.Column {
 
 func pos(i int) world.ChunkPos { return world.ChunkPos{int32(i % 64), int32(i / 64)} }
 
+// filled opens contender c in dir with cols stored at pos(0), pos(1), ...
+func filled(b *testing.B, c contender, dir string, cols []*chunk.Column) store {
+	p := c.open(b, dir)
+	for i, col := range cols {
+		if err := p.StoreColumn(pos(i), world.Overworld, col); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return p
+}
+
 const benchColumns = 256
 
 func BenchmarkStoreColumn(b *testing.B) {
@@ -87,11 +98,8 @@ func BenchmarkStoreColumn(b *testing.B) {
 			}
 		})
 		b.Run(c.name+"/changed", func(b *testing.B) {
-			p := c.open(b, b.TempDir())
+			p := filled(b, c, b.TempDir(), cols)
 			defer p.Close()
-			for i, col := range cols {
-				p.StoreColumn(pos(i), world.Overworld, col)
-			}
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				col := cols[i%len(cols)]
@@ -102,11 +110,8 @@ func BenchmarkStoreColumn(b *testing.B) {
 			}
 		})
 		b.Run(c.name+"/unchanged", func(b *testing.B) {
-			p := c.open(b, b.TempDir())
+			p := filled(b, c, b.TempDir(), cols)
 			defer p.Close()
-			for i, col := range cols {
-				p.StoreColumn(pos(i), world.Overworld, col)
-			}
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				if err := p.StoreColumn(pos(i%len(cols)), world.Overworld, cols[i%len(cols)]); err != nil {
@@ -121,13 +126,7 @@ func BenchmarkLoadColumn(b *testing.B) {
 	cols := realistic(benchColumns)
 	for _, c := range contenders {
 		dir := b.TempDir()
-		p := c.open(b, dir)
-		for i, col := range cols {
-			if err := p.StoreColumn(pos(i), world.Overworld, col); err != nil {
-				b.Fatal(err)
-			}
-		}
-		p.Close()
+		filled(b, c, dir, cols).Close()
 		b.Run(c.name+"/hot", func(b *testing.B) {
 			p := c.open(b, dir)
 			defer p.Close()
