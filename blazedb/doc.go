@@ -46,7 +46,10 @@
 // A DB is safe for concurrent use. Appends are serialised by a write lock
 // that readers never take; the index is guarded by a read-write lock held
 // only for in-memory work; file reads and fsyncs happen outside both. One
-// background goroutine syncs (DurabilityBalanced) and starts compactions.
-// Background errors are returned by the next Sync, Compact or Close, and a
-// failed background fsync by every later write.
+// background goroutine syncs (DurabilityBalanced) and starts compactions,
+// each of which runs in a goroutine of its own; with
+// Options.ExternalMaintenance there are none, and the owner calls Maintain
+// instead (package segment runs many databases on one pool that way).
+// Background errors are returned by the next Sync, Compact, Maintain or
+// Close, and a failed background fsync by every later write.
 package blazedb
