@@ -91,10 +91,12 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot) (*encoded, 
 	}
 
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.br == nil {
+	ready := d.br != nil
+	d.mu.Unlock()
+	if !ready {
 		return nil, errors.New("no block registry")
 	}
+	// toID needs d.mu: it is taken around each use, never across encoding.
 	toID := func(rid uint32) (uint64, error) {
 		id, err := d.idFor(rid)
 		if err != nil {
@@ -113,7 +115,10 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot) (*encoded, 
 			raw := chunk.EncodeSubChunk(col.Chunk, chunk.NetworkEncoding, i)
 			r := &reader{b: raw}
 			var err error
-			if b, err = rewriteSub(b, r, readVarint32, appendUvarint, toID); err != nil {
+			d.mu.Lock()
+			b, err = rewriteSub(b, r, readVarint32, appendUvarint, toID)
+			d.mu.Unlock()
+			if err != nil {
 				return nil, fmt.Errorf("sub-chunk %d: %w", i, err)
 			}
 			if r.off != len(raw) {
@@ -154,7 +159,9 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot) (*encoded, 
 	b = binary.AppendUvarint(b, uint64(len(col.ScheduledBlocks)))
 	for _, sb := range col.ScheduledBlocks {
 		b = appendPos(b, sb.Pos)
+		d.mu.Lock()
 		id, err := toID(sb.Block)
+		d.mu.Unlock()
 		if err != nil {
 			return nil, fmt.Errorf("scheduled update at %v: %w", sb.Pos, err)
 		}
@@ -291,10 +298,15 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range) (*chunk.Column, lay
 	defer netBufs.Put(bp)
 	buf := (*bp)[:0]
 
+	// idToRID is only ever replaced (setRegistry) or appended to (idFor),
+	// never changed in place, so a snapshot of it is read without the lock.
 	d.mu.Lock()
 	br, idToRID := d.br, d.idToRID
+	d.mu.Unlock()
 	toRID := func(id uint32) (uint64, error) {
 		if int(id) >= len(idToRID) || idToRID[id] == noRID {
+			d.mu.Lock()
+			defer d.mu.Unlock()
 			return 0, fmt.Errorf("%w: %s", ErrUnknownState, d.state(int32(id)))
 		}
 		return uint64(idToRID[id]), nil
@@ -302,12 +314,10 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range) (*chunk.Column, lay
 	for i := 0; i < n; i++ {
 		var err error
 		if buf, err = rewriteSub(buf, r, readUvarint, appendVarint32, toRID); err != nil {
-			d.mu.Unlock()
 			return nil, lay, nil, fmt.Errorf("sub-chunk %d: %w", i, err)
 		}
 		lay.subEnds[i] = r.off
 	}
-	d.mu.Unlock()
 	if br == nil {
 		return nil, lay, nil, errors.New("no block registry")
 	}
