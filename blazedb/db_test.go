@@ -140,6 +140,47 @@ func TestOwnership(t *testing.T) {
 	}
 }
 
+// A slice from GetShared never changes, whatever happens to its key and to
+// the cache afterwards: the provider keeps such slices in its column cache.
+func TestGetSharedNeverChanges(t *testing.T) {
+	for _, c := range []Compression{CompressionNone, CompressionLZ4, CompressionSnappy, CompressionZstd} {
+		db := open(t, vfs.NewMem(), "/db", Options{Compression: c, CacheBytes: 64 << 10})
+		const n = 32
+		held := make([][]byte, n)
+		for i := range n {
+			if err := db.Put(Key{X: int32(i)}, value(i, 4<<10)); err != nil {
+				t.Fatal(err)
+			}
+			// Twice: once from the disk, once from the cache.
+			for range 2 {
+				v, err := db.GetShared(Key{X: int32(i)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				held[i] = v
+			}
+		}
+		// Overwrite, delete, evict and compact.
+		for i := range n {
+			k := Key{X: int32(i)}
+			if i%2 == 0 {
+				db.Put(k, value(i+1000, 4<<10))
+			} else {
+				db.Delete(k)
+			}
+			db.GetShared(Key{X: int32(i + n)})
+		}
+		if err := db.Compact(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			if !bytes.Equal(held[i], value(i, 4<<10)) {
+				t.Fatalf("codec %d: value %d changed after it was handed out", c, i)
+			}
+		}
+		db.Close()
+	}
+}
 func TestUnchangedWriteAppendsNothing(t *testing.T) {
 	db := open(t, vfs.NewMem(), "/db", Options{})
 	k := Key{X: 3, Z: 4}

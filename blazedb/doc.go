@@ -38,8 +38,10 @@
 // # Ownership
 //
 // Put and Batch copy what they need before returning: the caller may reuse
-// its buffers at once. Get returns a slice the caller owns. View lends a
-// read-only slice for the duration of a callback.
+// its buffers at once. Get returns a slice the caller owns. GetShared
+// returns one that may also be the cache's and other callers': the engine never
+// writes to a value's memory once it holds it, so a caller may keep it but
+// must never modify it.
 //
 // # Concurrency
 //

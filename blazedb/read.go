@@ -30,16 +30,18 @@ func (db *DB) GetNamed(name string) ([]byte, error) {
 	return v, nil
 }
 
-// View calls fn with the value of a chunk key without copying it. The
-// slice is read-only and valid only during fn; fn must not retain it. Its
-// error is returned as is.
-func (db *DB) View(k Key, fn func(v []byte) error) error {
+// GetShared is Get without the copy, for callers that keep values they
+// only read: the slice may be the cache's own and may be handed to other
+// callers too. The engine never writes to a slice once it has returned it,
+// so the caller may keep it for as long as it likes, but must never modify
+// it.
+func (db *DB) GetShared(k Key) ([]byte, error) {
 	var kb [chunkKeyLen]byte
 	v, err := db.lookup(rkey{chunk: k}, appendChunkKey(kb[:0], k))
 	if err != nil {
-		return fmt.Errorf("blazedb: get %v: %w", k, err)
+		return nil, fmt.Errorf("blazedb: get %v: %w", k, err)
 	}
-	return fn(v)
+	return v, nil
 }
 
 // Stamp identifies the record a chunk key holds now, from memory alone: it

@@ -179,16 +179,14 @@ func (db *DB) loadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column
 	if s, ok := cols.get(k); ok {
 		return s.column(), nil
 	}
-	var col *chunk.Column
-	var rec []byte
+	// The record is shared with the engine's cache (never written again),
+	// so the snapshot worker may keep it without a copy.
 	stamp, _ := db.eng.Stamp(k)
-	err = db.eng.View(k, func(v []byte) error {
-		var derr error
-		if col, derr = db.dict.decodeColumn(v, dim.Range()); derr == nil && cols != nil {
-			rec = bytes.Clone(v)
-		}
-		return derr
-	})
+	rec, err := db.eng.GetShared(k)
+	var col *chunk.Column
+	if err == nil {
+		col, err = db.dict.decodeColumn(rec, dim.Range())
+	}
 	switch {
 	case errors.Is(err, blazedb.ErrNotFound):
 		return nil, leveldb.ErrNotFound
@@ -201,7 +199,7 @@ func (db *DB) loadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column
 	case err != nil:
 		return nil, err
 	}
-	if rec != nil {
+	if cols != nil {
 		// The caller owns col: the cache's own snapshot is decoded again on
 		// the snapshot worker, off the world's tick.
 		select {
@@ -355,9 +353,8 @@ func (db *DB) Prefetch(pos world.ChunkPos, dim world.Dimension) (bool, error) {
 	if cols == nil || cols.has(k) {
 		return false, nil
 	}
-	var rec []byte
 	stamp, _ := db.eng.Stamp(k)
-	err = db.eng.View(k, func(v []byte) error { rec = bytes.Clone(v); return nil })
+	rec, err := db.eng.GetShared(k)
 	if errors.Is(err, blazedb.ErrNotFound) {
 		return false, nil
 	}
