@@ -35,6 +35,7 @@ fuzz-smoke:
 	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzOpenLog$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecodeRecord$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecodeIndex$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecompress$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzDecodeColumn$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzCanonicalNBT$$' -fuzztime $(FUZZTIME)
 

@@ -121,9 +121,19 @@ func grow(b []byte, n int) []byte {
 	return b[:len(b)+n]
 }
 
-// decompress decodes src, which must expand to exactly rawLen bytes. A panic
-// inside a codec is turned into an error: bad bytes never crash the server.
-func decompress(c codec, src []byte, rawLen int) (out []byte, err error) {
+// decompress decodes src, which must expand to exactly rawLen bytes, into a
+// new slice.
+func decompress(c codec, src []byte, rawLen int) ([]byte, error) {
+	if rawLen < 0 || rawLen > maxValueLen {
+		return nil, fmt.Errorf("raw length %d out of range", rawLen)
+	}
+	return decompressAppend(make([]byte, 0, rawLen), c, src, rawLen)
+}
+
+// decompressAppend appends to dst what src decodes to, which must be
+// exactly rawLen bytes. A panic inside a codec is turned into an error:
+// bad bytes never crash the server.
+func decompressAppend(dst []byte, c codec, src []byte, rawLen int) (out []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = nil, fmt.Errorf("codec %d panicked: %v", c, r)
@@ -132,22 +142,23 @@ func decompress(c codec, src []byte, rawLen int) (out []byte, err error) {
 	if rawLen < 0 || rawLen > maxValueLen {
 		return nil, fmt.Errorf("raw length %d out of range", rawLen)
 	}
+	start := len(dst)
 	switch c {
 	case codecNone:
 		if len(src) != rawLen {
 			return nil, fmt.Errorf("stored length %d != raw length %d", len(src), rawLen)
 		}
-		return append([]byte(nil), src...), nil
+		return append(dst, src...), nil
 	case codecLZ4:
-		out = make([]byte, rawLen)
-		n, err := lz4.UncompressBlock(src, out)
+		dst = grow(dst, rawLen)
+		n, err := lz4.UncompressBlock(src, dst[start:])
 		if err != nil {
 			return nil, fmt.Errorf("lz4: %w", err)
 		}
 		if n != rawLen {
 			return nil, fmt.Errorf("lz4: got %d bytes, want %d", n, rawLen)
 		}
-		return out, nil
+		return dst, nil
 	case codecSnappy:
 		n, err := snappy.DecodedLen(src)
 		if err != nil {
@@ -156,23 +167,65 @@ func decompress(c codec, src []byte, rawLen int) (out []byte, err error) {
 		if n != rawLen {
 			return nil, fmt.Errorf("snappy: decoded length %d, want %d", n, rawLen)
 		}
-		out, err = snappy.Decode(make([]byte, rawLen), src)
-		if err != nil {
+		dst = grow(dst, rawLen)
+		if _, err = snappy.Decode(dst[start:], src); err != nil {
 			return nil, fmt.Errorf("snappy: %w", err)
 		}
-		return out, nil
+		return dst, nil
 	case codecZstd:
 		if err := zstdInit(); err != nil {
 			return nil, err
 		}
-		out, err = zstdDec.DecodeAll(src, make([]byte, 0, rawLen))
+		out, err = zstdDec.DecodeAll(src, dst)
 		if err != nil {
 			return nil, fmt.Errorf("zstd: %w", err)
 		}
-		if len(out) != rawLen {
-			return nil, fmt.Errorf("zstd: got %d bytes, want %d", len(out), rawLen)
+		if len(out)-start != rawLen {
+			return nil, fmt.Errorf("zstd: got %d bytes, want %d", len(out)-start, rawLen)
 		}
 		return out, nil
 	}
 	return nil, fmt.Errorf("unknown codec %d", c)
+}
+
+// Compress appends src compressed with c to dst, for callers that compress
+// parts of their values themselves (the provider compresses each sub-chunk
+// of a column on its own, so that storing a column again compresses only
+// what changed). It returns the codec actually used: CompressionNone when
+// compression would not shrink src. The output is deterministic: the same
+// src and c always give the same bytes.
+func Compress(dst []byte, c Compression, src []byte) ([]byte, Compression, error) {
+	if !c.valid() {
+		return dst, 0, fmt.Errorf("blazedb: unknown compression %d", c)
+	}
+	out, used, err := compress(dst, c.codec(), src)
+	return out, used.compression(), err
+}
+
+// Decompress appends to dst what src, compressed by Compress with codec c,
+// decodes to, checking that it is exactly rawLen bytes (no more than the
+// largest value the engine stores). Bad bytes give an error wrapping
+// ErrCorrupt, never a panic.
+func Decompress(dst []byte, c Compression, src []byte, rawLen int) ([]byte, error) {
+	if !c.valid() || c == CompressionDefault {
+		return nil, fmt.Errorf("%w: unknown compression %d", ErrCorrupt, c)
+	}
+	out, err := decompressAppend(dst, c.codec(), src, rawLen)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return out, nil
+}
+
+// compression is the Compression that selects codec c.
+func (c codec) compression() Compression {
+	switch c {
+	case codecLZ4:
+		return CompressionLZ4
+	case codecSnappy:
+		return CompressionSnappy
+	case codecZstd:
+		return CompressionZstd
+	}
+	return CompressionNone
 }

@@ -107,3 +107,33 @@ func FuzzOpenLog(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecompress: Decompress never panics and fails only with ErrCorrupt;
+// whatever Compress writes, Decompress returns exactly, after any prefix
+// already in dst.
+func FuzzDecompress(f *testing.F) {
+	big := bytes.Repeat([]byte("stone dirt grass "), 100)
+	for _, c := range []Compression{CompressionNone, CompressionLZ4, CompressionSnappy, CompressionZstd} {
+		stored, used, _ := Compress(nil, c, big)
+		f.Add(uint8(used), stored, uint16(len(big)))
+	}
+	f.Fuzz(func(t *testing.T, c uint8, b []byte, rawLen uint16) {
+		out, err := Decompress(nil, Compression(c), b, int(rawLen))
+		switch {
+		case err != nil && !errors.Is(err, ErrCorrupt):
+			t.Fatalf("unexpected error class: %v", err)
+		case err == nil && len(out) != int(rawLen):
+			t.Fatalf("%d bytes out, want %d", len(out), rawLen)
+		}
+		for _, codec := range []Compression{CompressionNone, CompressionLZ4, CompressionSnappy, CompressionZstd} {
+			stored, used, err := Compress([]byte("pre"), codec, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := Decompress([]byte("fix"), used, stored[3:], len(b))
+			if err != nil || string(out[:3]) != "fix" || !bytes.Equal(out[3:], b) {
+				t.Fatalf("codec %d: round trip failed: %v", codec, err)
+			}
+		}
+	})
+}
