@@ -3,7 +3,6 @@ package provider
 import (
 	"container/list"
 	"fmt"
-	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -188,89 +187,4 @@ func (c *columnCache) removeLocked(k blazedb.Key) {
 		c.lru.Remove(el)
 		delete(c.items, k)
 	}
-}
-
-func cloneBlockEntities(in []chunk.BlockEntity) []chunk.BlockEntity {
-	if in == nil {
-		return nil
-	}
-	out := make([]chunk.BlockEntity, len(in))
-	for i, be := range in {
-		out[i] = chunk.BlockEntity{Pos: be.Pos, Data: cloneMap(be.Data)}
-	}
-	return out
-}
-
-func cloneEntities(in []chunk.Entity) []chunk.Entity {
-	if in == nil {
-		return nil
-	}
-	out := make([]chunk.Entity, len(in))
-	for i, e := range in {
-		out[i] = chunk.Entity{ID: e.ID, Data: cloneMap(e.Data)}
-	}
-	return out
-}
-
-func cloneMap(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = cloneValue(v)
-	}
-	return out
-}
-
-// cloneValue deep-copies the values NBT decoding produces; anything else
-// that is mutable is copied through reflection.
-func cloneValue(v any) any {
-	switch t := v.(type) {
-	case nil, bool, uint8, int8, int16, int32, int64, float32, float64, string:
-		return v
-	case map[string]any:
-		return cloneMap(t)
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = cloneValue(e)
-		}
-		return out
-	case []byte:
-		return slices.Clone(t)
-	case []int32:
-		return slices.Clone(t)
-	case []int64:
-		return slices.Clone(t)
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Slice:
-		if rv.IsNil() {
-			return v
-		}
-		out := reflect.MakeSlice(rv.Type(), rv.Len(), rv.Len())
-		for i := 0; i < rv.Len(); i++ {
-			out.Index(i).Set(reflect.ValueOf(cloneValue(rv.Index(i).Interface())).Convert(rv.Type().Elem()))
-		}
-		return out.Interface()
-	case reflect.Array:
-		out := reflect.New(rv.Type()).Elem()
-		for i := 0; i < rv.Len(); i++ {
-			out.Index(i).Set(reflect.ValueOf(cloneValue(rv.Index(i).Interface())).Convert(rv.Type().Elem()))
-		}
-		return out.Interface()
-	case reflect.Map:
-		if rv.IsNil() {
-			return v
-		}
-		out := reflect.MakeMapWithSize(rv.Type(), rv.Len())
-		iter := rv.MapRange()
-		for iter.Next() {
-			out.SetMapIndex(iter.Key(), reflect.ValueOf(cloneValue(iter.Value().Interface())).Convert(rv.Type().Elem()))
-		}
-		return out.Interface()
-	}
-	return v
 }

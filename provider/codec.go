@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"reflect"
 	"sync"
 
 	"github.com/df-mc/dragonfly/server/block/cube"
@@ -82,7 +81,11 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot) (*encoded, 
 	}
 	subs := col.Chunk.Sub()
 	e := &encoded{subs: make([]*chunk.SubChunk, len(subs))}
-	b := append(make([]byte, 0, 16<<10), recordSignature...)
+	size := 16 << 10
+	if prev != nil {
+		size = len(prev.rec) + 4<<10 // most stores change little: no regrowth
+	}
+	b := append(make([]byte, 0, size), recordSignature...)
 	b = append(b, recordVersion, 0)
 	b = binary.AppendUvarint(b, uint64(len(subs)))
 	e.lay = layout{subStart: len(b), subEnds: make([]int, len(subs))}
@@ -136,7 +139,7 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot) (*encoded, 
 
 	var err error
 	e.lay.nbtStart = len(b)
-	if prev != nil && reflect.DeepEqual(col.BlockEntities, prev.blockEntities) && reflect.DeepEqual(col.Entities, prev.entities) {
+	if prev != nil && equalBlockEntities(col.BlockEntities, prev.blockEntities) && equalEntities(col.Entities, prev.entities) {
 		// Encoding NBT is slow and these rarely change: reuse the bytes.
 		b = append(b, prev.rec[prev.lay.nbtStart:prev.lay.nbtEnd]...)
 	} else {

@@ -1,0 +1,196 @@
+package provider
+
+import (
+	"bytes"
+	"math"
+	"reflect"
+	"slices"
+
+	"github.com/df-mc/dragonfly/server/world/chunk"
+)
+
+// Block entities and entities carry NBT decoded into Go values: maps of
+// any, lists, numbers, strings and arrays. A snapshot needs deep copies of
+// them (the World keeps mutating the column it stored), and the encoder
+// needs to know whether they changed since the last store, so it can reuse
+// their encoded bytes instead of encoding NBT again.
+
+func cloneBlockEntities(in []chunk.BlockEntity) []chunk.BlockEntity {
+	if in == nil {
+		return nil
+	}
+	out := make([]chunk.BlockEntity, len(in))
+	for i, be := range in {
+		out[i] = chunk.BlockEntity{Pos: be.Pos, Data: cloneMap(be.Data)}
+	}
+	return out
+}
+
+func cloneEntities(in []chunk.Entity) []chunk.Entity {
+	if in == nil {
+		return nil
+	}
+	out := make([]chunk.Entity, len(in))
+	for i, e := range in {
+		out[i] = chunk.Entity{ID: e.ID, Data: cloneMap(e.Data)}
+	}
+	return out
+}
+
+func cloneMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = cloneValue(v)
+	}
+	return out
+}
+
+// cloneValue deep-copies the values NBT decoding produces; anything else
+// that is mutable is copied through reflection.
+func cloneValue(v any) any {
+	switch t := v.(type) {
+	case nil, bool, uint8, int8, int16, int32, int64, float32, float64, string:
+		return v
+	case map[string]any:
+		return cloneMap(t)
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = cloneValue(e)
+		}
+		return out
+	case []byte:
+		return slices.Clone(t)
+	case []int32:
+		return slices.Clone(t)
+	case []int64:
+		return slices.Clone(t)
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Slice:
+		if rv.IsNil() {
+			return v
+		}
+		out := reflect.MakeSlice(rv.Type(), rv.Len(), rv.Len())
+		for i := 0; i < rv.Len(); i++ {
+			out.Index(i).Set(reflect.ValueOf(cloneValue(rv.Index(i).Interface())).Convert(rv.Type().Elem()))
+		}
+		return out.Interface()
+	case reflect.Array:
+		out := reflect.New(rv.Type()).Elem()
+		for i := 0; i < rv.Len(); i++ {
+			out.Index(i).Set(reflect.ValueOf(cloneValue(rv.Index(i).Interface())).Convert(rv.Type().Elem()))
+		}
+		return out.Interface()
+	case reflect.Map:
+		if rv.IsNil() {
+			return v
+		}
+		out := reflect.MakeMapWithSize(rv.Type(), rv.Len())
+		iter := rv.MapRange()
+		for iter.Next() {
+			out.SetMapIndex(iter.Key(), reflect.ValueOf(cloneValue(iter.Value().Interface())).Convert(rv.Type().Elem()))
+		}
+		return out.Interface()
+	}
+	return v
+}
+
+// equalBlockEntities reports whether a and b would encode to the same
+// bytes. It may call equal lists different (then they are encoded again),
+// never the reverse.
+func equalBlockEntities(a, b []chunk.BlockEntity) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Pos != b[i].Pos || !equalMap(a[i].Data, b[i].Data) {
+			return false
+		}
+	}
+	return true
+}
+
+// equalEntities is equalBlockEntities for entities.
+func equalEntities(a, b []chunk.Entity) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].ID != b[i].ID || !equalMap(a[i].Data, b[i].Data) {
+			return false
+		}
+	}
+	return true
+}
+
+func equalMap(a, b map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, va := range a {
+		vb, ok := b[k]
+		if !ok || !equalValue(va, vb) {
+			return false
+		}
+	}
+	return true
+}
+
+// equalValue compares NBT values by type and exact value: int32(1) and
+// int64(1) differ, and so do 0.0 and -0.0 (which reflect.DeepEqual calls
+// equal although they encode differently). Types NBT decoding does not
+// produce fall back to reflect.DeepEqual.
+func equalValue(a, b any) bool {
+	switch x := a.(type) {
+	case uint8:
+		y, ok := b.(uint8)
+		return ok && x == y
+	case int16:
+		y, ok := b.(int16)
+		return ok && x == y
+	case int32:
+		y, ok := b.(int32)
+		return ok && x == y
+	case int64:
+		y, ok := b.(int64)
+		return ok && x == y
+	case float32:
+		y, ok := b.(float32)
+		return ok && math.Float32bits(x) == math.Float32bits(y)
+	case float64:
+		y, ok := b.(float64)
+		return ok && math.Float64bits(x) == math.Float64bits(y)
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		return ok && equalMap(x, y)
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equalValue(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case []byte:
+		y, ok := b.([]byte)
+		return ok && bytes.Equal(x, y)
+	case []int32:
+		y, ok := b.([]int32)
+		return ok && slices.Equal(x, y)
+	case []int64:
+		y, ok := b.([]int64)
+		return ok && slices.Equal(x, y)
+	}
+	return reflect.DeepEqual(a, b)
+}

@@ -1,0 +1,77 @@
+package provider
+
+import (
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/df-mc/dragonfly/server/block/cube"
+	"github.com/df-mc/dragonfly/server/world/chunk"
+	"github.com/sandertv/gophertunnel/minecraft/nbt"
+)
+
+// equalValue may only call values equal that encode to the same NBT: the
+// encoder then reuses the old bytes.
+func TestEqualValue(t *testing.T) {
+	chest := func() map[string]any {
+		return map[string]any{
+			"id": "Chest", "x": int32(1), "y": int32(64), "z": int32(-3), "Findable": uint8(0),
+			"Items": []any{
+				map[string]any{"Name": "minecraft:diamond", "Count": uint8(3), "Slot": uint8(0), "Damage": int16(0)},
+				map[string]any{"Name": "minecraft:stick", "Count": uint8(64), "Slot": uint8(1), "Damage": int16(0)},
+			},
+			"Pos": []float32{1.5, 64, -2.5}, "Motion": []any{float64(0), float64(0), float64(0)},
+			"Bytes": []byte{1, 2}, "Ints": []int32{7}, "Longs": []int64{8}, "UniqueID": int64(42),
+		}
+	}
+	if !equalValue(chest(), chest()) {
+		t.Fatal("equal compounds called different")
+	}
+	differ := []struct {
+		name string
+		edit func(m map[string]any)
+	}{
+		{"int32 becomes int64", func(m map[string]any) { m["x"] = int64(1) }},
+		{"value changes", func(m map[string]any) { m["y"] = int32(65) }},
+		{"entry added", func(m map[string]any) { m["CustomName"] = "box" }},
+		{"entry removed", func(m map[string]any) { delete(m, "Findable") }},
+		{"nested item count", func(m map[string]any) { m["Items"].([]any)[1].(map[string]any)["Count"] = uint8(63) }},
+		{"list shortened", func(m map[string]any) { m["Items"] = m["Items"].([]any)[:1] }},
+		{"zero becomes minus zero", func(m map[string]any) { m["Motion"].([]any)[0] = math.Copysign(0, -1) }},
+		{"typed slice (reflect path)", func(m map[string]any) { m["Pos"].([]float32)[0] = 2 }},
+		{"byte array", func(m map[string]any) { m["Bytes"] = []byte{1, 3} }},
+		{"int array", func(m map[string]any) { m["Ints"] = []int32{7, 7} }},
+		{"long array", func(m map[string]any) { m["Longs"] = []int64{9} }},
+	}
+	for _, d := range differ {
+		m := chest()
+		d.edit(m)
+		if equalValue(chest(), m) || equalValue(m, chest()) {
+			t.Errorf("%s: called equal", d.name)
+		}
+		// Whatever equalValue calls equal, the NBT encoder writes the same.
+		a, _ := nbt.MarshalEncoding(chest(), nbt.LittleEndian)
+		b, _ := nbt.MarshalEncoding(m, nbt.LittleEndian)
+		ca, _ := canonicalNBT(a)
+		cb, _ := canonicalNBT(b)
+		if reflect.DeepEqual(ca, cb) {
+			t.Errorf("%s: the edit does not change the encoding, the test proves nothing", d.name)
+		}
+	}
+
+	bes := []chunk.BlockEntity{{Pos: cube.Pos{1, 64, -3}, Data: chest()}}
+	if !equalBlockEntities(bes, cloneBlockEntities(bes)) {
+		t.Fatal("a block entity differs from its clone")
+	}
+	moved := cloneBlockEntities(bes)
+	moved[0].Pos[1]++
+	if equalBlockEntities(bes, moved) {
+		t.Fatal("moved block entity called equal")
+	}
+	es := []chunk.Entity{{ID: 5, Data: chest()}}
+	other := cloneEntities(es)
+	other[0].ID = 6
+	if !equalEntities(es, cloneEntities(es)) || equalEntities(es, other) || equalEntities(es, nil) {
+		t.Fatal("entity equality wrong")
+	}
+}
