@@ -32,12 +32,12 @@ test-crash:
 
 # Each fuzz target runs briefly; `make fuzz` runs them for longer.
 fuzz-smoke:
-	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzOpenLog$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecodeRecord$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecodeIndex$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecompress$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./provider -run '^$$' -fuzz '^FuzzDecodeColumn$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./provider -run '^$$' -fuzz '^FuzzCanonicalNBT$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzOpenLog$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
+	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecodeRecord$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
+	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecodeIndex$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
+	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecompress$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
+	$(GO) test ./provider -run '^$$' -fuzz '^FuzzDecodeColumn$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
+	$(GO) test ./provider -run '^$$' -fuzz '^FuzzCanonicalNBT$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 
 fuzz:
 	$(MAKE) fuzz-smoke FUZZTIME=5m

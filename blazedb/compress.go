@@ -193,10 +193,11 @@ func decompressAppend(dst []byte, c codec, src []byte, rawLen int) (out []byte, 
 // of a column on its own, so that storing a column again compresses only
 // what changed). It returns the codec actually used: CompressionNone when
 // compression would not shrink src. The output is deterministic: the same
-// src and c always give the same bytes.
+// src and c always give the same bytes. An unknown c gives
+// ErrInvalidOptions.
 func Compress(dst []byte, c Compression, src []byte) ([]byte, Compression, error) {
 	if !c.valid() {
-		return dst, 0, fmt.Errorf("blazedb: unknown compression %d", c)
+		return dst, 0, fmt.Errorf("%w: compression %d", ErrInvalidOptions, c)
 	}
 	out, used, err := compress(dst, c.codec(), src)
 	return out, used.compression(), err

@@ -38,7 +38,7 @@ type snapshot struct {
 	rec           []byte
 	lay           layout
 	subs          []*chunk.SubChunk
-	biomes        []byte       // network biome encoding, a slice of rec
+	biomes        []byte       // network biome encoding, uncompressed; never written
 	chunk         *chunk.Chunk // built from subs and biomes; only ever cloned
 	tick          int64
 	blockEntities []chunk.BlockEntity
@@ -69,7 +69,13 @@ func newColumnCache(budget int64) *columnCache {
 	return &columnCache{budget: budget, lru: list.New(), items: map[blazedb.Key]*list.Element{}, pinned: map[blazedb.Key]int{}}
 }
 
-func (c *columnCache) cost(s *snapshot) int64 { return int64(len(s.rec))*2 + 512 }
+// subRaw and nbtRaw return the raw sizes of a version 2 record's frames.
+func (s *snapshot) subRaw(i int) int { return frameRawLen(s.lay.sub(s.rec, i)) }
+func (s *snapshot) nbtRaw() int      { return frameRawLen(s.rec[s.lay.nbtStart:s.lay.nbtEnd]) }
+
+// cost charges a snapshot its record and, for the decoded column, the
+// record's raw size (a close estimate of what the column holds).
+func (c *columnCache) cost(s *snapshot) int64 { return int64(len(s.rec)+s.lay.rawSize) + 512 }
 
 // get returns the snapshot of k, which the caller must not modify.
 func (c *columnCache) get(k blazedb.Key) (*snapshot, bool) {

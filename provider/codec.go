@@ -1,11 +1,13 @@
 package provider
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
 
+	"github.com/blazeworld/blaze/blazedb"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/sandertv/gophertunnel/minecraft/nbt"
@@ -14,43 +16,73 @@ import (
 // A column record is the engine value of one chunk column. Block data keeps
 // the layout of Dragonfly's network encoding (which decodes about twenty
 // times faster than the disk encoding, whose palettes are NBT), except that
-// palette entries are dictionary ids (dictionary.go) instead of runtime ids:
+// palette entries are dictionary ids (dictionary.go) instead of runtime ids.
+// Each part of the column is a frame, compressed on its own, so that
+// storing a column again compresses only the parts that changed:
 //
 //	+-------+------------------------------------------------------------+
 //	| bytes | field                                                      |
 //	+-------+------------------------------------------------------------+
 //	|     3 | signature "BZC"                                            |
-//	|     1 | record version (1)                                         |
+//	|     1 | record version (2)                                         |
 //	|     1 | flags (0)                                                  |
 //	|  uvar | n, number of sub-chunks (every one of the dimension's)     |
-//	|     … | n sub-chunks: version 9, layer count, y; per layer: header |
-//	|       |   byte (bits per index << 1 | 1), the index words as in   |
-//	|       |   the network encoding, then (bits > 0) uvarint palette    |
-//	|       |   length, then palette entries as uvarint dictionary ids   |
-//	|  uvar | length of the biome data, then the network biome encoding |
+//	|     … | n frames, one per sub-chunk: version 9, layer count, y;   |
+//	|       |   per layer: header byte (bits per index << 1 | 1), the   |
+//	|       |   index words as in the network encoding, then (bits > 0) |
+//	|       |   uvar palette length, then palette entries as uvar       |
+//	|       |   dictionary ids                                          |
+//	|     … | frame: the network biome encoding                         |
+//	|     … | frame: uvar block entities, each: svar x, y, z; uvar      |
+//	|       |   length; NBT (LE); then uvar entities, each: svar id;    |
+//	|       |   uvar length; NBT (LE)                                   |
 //	|  svar | current tick of the scheduled updates                      |
-//	|  uvar | block entities; each: svar x, y, z; uvar length; NBT (LE)  |
-//	|  uvar | entities; each: svar id; uvar length; NBT (LE)             |
 //	|  uvar | scheduled updates; each: svar x, y, z; uvar dictionary id; |
 //	|       |   svar tick                                                |
 //	+-------+------------------------------------------------------------+
 //
-// uvar/svar are Go's unsigned/zig-zag varints. Part of the on-disk format.
+//	frame:
+//	+-------+------------------------------------------------------------+
+//	|     1 | codec: 0 none, 1 LZ4, 2 Snappy, 3 zstd                     |
+//	|  uvar | raw length                                                 |
+//	|  uvar | stored length, then the stored bytes                       |
+//	+-------+------------------------------------------------------------+
+//
+// uvar/svar are Go's unsigned/zig-zag varints. Version 1 had the same
+// parts, unframed (the engine compressed the whole record), in the order
+// sub-chunks, uvar biome length and biomes, tick, block entities, entities,
+// scheduled updates; it is still read. Part of the on-disk format.
 const (
 	recordSignature = "BZC"
-	recordVersion   = 1
+	recordVersion   = 2
+	recordVersion1  = 1
 	maxSubChunks    = 64
 	maxListLen      = 1 << 20
+	maxFrameLen     = 16 << 20
 )
 
+// frameCodecs maps a frame's codec byte to the engine's compression.
+// Part of the on-disk format: never renumber.
+var frameCodecs = [...]blazedb.Compression{
+	0: blazedb.CompressionNone,
+	1: blazedb.CompressionLZ4,
+	2: blazedb.CompressionSnappy,
+	3: blazedb.CompressionZstd,
+}
+
 // layout locates the parts of a record: subEnds[i] is where sub-chunk i
-// ends (sub-chunk 0 starts at subStart); the biome length prefix follows the
-// last one.
+// ends (sub-chunk 0 starts at subStart). In a version 2 record each span
+// is a whole frame, so an unchanged part is reused by copying its bytes.
 type layout struct {
+	version  int
 	subStart int
 	subEnds  []int
+	// biomeStart and biomeEnd bound the biome frame (version 2).
+	biomeStart, biomeEnd int
 	// nbtStart and nbtEnd bound the block entities and entities.
 	nbtStart, nbtEnd int
+	// rawSize is the record's size with every frame decompressed.
+	rawSize int
 }
 
 func (l layout) sub(rec []byte, i int) []byte {
@@ -66,32 +98,36 @@ type encoded struct {
 	rec    []byte
 	lay    layout
 	subs   []*chunk.SubChunk // private snapshot of the sub-chunks
-	biomes []byte            // network biome encoding, a slice of rec
+	biomes []byte            // the network biome encoding, uncompressed
 	fresh  []int32           // dictionary ids not yet on disk
 }
 
-// encodeColumn encodes col. When prev (the cached entry of the same column)
-// is given, every sub-chunk equal to prev's snapshot reuses prev's bytes and
-// snapshot; only changed sub-chunks are encoded and cloned. SubChunk.Equals
-// may call equal sub-chunks different (uniform layers), never the reverse,
-// so reuse is always exact.
-func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot) (*encoded, error) {
+var scratchBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// encodeColumn encodes col, compressing each frame with comp. When prev
+// (the cached snapshot of the same column) is a version 2 record, every
+// part equal to prev's reuses prev's frame, and prev's snapshot of each
+// equal sub-chunk; only changed parts are encoded, compressed and cloned.
+// SubChunk.Equals may call equal sub-chunks different (uniform layers),
+// never the reverse, so reuse is always exact; and compression is
+// deterministic, so the result equals a full encode byte for byte.
+func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazedb.Compression) (*encoded, error) {
 	if col == nil || col.Chunk == nil {
 		return nil, errors.New("nil column or chunk")
 	}
 	subs := col.Chunk.Sub()
 	e := &encoded{subs: make([]*chunk.SubChunk, len(subs))}
-	size := 16 << 10
+	if prev != nil && (prev.lay.version != recordVersion || len(prev.subs) != len(subs)) {
+		prev = nil
+	}
+	size := 8 << 10
 	if prev != nil {
-		size = len(prev.rec) + 4<<10 // most stores change little: no regrowth
+		size = len(prev.rec) + 2<<10 // most stores change little: no regrowth
 	}
 	b := append(make([]byte, 0, size), recordSignature...)
 	b = append(b, recordVersion, 0)
 	b = binary.AppendUvarint(b, uint64(len(subs)))
-	e.lay = layout{subStart: len(b), subEnds: make([]int, len(subs))}
-	if prev != nil && len(prev.subs) != len(subs) {
-		prev = nil
-	}
+	e.lay = layout{version: recordVersion, subStart: len(b), subEnds: make([]int, len(subs))}
 
 	d.mu.Lock()
 	ready := d.br != nil
@@ -110,16 +146,19 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot) (*encoded, 
 		}
 		return uint64(id), nil
 	}
+	sp := scratchBufs.Get().(*[]byte)
+	defer scratchBufs.Put(sp)
+	var err error
 	for i, sub := range subs {
 		if prev != nil && sub.Equals(prev.subs[i]) {
 			b = append(b, prev.lay.sub(prev.rec, i)...)
 			e.subs[i] = prev.subs[i]
+			e.lay.rawSize += prev.subRaw(i)
 		} else {
 			raw := chunk.EncodeSubChunk(col.Chunk, chunk.NetworkEncoding, i)
 			r := &reader{b: raw}
-			var err error
 			d.mu.Lock()
-			b, err = rewriteSub(b, r, readVarint32, appendUvarint, toID)
+			*sp, err = rewriteSub((*sp)[:0], r, readVarint32, appendUvarint, toID)
 			d.mu.Unlock()
 			if err != nil {
 				return nil, fmt.Errorf("sub-chunk %d: %w", i, err)
@@ -127,38 +166,43 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot) (*encoded, 
 			if r.off != len(raw) {
 				return nil, fmt.Errorf("sub-chunk %d: %d bytes not understood", i, len(raw)-r.off)
 			}
+			if b, err = appendFrame(b, comp, *sp); err != nil {
+				return nil, err
+			}
 			e.subs[i] = sub.Clone()
+			e.lay.rawSize += len(*sp)
 		}
 		e.lay.subEnds[i] = len(b)
 	}
-	biomes := chunk.EncodeBiomes(col.Chunk, chunk.NetworkEncoding)
-	b = binary.AppendUvarint(b, uint64(len(biomes)))
-	biomeAt := len(b)
-	b = append(b, biomes...)
-	b = binary.AppendVarint(b, col.Tick)
 
-	var err error
+	e.biomes = chunk.EncodeBiomes(col.Chunk, chunk.NetworkEncoding)
+	e.lay.biomeStart = len(b)
+	if prev != nil && bytes.Equal(e.biomes, prev.biomes) {
+		b = append(b, prev.rec[prev.lay.biomeStart:prev.lay.biomeEnd]...)
+	} else if b, err = appendFrame(b, comp, e.biomes); err != nil {
+		return nil, err
+	}
+	e.lay.biomeEnd = len(b)
+	e.lay.rawSize += len(e.biomes)
+
 	e.lay.nbtStart = len(b)
 	if prev != nil && equalBlockEntities(col.BlockEntities, prev.blockEntities) && equalEntities(col.Entities, prev.entities) {
-		// Encoding NBT is slow and these rarely change: reuse the bytes.
+		// Encoding NBT is slow and these rarely change: reuse the frame.
 		b = append(b, prev.rec[prev.lay.nbtStart:prev.lay.nbtEnd]...)
+		e.lay.rawSize += prev.nbtRaw()
 	} else {
-		b = binary.AppendUvarint(b, uint64(len(col.BlockEntities)))
-		for _, be := range col.BlockEntities {
-			b = appendPos(b, be.Pos)
-			if b, err = appendNBT(b, be.Data); err != nil {
-				return nil, fmt.Errorf("block entity at %v: %w", be.Pos, err)
-			}
+		if *sp, err = appendEntities((*sp)[:0], col); err != nil {
+			return nil, err
 		}
-		b = binary.AppendUvarint(b, uint64(len(col.Entities)))
-		for _, en := range col.Entities {
-			b = binary.AppendVarint(b, en.ID)
-			if b, err = appendNBT(b, en.Data); err != nil {
-				return nil, fmt.Errorf("entity %d: %w", en.ID, err)
-			}
+		if b, err = appendFrame(b, comp, *sp); err != nil {
+			return nil, err
 		}
+		e.lay.rawSize += len(*sp)
 	}
 	e.lay.nbtEnd = len(b)
+
+	tail := len(b)
+	b = binary.AppendVarint(b, col.Tick)
 	b = binary.AppendUvarint(b, uint64(len(col.ScheduledBlocks)))
 	for _, sb := range col.ScheduledBlocks {
 		b = appendPos(b, sb.Pos)
@@ -171,9 +215,30 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot) (*encoded, 
 		b = binary.AppendUvarint(b, id)
 		b = binary.AppendVarint(b, sb.Tick)
 	}
+	e.lay.rawSize += e.lay.subStart + len(b) - tail
 	e.rec = b
-	e.biomes = b[biomeAt : biomeAt+len(biomes)]
 	return e, nil
+}
+
+// appendEntities appends the block entities and entities of col, their NBT
+// canonical.
+func appendEntities(b []byte, col *chunk.Column) ([]byte, error) {
+	var err error
+	b = binary.AppendUvarint(b, uint64(len(col.BlockEntities)))
+	for _, be := range col.BlockEntities {
+		b = appendPos(b, be.Pos)
+		if b, err = appendNBT(b, be.Data); err != nil {
+			return nil, fmt.Errorf("block entity at %v: %w", be.Pos, err)
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(col.Entities)))
+	for _, en := range col.Entities {
+		b = binary.AppendVarint(b, en.ID)
+		if b, err = appendNBT(b, en.Data); err != nil {
+			return nil, fmt.Errorf("entity %d: %w", en.ID, err)
+		}
+	}
+	return b, nil
 }
 
 func appendPos(b []byte, p cube.Pos) []byte {
@@ -252,164 +317,4 @@ func rewriteSub(dst []byte, r *reader, read func(*reader) uint64, write func([]b
 		return nil, fmt.Errorf("%w: %v", ErrColumnCorrupt, r.err)
 	}
 	return dst, nil
-}
-
-var netBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
-
-// decodeColumn decodes a record for a dimension of range rng. It never
-// panics on bad bytes: they give an error wrapping ErrColumnCorrupt.
-func (d *dictionary) decodeColumn(rec []byte, rng cube.Range) (col *chunk.Column, err error) {
-	col, _, _, err = d.decode(rec, rng)
-	return col, err
-}
-
-// decode is decodeColumn that also returns the record's layout and where
-// its biome data lies.
-func (d *dictionary) decode(rec []byte, rng cube.Range) (col *chunk.Column, lay layout, biomes []byte, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			col, err = nil, fmt.Errorf("%w: decoder panicked: %v", ErrColumnCorrupt, p)
-		}
-	}()
-	col, lay, biomes, err = d.decodeInner(rec, rng)
-	return
-}
-
-func (d *dictionary) decodeInner(rec []byte, rng cube.Range) (*chunk.Column, layout, []byte, error) {
-	var lay layout
-	bad := func(format string, args ...any) (*chunk.Column, layout, []byte, error) {
-		return nil, lay, nil, fmt.Errorf("%w: %s", ErrColumnCorrupt, fmt.Sprintf(format, args...))
-	}
-	r := &reader{b: rec}
-	if string(r.bytes(3)) != recordSignature {
-		return bad("no column signature")
-	}
-	if v := r.byte(); v != recordVersion {
-		if v > recordVersion {
-			return bad("column record version %d is newer than this build reads (%d)", v, recordVersion)
-		}
-		return bad("column record version %d", v)
-	}
-	r.byte() // flags
-	n := r.count(maxSubChunks)
-	if r.err != nil {
-		return bad("%v", r.err)
-	}
-	lay = layout{subStart: r.off, subEnds: make([]int, n)}
-
-	bp := netBufs.Get().(*[]byte)
-	defer netBufs.Put(bp)
-	buf := (*bp)[:0]
-
-	// idToRID is only ever replaced (setRegistry) or appended to (idFor),
-	// never changed in place, so a snapshot of it is read without the lock.
-	d.mu.Lock()
-	br, idToRID := d.br, d.idToRID
-	d.mu.Unlock()
-	toRID := func(id uint32) (uint64, error) {
-		if int(id) >= len(idToRID) || idToRID[id] == noRID {
-			d.mu.Lock()
-			defer d.mu.Unlock()
-			return 0, fmt.Errorf("%w: %s", ErrUnknownState, d.state(int32(id)))
-		}
-		return uint64(idToRID[id]), nil
-	}
-	for i := 0; i < n; i++ {
-		var err error
-		if buf, err = rewriteSub(buf, r, readUvarint, appendVarint32, toRID); err != nil {
-			return nil, lay, nil, fmt.Errorf("sub-chunk %d: %w", i, err)
-		}
-		lay.subEnds[i] = r.off
-	}
-	if br == nil {
-		return nil, lay, nil, errors.New("no block registry")
-	}
-	biomes := r.bytes(r.count(len(rec)))
-	buf = append(buf, biomes...)
-	*bp = buf
-	if r.err != nil {
-		return bad("%v", r.err)
-	}
-	if err := checkBiomes(biomes, rng.Height()>>4+1); err != nil {
-		return bad("biomes: %v", err)
-	}
-	c, err := chunk.NetworkDecode(br, buf, n, rng)
-	if err != nil {
-		return bad("%v", err)
-	}
-	col := &chunk.Column{Chunk: c}
-	if col.Tick, col.BlockEntities, col.Entities, col.ScheduledBlocks, err = d.decodeRest(r, &lay); err != nil {
-		return nil, lay, nil, err
-	}
-	return col, lay, biomes, nil
-}
-
-// decodeRest decodes what follows the biomes: the tick, block entities,
-// entities and scheduled updates, and checks nothing trails them.
-func (d *dictionary) decodeRest(r *reader, lay *layout) (tick int64, bes []chunk.BlockEntity, es []chunk.Entity, ss []chunk.ScheduledBlockUpdate, err error) {
-	var nbtEnd int
-	tick = r.varint()
-	lay.nbtStart = r.off
-	defer func() { lay.nbtEnd = nbtEnd }()
-	if nbe := r.count(maxListLen); nbe > 0 {
-		bes = make([]chunk.BlockEntity, 0, nbe)
-		for i := 0; i < nbe && r.err == nil; i++ {
-			be := chunk.BlockEntity{Pos: readPos(r)}
-			if be.Data, err = readNBT(r); err != nil {
-				return 0, nil, nil, nil, fmt.Errorf("%w: block entity %d: %v", ErrColumnCorrupt, i, err)
-			}
-			bes = append(bes, be)
-		}
-	}
-	if ne := r.count(maxListLen); ne > 0 {
-		es = make([]chunk.Entity, 0, ne)
-		for i := 0; i < ne && r.err == nil; i++ {
-			e := chunk.Entity{ID: r.varint()}
-			if e.Data, err = readNBT(r); err != nil {
-				return 0, nil, nil, nil, fmt.Errorf("%w: entity %d: %v", ErrColumnCorrupt, i, err)
-			}
-			es = append(es, e)
-		}
-	}
-	nbtEnd = r.off
-	if ns := r.count(maxListLen); ns > 0 {
-		ss = make([]chunk.ScheduledBlockUpdate, 0, ns)
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		for i := 0; i < ns && r.err == nil; i++ {
-			s := chunk.ScheduledBlockUpdate{Pos: readPos(r)}
-			id := r.uvarint()
-			if id >= uint64(len(d.idToRID)) || d.idToRID[id] == noRID {
-				if r.err == nil {
-					return 0, nil, nil, nil, fmt.Errorf("scheduled update %d: %w: %s", i, ErrUnknownState, d.state(int32(min(id, 1<<30))))
-				}
-				break
-			}
-			s.Block, s.Tick = d.idToRID[id], r.varint()
-			ss = append(ss, s)
-		}
-	}
-	if r.err == nil && r.off != len(r.b) {
-		r.fail("%d trailing bytes", len(r.b)-r.off)
-	}
-	if r.err != nil {
-		return 0, nil, nil, nil, fmt.Errorf("%w: %v", ErrColumnCorrupt, r.err)
-	}
-	return tick, bes, es, ss, nil
-}
-
-func readPos(r *reader) cube.Pos {
-	return cube.Pos{int(r.varint()), int(r.varint()), int(r.varint())}
-}
-
-func readNBT(r *reader) (map[string]any, error) {
-	b := r.bytes(r.count(len(r.b)))
-	if r.err != nil {
-		return nil, r.err
-	}
-	m := map[string]any{}
-	if err := nbt.UnmarshalEncoding(b, &m, nbt.LittleEndian); err != nil {
-		return nil, err
-	}
-	return m, nil
 }

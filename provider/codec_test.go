@@ -2,10 +2,13 @@ package provider
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/internal/fsutil"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
@@ -63,7 +66,7 @@ func TestRuntimeIDsMove(t *testing.T) {
 	d := newDictionary()
 	d.setRegistry(br)
 	col := worldtest.Synthetic(11, world.Overworld, br)
-	enc, err := d.encodeColumn(col, nil)
+	enc, err := d.encodeColumn(col, nil, blazedb.CompressionLZ4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,6 +147,60 @@ func FuzzCanonicalNBT(f *testing.F) {
 	})
 }
 
+// toVersion1 rewrites a version 2 record in the version 1 layout (parts
+// unframed, tick before the entities).
+func toVersion1(t testing.TB, rec []byte) []byte {
+	t.Helper()
+	r := &reader{b: rec}
+	out := append([]byte(nil), r.bytes(3)...)
+	r.byte()
+	out = append(out, recordVersion1, r.byte())
+	n := r.count(maxSubChunks)
+	out = binary.AppendUvarint(out, uint64(n))
+	for range n {
+		raw, _ := readFrame(r, nil)
+		out = append(out, raw...)
+	}
+	biomes, _ := readFrame(r, nil)
+	out = binary.AppendUvarint(out, uint64(len(biomes)))
+	out = append(out, biomes...)
+	entities, _ := readFrame(r, nil)
+	out = binary.AppendVarint(out, r.varint())
+	out = append(out, entities...)
+	out = append(out, r.b[r.off:]...)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return out
+}
+
+// Version 1 records (one unframed body, compressed by the engine) still
+// decode, to the same column as version 2.
+func TestDecodesVersion1(t *testing.T) {
+	br := world.DefaultBlockRegistry
+	br.Finalize()
+	d := newDictionary()
+	d.setRegistry(br)
+	for i := uint64(0); i < 4; i++ {
+		col := worldtest.Synthetic(i, world.Overworld, br)
+		enc, err := d.encodeColumn(col, nil, blazedb.CompressionLZ4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v1 := toVersion1(t, enc.rec)
+		got, lay, _, err := d.decode(v1, world.Overworld.Range())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := worldtest.Compare(col, got); err != nil {
+			t.Fatal(err)
+		}
+		if lay.version != recordVersion1 || lay.rawSize != len(v1) {
+			t.Fatalf("layout %+v", lay)
+		}
+	}
+}
+
 // FuzzDecodeColumn: any bytes either decode or fail with ErrColumnCorrupt
 // or ErrUnknownState; never a panic. What decodes re-encodes to a record
 // that decodes to the same column.
@@ -153,14 +210,17 @@ func FuzzDecodeColumn(f *testing.F) {
 	d := newDictionary()
 	d.setRegistry(br)
 	for i := uint64(0); i < 3; i++ {
-		enc, err := d.encodeColumn(worldtest.Synthetic(i, world.Overworld, br), nil)
-		if err != nil {
-			f.Fatal(err)
+		for _, c := range []blazedb.Compression{blazedb.CompressionNone, blazedb.CompressionLZ4, blazedb.CompressionZstd} {
+			enc, err := d.encodeColumn(worldtest.Synthetic(i, world.Overworld, br), nil, c)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(enc.rec)
 		}
-		f.Add(enc.rec)
 	}
-	empty, _ := d.encodeColumn(&chunk.Column{Chunk: chunk.New(br, world.Overworld.Range())}, nil)
+	empty, _ := d.encodeColumn(&chunk.Column{Chunk: chunk.New(br, world.Overworld.Range())}, nil, blazedb.CompressionNone)
 	f.Add(empty.rec)
+	f.Add(toVersion1(f, empty.rec))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		col, err := d.decodeColumn(b, world.Overworld.Range())
 		if err != nil {
@@ -169,7 +229,7 @@ func FuzzDecodeColumn(f *testing.F) {
 			}
 			return
 		}
-		enc, err := d.encodeColumn(col, nil)
+		enc, err := d.encodeColumn(col, nil, blazedb.CompressionLZ4)
 		if err != nil {
 			t.Fatalf("a decoded column does not encode: %v", err)
 		}
@@ -224,6 +284,58 @@ func TestIndicesBelowMatchesScalar(t *testing.T) {
 			if got, want := indicesBelow(buf, bits, n), scalar(buf, bits, n); got != want {
 				t.Fatalf("bits %d n %d: %v, scalar %v", bits, n, got, want)
 			}
+		}
+	}
+}
+
+// A world written with version 1 records (testdata/v1-world, made by the
+// build before frames) loads; storing a column rewrites it as version 2.
+func TestVersion1World(t *testing.T) {
+	dir := t.TempDir()
+	if err := fsutil.CopyTree("testdata/v1-world", dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := map[world.Dimension]*chunk.Column{
+		world.Overworld: worldtest.Synthetic(3, world.Overworld, world.DefaultBlockRegistry),
+		world.Nether:    worldtest.Synthetic(4, world.Nether, world.DefaultBlockRegistry),
+	}
+	at := map[world.Dimension]world.ChunkPos{world.Overworld: {0, 0}, world.Nether: {1, -1}}
+	version := func(db *DB, dim world.Dimension) byte {
+		k, _ := key(at[dim], dim)
+		rec, err := db.Engine().Get(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec[3]
+	}
+	db := openDB(t, dir, Config{})
+	for dim, col := range want {
+		if v := version(db, dim); v != recordVersion1 {
+			t.Fatalf("fixture holds version %d", v)
+		}
+		got, err := db.LoadColumn(at[dim], dim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := worldtest.Compare(col, got); err != nil {
+			t.Fatalf("%v: %v", dim, err)
+		}
+		if err := db.StoreColumn(at[dim], dim, got); err != nil {
+			t.Fatal(err)
+		}
+		if v := version(db, dim); v != recordVersion {
+			t.Fatalf("stored as version %d", v)
+		}
+	}
+	db.Close()
+	db = openDB(t, dir, Config{})
+	for dim, col := range want {
+		got, err := db.LoadColumn(at[dim], dim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := worldtest.Compare(col, got); err != nil {
+			t.Fatalf("%v after rewrite: %v", dim, err)
 		}
 	}
 }

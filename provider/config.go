@@ -21,7 +21,9 @@ type Config struct {
 	// Durability is the engine's fsync policy (see blazedb.Durability).
 	// Default blazedb.DurabilityBalanced.
 	Durability blazedb.Durability
-	// Compression is the engine's codec for new records. Default LZ4.
+	// Compression is the codec for column data. Default LZ4. The provider
+	// compresses each part of a column record on its own (see codec.go),
+	// so the engine itself stores records as they are.
 	Compression blazedb.Compression
 	// CacheBytes is the engine's cache of records. Default 32 MiB (less than
 	// the engine's own default: the column cache already keeps recently used
@@ -67,7 +69,7 @@ func (c Config) withDefaults() Config {
 func (c Config) engineOptions() blazedb.Options {
 	return blazedb.Options{
 		Durability:   c.Durability,
-		Compression:  c.Compression,
+		Compression:  blazedb.CompressionNone, // records compress their own parts
 		CacheBytes:   c.CacheBytes,
 		SyncInterval: c.SyncInterval,
 		ReadOnly:     c.ReadOnly,

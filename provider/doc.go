@@ -9,7 +9,10 @@
 // codec.go: the sub-chunks in the layout of Dragonfly's network encoding,
 // with palette entries as ids into the world's block dictionary
 // (dictionary.go), then biomes, block entities, entities and scheduled
-// updates. Player spawns and dictionary entries are named engine records.
+// updates. Each part is compressed on its own (Config.Compression), so a
+// store compresses only the parts that changed since the column was last
+// stored or loaded; the engine stores records as they are. Player spawns
+// and dictionary entries are named engine records.
 //
 // # Guarantees
 //

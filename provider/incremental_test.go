@@ -49,7 +49,7 @@ func TestIncrementalStoreMatchesFullEncode(t *testing.T) {
 			if !ok {
 				t.Fatal("no snapshot after store")
 			}
-			full, err := db.dict.encodeColumn(col, nil)
+			full, err := db.dict.encodeColumn(col, nil, db.conf.Compression)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -72,6 +72,9 @@ func (conf Config) Open(dir string) (*DB, error) {
 }
 
 func (conf Config) open(dir string) (*DB, error) {
+	if _, _, err := blazedb.Compress(nil, conf.Compression, nil); err != nil {
+		return nil, err
+	}
 	fs := conf.FS
 	if !conf.ReadOnly {
 		if err := fs.MkdirAll(dir, 0o755); err != nil {
@@ -303,7 +306,7 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 	}
 	cols, br := db.columns()
 	prev, _ := cols.peek(k)
-	enc, err := db.dict.encodeColumn(col, prev)
+	enc, err := db.dict.encodeColumn(col, prev, db.conf.Compression)
 	if err != nil {
 		return fmt.Errorf("encode: %w", err)
 	}

@@ -30,11 +30,16 @@ var tiledOnce sync.Map
 // tiled returns the directory of the tiled world stored by contender c.
 func tiled(b *testing.B, c contender) string { return tiledN(b, c, tiledSide) }
 
+// tiledFormat is written into each cached world's "complete" marker; a
+// cache with another marker is rebuilt. Change it whenever a provider's
+// on-disk format changes, or benchmarks would measure the old format.
+const tiledFormat = "blaze column record v2"
+
 // tiledN is tiled with side x side columns.
 func tiledN(b *testing.B, c contender, side int) string {
 	root, _ := os.Getwd()
 	dir := filepath.Join(root, "..", "build", "benchdata", fmt.Sprintf("tiled-%d-%s", side*side, c.name))
-	if _, err := os.Stat(filepath.Join(dir, "complete")); err == nil {
+	if mark, err := os.ReadFile(filepath.Join(dir, "complete")); err == nil && string(mark) == tiledFormat {
 		return dir
 	}
 	if _, loaded := tiledOnce.LoadOrStore(dir, true); loaded {
@@ -57,7 +62,7 @@ func tiledN(b *testing.B, c contender, side int) string {
 	if err := p.Close(); err != nil {
 		b.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, "complete"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "complete"), []byte(tiledFormat), 0o644)
 	return dir
 }
 

@@ -1,0 +1,233 @@
+package provider
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/df-mc/dragonfly/server/block/cube"
+	"github.com/df-mc/dragonfly/server/world/chunk"
+	"github.com/sandertv/gophertunnel/minecraft/nbt"
+)
+
+var netBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// decodeColumn decodes a record (either version) for a dimension of range
+// rng. It never panics on bad bytes: they give an error wrapping
+// ErrColumnCorrupt.
+func (d *dictionary) decodeColumn(rec []byte, rng cube.Range) (col *chunk.Column, err error) {
+	col, _, _, err = d.decode(rec, rng)
+	return col, err
+}
+
+// decode is decodeColumn that also returns the record's layout and its
+// biome data, uncompressed. Neither shares memory that is ever written.
+func (d *dictionary) decode(rec []byte, rng cube.Range) (col *chunk.Column, lay layout, biomes []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			col, err = nil, fmt.Errorf("%w: decoder panicked: %v", ErrColumnCorrupt, p)
+		}
+	}()
+	col, lay, biomes, err = d.decodeInner(rec, rng)
+	return
+}
+
+func (d *dictionary) decodeInner(rec []byte, rng cube.Range) (*chunk.Column, layout, []byte, error) {
+	var lay layout
+	bad := func(format string, args ...any) (*chunk.Column, layout, []byte, error) {
+		return nil, lay, nil, fmt.Errorf("%w: %s", ErrColumnCorrupt, fmt.Sprintf(format, args...))
+	}
+	r := &reader{b: rec}
+	if string(r.bytes(3)) != recordSignature {
+		return bad("no column signature")
+	}
+	v := int(r.byte())
+	if v != recordVersion && v != recordVersion1 {
+		if v > recordVersion {
+			return bad("column record version %d is newer than this build reads (%d)", v, recordVersion)
+		}
+		return bad("column record version %d", v)
+	}
+	framed := v == recordVersion
+	r.byte() // flags
+	n := r.count(maxSubChunks)
+	if r.err != nil {
+		return bad("%v", r.err)
+	}
+	lay = layout{version: v, subStart: r.off, subEnds: make([]int, n), rawSize: len(rec)}
+	// frame reads the next frame into dst and counts what it adds to the
+	// raw size.
+	frame := func(dst []byte) ([]byte, bool) {
+		start := r.off
+		raw, inDst := readFrame(r, dst)
+		lay.rawSize += len(raw) - (r.off - start)
+		return raw, inDst
+	}
+
+	bp := netBufs.Get().(*[]byte)
+	defer netBufs.Put(bp)
+	buf := (*bp)[:0]
+	sp := scratchBufs.Get().(*[]byte)
+	defer scratchBufs.Put(sp)
+
+	// idToRID is only ever replaced (setRegistry) or appended to (idFor),
+	// never changed in place, so a snapshot of it is read without the lock.
+	d.mu.Lock()
+	br, idToRID := d.br, d.idToRID
+	d.mu.Unlock()
+	toRID := func(id uint32) (uint64, error) {
+		if int(id) >= len(idToRID) || idToRID[id] == noRID {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			return 0, fmt.Errorf("%w: %s", ErrUnknownState, d.state(int32(id)))
+		}
+		return uint64(idToRID[id]), nil
+	}
+	for i := 0; i < n; i++ {
+		sr := r
+		if framed {
+			raw, inDst := frame((*sp)[:0])
+			if r.err != nil {
+				return bad("sub-chunk %d: %v", i, r.err)
+			}
+			if inDst {
+				*sp = raw
+			}
+			sr = &reader{b: raw}
+		}
+		var err error
+		if buf, err = rewriteSub(buf, sr, readUvarint, appendVarint32, toRID); err != nil {
+			return nil, lay, nil, fmt.Errorf("sub-chunk %d: %w", i, err)
+		}
+		if framed && sr.off != len(sr.b) {
+			return bad("sub-chunk %d: %d bytes after it in its frame", i, len(sr.b)-sr.off)
+		}
+		lay.subEnds[i] = r.off
+	}
+	if br == nil {
+		return nil, lay, nil, errors.New("no block registry")
+	}
+	var biomes []byte
+	if framed {
+		lay.biomeStart = r.off
+		biomes, _ = frame(nil) // a new slice (or the record's): the snapshot keeps it
+		lay.biomeEnd = r.off
+	} else {
+		biomes = r.bytes(r.count(len(rec)))
+	}
+	buf = append(buf, biomes...)
+	*bp = buf
+	if r.err != nil {
+		return bad("%v", r.err)
+	}
+	if err := checkBiomes(biomes, rng.Height()>>4+1); err != nil {
+		return bad("biomes: %v", err)
+	}
+	c, err := chunk.NetworkDecode(br, buf, n, rng)
+	if err != nil {
+		return bad("%v", err)
+	}
+	col := &chunk.Column{Chunk: c}
+
+	if framed {
+		lay.nbtStart = r.off
+		raw, _ := frame(nil) // a new slice: decoded NBT may point into it
+		lay.nbtEnd = r.off
+		if r.err != nil {
+			return bad("block entities and entities: %v", r.err)
+		}
+		er := &reader{b: raw}
+		if col.BlockEntities, col.Entities, err = decodeEntities(er); err != nil {
+			return nil, lay, nil, err
+		}
+		if er.off != len(raw) {
+			return bad("%d bytes after the entities in their frame", len(raw)-er.off)
+		}
+		col.Tick = r.varint()
+	} else {
+		col.Tick = r.varint()
+		lay.nbtStart = r.off
+		if col.BlockEntities, col.Entities, err = decodeEntities(r); err != nil {
+			return nil, lay, nil, err
+		}
+		lay.nbtEnd = r.off
+	}
+	if col.ScheduledBlocks, err = d.decodeScheduled(r); err != nil {
+		return nil, lay, nil, err
+	}
+	if r.err == nil && r.off != len(r.b) {
+		r.fail("%d trailing bytes", len(r.b)-r.off)
+	}
+	if r.err != nil {
+		return bad("%v", r.err)
+	}
+	return col, lay, biomes, nil
+}
+
+// decodeEntities decodes the block entities and the entities.
+func decodeEntities(r *reader) (bes []chunk.BlockEntity, es []chunk.Entity, err error) {
+	if nbe := r.count(maxListLen); nbe > 0 {
+		bes = make([]chunk.BlockEntity, 0, nbe)
+		for i := 0; i < nbe && r.err == nil; i++ {
+			be := chunk.BlockEntity{Pos: readPos(r)}
+			if be.Data, err = readNBT(r); err != nil {
+				return nil, nil, fmt.Errorf("%w: block entity %d: %v", ErrColumnCorrupt, i, err)
+			}
+			bes = append(bes, be)
+		}
+	}
+	if ne := r.count(maxListLen); ne > 0 {
+		es = make([]chunk.Entity, 0, ne)
+		for i := 0; i < ne && r.err == nil; i++ {
+			e := chunk.Entity{ID: r.varint()}
+			if e.Data, err = readNBT(r); err != nil {
+				return nil, nil, fmt.Errorf("%w: entity %d: %v", ErrColumnCorrupt, i, err)
+			}
+			es = append(es, e)
+		}
+	}
+	if r.err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrColumnCorrupt, r.err)
+	}
+	return bes, es, nil
+}
+
+// decodeScheduled decodes the scheduled block updates.
+func (d *dictionary) decodeScheduled(r *reader) ([]chunk.ScheduledBlockUpdate, error) {
+	ns := r.count(maxListLen)
+	if ns == 0 {
+		return nil, nil
+	}
+	ss := make([]chunk.ScheduledBlockUpdate, 0, ns)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i := 0; i < ns && r.err == nil; i++ {
+		s := chunk.ScheduledBlockUpdate{Pos: readPos(r)}
+		id := r.uvarint()
+		if id >= uint64(len(d.idToRID)) || d.idToRID[id] == noRID {
+			if r.err == nil {
+				return nil, fmt.Errorf("scheduled update %d: %w: %s", i, ErrUnknownState, d.state(int32(min(id, 1<<30))))
+			}
+			break
+		}
+		s.Block, s.Tick = d.idToRID[id], r.varint()
+		ss = append(ss, s)
+	}
+	return ss, nil
+}
+
+func readPos(r *reader) cube.Pos {
+	return cube.Pos{int(r.varint()), int(r.varint()), int(r.varint())}
+}
+
+func readNBT(r *reader) (map[string]any, error) {
+	b := r.bytes(r.count(len(r.b)))
+	if r.err != nil {
+		return nil, r.err
+	}
+	m := map[string]any{}
+	if err := nbt.UnmarshalEncoding(b, &m, nbt.LittleEndian); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
