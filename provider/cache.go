@@ -38,31 +38,45 @@ type snapshot struct {
 	rec           []byte
 	lay           layout
 	subs          []*chunk.SubChunk
-	biomes        []byte       // network biome encoding, uncompressed; never written
-	chunk         *chunk.Chunk // built from subs and biomes; only ever cloned
+	biomes        []byte // network biome encoding, uncompressed; never written
+	br            chunk.BlockRegistry
+	once          sync.Once
+	chunk         *chunk.Chunk // built from subs and biomes (build); only ever cloned
+	buildErr      error
 	tick          int64
 	blockEntities []chunk.BlockEntity
 	entities      []chunk.Entity
 	scheduled     []chunk.ScheduledBlockUpdate
 }
 
-// buildChunk assembles s.chunk from the snapshot's own sub-chunks and its
-// biome bytes; the sub-chunks are shared with s.subs, and neither is ever
-// modified.
-func (s *snapshot) buildChunk(br chunk.BlockRegistry) error {
-	c, err := chunk.NetworkDecode(br, s.biomes, 0, s.rng)
-	if err != nil {
-		return fmt.Errorf("%w: cached biomes: %v", ErrColumnCorrupt, err)
-	}
-	copy(c.Sub(), s.subs)
-	s.chunk = c
-	return nil
+// build assembles s.chunk, once, from the snapshot's own sub-chunks and
+// its biome bytes; the sub-chunks are shared with s.subs, and neither is
+// ever modified. A stored column's chunk is built on its first hot load
+// rather than at the store: the World stores a loaded column again at
+// every autosave, and most stores are never followed by a load.
+func (s *snapshot) build() error {
+	s.once.Do(func() {
+		if s.chunk != nil {
+			return
+		}
+		c, err := chunk.NetworkDecode(s.br, s.biomes, 0, s.rng)
+		if err != nil {
+			s.buildErr = fmt.Errorf("%w: cached biomes: %v", ErrColumnCorrupt, err)
+			return
+		}
+		copy(c.Sub(), s.subs)
+		s.chunk = c
+	})
+	return s.buildErr
 }
 
 // column returns a deep copy that the caller owns.
-func (s *snapshot) column() *chunk.Column {
+func (s *snapshot) column() (*chunk.Column, error) {
+	if err := s.build(); err != nil {
+		return nil, err
+	}
 	return &chunk.Column{Chunk: s.chunk.Clone(), Tick: s.tick, BlockEntities: cloneBlockEntities(s.blockEntities),
-		Entities: cloneEntities(s.entities), ScheduledBlocks: slices.Clone(s.scheduled)}
+		Entities: cloneEntities(s.entities), ScheduledBlocks: slices.Clone(s.scheduled)}, nil
 }
 
 func newColumnCache(budget int64) *columnCache {

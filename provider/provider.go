@@ -180,7 +180,14 @@ func (db *DB) loadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column
 	}
 	cols, _ := db.columns()
 	if s, ok := cols.get(k); ok {
-		return s.column(), nil
+		col, err := s.column()
+		if err == nil {
+			return col, nil
+		}
+		// Cannot happen (the provider wrote those biomes); the engine's copy
+		// is the authority, so read that.
+		db.conf.Log.Error("cached column unusable; reading it again", "X", pos[0], "Z", pos[1], "dimension", fmt.Sprint(dim), "err", err)
+		cols.remove(k)
 	}
 	// The record is shared with the engine's cache (never written again),
 	// so the snapshot worker may keep it without a copy.
@@ -334,12 +341,10 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 	if err != nil {
 		return err
 	}
-	snap := &snapshot{key: k, rng: col.Chunk.Range(), rec: enc.rec, lay: enc.lay, subs: enc.subs, biomes: enc.biomes,
+	snap := &snapshot{key: k, rng: col.Chunk.Range(), br: br, rec: enc.rec, lay: enc.lay, subs: enc.subs, biomes: enc.biomes,
 		tick: col.Tick, blockEntities: cloneBlockEntities(col.BlockEntities), entities: cloneEntities(col.Entities),
 		scheduled: slices.Clone(col.ScheduledBlocks)}
-	if snap.buildChunk(br) == nil {
-		cols.put(snap)
-	}
+	cols.put(snap)
 	return nil
 }
 
