@@ -18,6 +18,9 @@ type op struct {
 	key []byte // encoded key
 	del bool
 	val []byte
+	// shared: the caller never modifies val again, so the cache may keep
+	// it instead of a copy.
+	shared bool
 }
 
 // Put adds a put of a chunk key.

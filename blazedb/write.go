@@ -18,6 +18,20 @@ func (db *DB) Put(k Key, v []byte) error {
 	return nil
 }
 
+// PutShared is Put for a value its caller will never modify again: the
+// engine may keep v itself (in its cache) instead of a copy, as a caller
+// that keeps the value too (the provider's column cache does) would
+// otherwise hold it twice.
+func (db *DB) PutShared(k Key, v []byte) error {
+	if len(v) > maxValueLen {
+		return fmt.Errorf("blazedb: put %v: %w: value of %d bytes (limit %d)", k, ErrTooLarge, len(v), maxValueLen)
+	}
+	if err := db.write([]op{{k: rkey{chunk: k}, key: appendChunkKey(nil, k), val: v, shared: true}}); err != nil {
+		return fmt.Errorf("blazedb: put %v: %w", k, err)
+	}
+	return nil
+}
+
 // Delete removes a chunk key. Deleting a missing key appends nothing.
 func (db *DB) Delete(k Key) error {
 	if err := db.write([]op{{k: rkey{chunk: k}, key: appendChunkKey(nil, k), del: true}}); err != nil {
@@ -170,6 +184,8 @@ func (db *DB) write(ops []op) error {
 	for _, p := range live {
 		if p.del {
 			db.cache.remove(p.key)
+		} else if p.shared {
+			db.cache.set(p.key, p.val)
 		} else {
 			db.cache.set(p.key, append([]byte(nil), p.val...))
 		}
@@ -189,6 +205,10 @@ func (db *DB) write(ops []op) error {
 }
 
 func (p *pending) encode(c codec) error {
+	if c == codecNone {
+		p.stored, p.codec = p.val, codecNone // only read while it is framed
+		return nil
+	}
 	stored, used, err := compress(nil, c, p.val)
 	if err != nil {
 		return err

@@ -322,7 +322,7 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 	}
 	cols.remove(k)
 	if len(enc.fresh) == 0 {
-		err = db.eng.Put(k, enc.rec)
+		err = db.eng.PutShared(k, enc.rec) // enc.rec is never written again
 	} else {
 		// New block states go in the same atomic batch as the first column
 		// that uses them.
