@@ -3,6 +3,7 @@ package tests
 import (
 	"io"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -83,10 +84,26 @@ func filled(b *testing.B, c contender, dir string, cols []*chunk.Column) store {
 
 const benchColumns = 256
 
+var (
+	obsidian = worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
+	cobble   = worldtest.States(world.DefaultBlockRegistry)["minecraft:cobblestone"]
+)
+
+// changeOneBlock changes one block of col, chosen by i, always to a state
+// it does not hold: positions repeat, and setting a block to what it
+// already is would measure an unchanged store.
+func changeOneBlock(col *chunk.Column, i int) {
+	r := col.Chunk.Range()
+	x, y, z := uint8(i%16), int16(r[0]+i%r.Height()), uint8(i/16%16)
+	to := obsidian
+	if col.Chunk.Block(x, y, z, 0) == obsidian {
+		to = cobble
+	}
+	col.Chunk.SetBlock(x, y, z, 0, to)
+}
+
 func BenchmarkStoreColumn(b *testing.B) {
 	cols := realistic(benchColumns)
-	states := worldtest.States(world.DefaultBlockRegistry)
-	obsidian, cobble := states["minecraft:obsidian"], states["minecraft:cobblestone"]
 	for _, c := range contenders {
 		b.Run(c.name+"/new", func(b *testing.B) {
 			p := c.open(b, b.TempDir())
@@ -103,16 +120,8 @@ func BenchmarkStoreColumn(b *testing.B) {
 			defer p.Close()
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
-				// One block changed, always to a state it does not hold: the
-				// positions repeat, and setting a block to what it already is
-				// would measure an unchanged store.
 				col := cols[i%len(cols)]
-				x, y, z := uint8(i%16), int16(i%300-60), uint8(i/16%16)
-				to := obsidian
-				if col.Chunk.Block(x, y, z, 0) == obsidian {
-					to = cobble
-				}
-				col.Chunk.SetBlock(x, y, z, 0, to)
+				changeOneBlock(col, i)
 				if err := p.StoreColumn(pos(i%len(cols)), world.Overworld, col); err != nil {
 					b.Fatal(err)
 				}
@@ -385,6 +394,64 @@ func BenchmarkFlatArena(b *testing.B) {
 	}
 }
 
+// BenchmarkThreeDimensions stores changed columns in the three dimensions
+// at once, one goroutine each, as the three Worlds of a server do, and the
+// same stores one after another. ns/op is per store, so concurrent below
+// sequential means the dimensions did not wait for each other.
+func BenchmarkThreeDimensions(b *testing.B) {
+	const n = 32
+	dims := []world.Dimension{world.Overworld, world.Nether, world.End}
+	cols := make([][]*chunk.Column, len(dims))
+	for d, dim := range dims {
+		for i := range n {
+			cols[d] = append(cols[d], worldtest.Synthetic(uint64(i), dim, world.DefaultBlockRegistry))
+		}
+	}
+	storeOne := func(b *testing.B, p store, d, i int) {
+		col := cols[d][i%n]
+		changeOneBlock(col, i/n)
+		if err := p.StoreColumn(pos(i%n), dims[d], col); err != nil {
+			b.Error(err)
+		}
+	}
+	for _, c := range contenders {
+		open := func(b *testing.B) store {
+			p := c.open(b, b.TempDir())
+			for d := range dims {
+				for i, col := range cols[d] {
+					if err := p.StoreColumn(pos(i), dims[d], col); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			return p
+		}
+		b.Run(c.name+"/sequential", func(b *testing.B) {
+			p := open(b)
+			defer p.Close()
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				storeOne(b, p, i%len(dims), i/len(dims))
+			}
+		})
+		b.Run(c.name+"/concurrent", func(b *testing.B) {
+			p := open(b)
+			defer p.Close()
+			b.ReportAllocs()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for d := range dims {
+				wg.Go(func() {
+					for i := 0; i < (b.N+len(dims)-1)/len(dims); i++ {
+						storeOne(b, p, d, i)
+					}
+				})
+			}
+			wg.Wait()
+		})
+	}
+}
+
 // BenchmarkStoreSafe stores changed columns with an fsync before each
 // store returns: one writer in DurabilitySafe, and 8 writers (storing
 // different columns, as three dimensions and background work would) in
@@ -393,7 +460,6 @@ func BenchmarkFlatArena(b *testing.B) {
 // one writer without fsync, is only a reference.
 func BenchmarkStoreSafe(b *testing.B) {
 	cols := realistic(64)
-	obsidian := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
 	run := func(b *testing.B, p store, writers int) {
 		for i, col := range cols {
 			p.StoreColumn(pos(i), world.Overworld, col)
@@ -410,7 +476,7 @@ func BenchmarkStoreSafe(b *testing.B) {
 			}
 			for i := 0; pb.Next(); i++ {
 				k := i % len(own)
-				own[k].Chunk.SetBlock(uint8(i%16), int16(i%300-60), 0, 0, obsidian)
+				changeOneBlock(own[k], i)
 				if err := p.StoreColumn(pos(w+k*writers), world.Overworld, own[k]); err != nil {
 					b.Error(err)
 					return

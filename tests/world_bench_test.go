@@ -15,7 +15,6 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/fsutil"
-	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/world"
 )
@@ -191,7 +190,6 @@ func BenchmarkDiskSize(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		obsidian := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
 		for x := int32(0); x < tiledSide; x++ {
 			for z := int32(0); z < tiledSide; z++ {
 				col, err := p.LoadColumn(world.ChunkPos{x, z}, world.Overworld)
