@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb"
@@ -134,9 +135,17 @@ func FuzzCanonicalNBT(f *testing.F) {
 	f.Add(raw)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := canonicalNBT(b)
+		// checkNBT walks the same structure without copying: it must agree,
+		// except that only canonicalNBT refuses duplicate names.
+		if cerr := checkNBT(b); (cerr == nil) != (err == nil) && (cerr != nil || !strings.Contains(err.Error(), "duplicate")) {
+			t.Fatalf("checkNBT says %v, canonicalNBT %v", cerr, err)
+		}
 		if err != nil {
 			return
 		}
+		// Whatever passes the check decodes without exhausting memory.
+		var m map[string]any
+		_ = nbt.UnmarshalEncoding(b, &m, nbt.LittleEndian)
 		again, err := canonicalNBT(c)
 		if err != nil || !bytes.Equal(again, c) {
 			t.Fatalf("canonical form is not stable: %v", err)

@@ -12,6 +12,10 @@ import (
 
 var netBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
+// maxPooledScratch bounds the scratch buffers kept for reuse: a damaged
+// record may declare frames of up to maxFrameLen.
+const maxPooledScratch = 1 << 20
+
 // decodeColumn decodes a record (either version) for a dimension of range
 // rng. It never panics on bad bytes: they give an error wrapping
 // ErrColumnCorrupt.
@@ -90,8 +94,8 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range) (*chunk.Column, lay
 			if r.err != nil {
 				return bad("sub-chunk %d: %v", i, r.err)
 			}
-			if inDst {
-				*sp = raw
+			if inDst && cap(raw) <= maxPooledScratch {
+				*sp = raw // keep the grown buffer, unless a huge frame grew it
 			}
 			sr = &reader{b: raw}
 		}
@@ -224,6 +228,9 @@ func readNBT(r *reader) (map[string]any, error) {
 	b := r.bytes(r.count(len(r.b)))
 	if r.err != nil {
 		return nil, r.err
+	}
+	if err := checkNBT(b); err != nil {
+		return nil, err
 	}
 	m := map[string]any{}
 	if err := nbt.UnmarshalEncoding(b, &m, nbt.LittleEndian); err != nil {
