@@ -17,7 +17,6 @@ func BenchmarkSegmentVsPlain(b *testing.B) {
 		cols[i] = worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry)
 	}
 	pos := func(i int) world.ChunkPos { return world.ChunkPos{int32(i%8) * 32, int32(i / 8)} }
-	obsidian := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
 	open := map[string]func(b *testing.B, dir string) world.Provider{
 		"plain": func(b *testing.B, dir string) world.Provider {
 			p, err := provider.Config{Log: quiet}.Open(dir)
@@ -44,7 +43,7 @@ func BenchmarkSegmentVsPlain(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				c := cols[i%len(cols)]
-				c.Chunk.SetBlock(uint8(i%16), int16(i%300-60), 0, 0, obsidian)
+				worldtest.ChangeOneBlock(c, i)
 				if err := p.StoreColumn(pos(i%len(cols)), world.Overworld, c); err != nil {
 					b.Fatal(err)
 				}

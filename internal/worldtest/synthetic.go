@@ -152,3 +152,24 @@ func Synthetic(seed uint64, dim world.Dimension, br world.BlockRegistry) *chunk.
 	}
 	return col
 }
+
+// ChangeOneBlock changes one block of col, chosen by i, always to a state
+// the block does not hold (obsidian, or cobblestone where obsidian is), in
+// any dimension's height range. Benchmarks of changed columns use it:
+// positions chosen by i repeat, and setting a block to what it already is
+// would measure an unchanged store.
+func ChangeOneBlock(col *chunk.Column, i int) {
+	obsidian, cobble := changeStates()
+	r := col.Chunk.Range()
+	x, y, z := uint8(i%16), int16(r[0]+i%r.Height()), uint8(i/16%16)
+	to := obsidian
+	if col.Chunk.Block(x, y, z, 0) == obsidian {
+		to = cobble
+	}
+	col.Chunk.SetBlock(x, y, z, 0, to)
+}
+
+var changeStates = sync.OnceValues(func() (uint32, uint32) {
+	s := States(world.DefaultBlockRegistry)
+	return s["minecraft:obsidian"], s["minecraft:cobblestone"]
+})
