@@ -159,15 +159,17 @@ func (db *DB) open() error {
 }
 
 // Maintain does, in the caller's goroutine, what the background goroutine
-// does when Options.ExternalMaintenance is off: it syncs if anything is
-// unsynced (DurabilityBalanced) and compacts if garbage passed the ratio.
+// does when Options.ExternalMaintenance is off: it syncs (DurabilityBalanced)
+// once the oldest unsynced write is SyncInterval/2 old or SyncBytes are
+// pending, and compacts if garbage passed the ratio. Call it at least every
+// SyncInterval/2 to keep DurabilityBalanced's promise.
 // It returns the background errors not yet reported.
 func (db *DB) Maintain() error {
 	if err := db.checkWritable(); err != nil {
 		return err
 	}
 	if db.opts.Durability == DurabilityBalanced {
-		db.backgroundSync()
+		db.maintainSync()
 	}
 	l, err := db.acquireLog()
 	if err != nil {

@@ -83,7 +83,7 @@ type Options struct {
 	// still works.
 	DisableAutoCompaction bool
 	// ExternalMaintenance starts no background goroutine: the owner calls
-	// Maintain regularly (at least every SyncInterval), which does the
+	// Maintain regularly (at least every SyncInterval/2), which does the
 	// periodic sync of DurabilityBalanced and the automatic compaction.
 	// For owners of many databases with a shared pool of workers.
 	ExternalMaintenance bool

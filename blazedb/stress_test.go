@@ -222,7 +222,7 @@ func TestNoDragonflyDependency(t *testing.T) {
 // the periodic sync and the automatic compaction.
 func TestExternalMaintenance(t *testing.T) {
 	before := runtime.NumGoroutine()
-	db := open(t, vfs.NewMem(), "/db", Options{ExternalMaintenance: true, CompactMinBytes: 1, CompactGarbageRatio: 0.3})
+	db := open(t, vfs.NewMem(), "/db", Options{ExternalMaintenance: true, CompactMinBytes: 1, CompactGarbageRatio: 0.3, SyncInterval: 2 * time.Millisecond})
 	if n := runtime.NumGoroutine(); n > before {
 		t.Fatalf("%d goroutines started", n-before)
 	}
@@ -232,11 +232,35 @@ func TestExternalMaintenance(t *testing.T) {
 	if db.Stats().Fsyncs != 0 || db.Stats().Compactions != 0 {
 		t.Fatal("work done without Maintain")
 	}
+	time.Sleep(time.Millisecond) // the writes are SyncInterval/2 old
 	if err := db.Maintain(); err != nil {
 		t.Fatal(err)
 	}
 	st := db.Stats()
 	if st.Fsyncs == 0 || st.Compactions != 1 || st.GarbageBytes != 0 {
 		t.Fatalf("after Maintain: %+v", st)
+	}
+}
+
+// Maintain fsyncs in DurabilityBalanced once the oldest unsynced write is
+// SyncInterval/2 old, not at every call: a pool maintaining many databases
+// often would otherwise fsync each of them at every visit.
+func TestMaintainSyncsByAge(t *testing.T) {
+	const interval = 400 * time.Millisecond
+	db := open(t, vfs.NewMem(), "/db", Options{ExternalMaintenance: true, SyncInterval: interval, DisableAutoCompaction: true})
+	start := time.Now()
+	db.Put(Key{X: 1}, value(1, 500))
+	db.Maintain()
+	if time.Since(start) < interval/2 && db.Stats().Fsyncs != 0 {
+		t.Fatal("Maintain synced a write younger than SyncInterval/2")
+	}
+	time.Sleep(interval / 2)
+	db.Maintain()
+	if db.Stats().Fsyncs != 1 {
+		t.Fatalf("%d fsyncs after the write aged past SyncInterval/2, want 1", db.Stats().Fsyncs)
+	}
+	db.Maintain()
+	if db.Stats().Fsyncs != 1 {
+		t.Fatal("Maintain synced with nothing unsynced")
 	}
 }

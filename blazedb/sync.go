@@ -19,6 +19,11 @@ type logFile struct {
 	refs sync.WaitGroup // readers and writers using f
 
 	written atomic.Int64 // bytes in the file; advanced under DB.writeMu
+	// dirtyAt is when (unix nanoseconds) the oldest write not yet known
+	// durable was made; 0 when none is known. It may read 0 while bytes
+	// are unsynced (a write racing a sync), never the reverse for long:
+	// readers treat 0 with unsynced bytes as dirty now.
+	dirtyAt atomic.Int64
 
 	mu         sync.Mutex
 	cond       sync.Cond
@@ -67,6 +72,9 @@ func (db *DB) fsync(l *logFile) error {
 	if target > l.synced {
 		l.synced = target
 	}
+	if l.synced >= l.written.Load() {
+		l.dirtyAt.Store(0)
+	}
 	l.cond.Broadcast()
 	l.mu.Unlock()
 	return nil
@@ -104,6 +112,28 @@ func (db *DB) syncTo(l *logFile, end int64, group bool) error {
 	}
 	l.mu.Unlock()
 	return nil
+}
+
+// maintainSync is Maintain's part of DurabilityBalanced: it fsyncs once
+// the oldest unsynced write is SyncInterval/2 old, or SyncBytes are
+// pending. An owner calling Maintain every SyncInterval/2 or more often
+// keeps the promise that a write is durable within SyncInterval, without
+// an fsync at every call: a pool maintaining many databases every half
+// second would otherwise fsync each of them twice a second.
+func (db *DB) maintainSync() {
+	l, err := db.acquireLog()
+	if err != nil {
+		return
+	}
+	defer l.refs.Done()
+	n := l.unsynced()
+	if n == 0 {
+		return
+	}
+	if at := l.dirtyAt.Load(); at != 0 && n < db.opts.SyncBytes && time.Since(time.Unix(0, at)) < db.opts.SyncInterval/2 {
+		return
+	}
+	db.syncTo(l, l.written.Load(), true)
 }
 
 // unsynced reports how many written bytes of l are not yet durable.

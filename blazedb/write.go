@@ -3,6 +3,7 @@ package blazedb
 import (
 	"bytes"
 	"fmt"
+	"time"
 )
 
 // Put sets the value of a chunk key. The caller may reuse v as soon as Put
@@ -171,6 +172,7 @@ func (db *DB) write(ops []op) error {
 	}
 	end := off + int64(len(buf))
 	l.written.Store(end)
+	l.dirtyAt.CompareAndSwap(0, time.Now().UnixNano())
 	db.seq += uint64(len(live))
 	db.mu.Lock()
 	for i, p := range live {
