@@ -16,6 +16,15 @@ import (
 	"github.com/sandertv/gophertunnel/minecraft/nbt"
 )
 
+// testDictionary returns a dictionary on Dragonfly's default registry.
+func testDictionary() (world.BlockRegistry, *dictionary) {
+	br := world.DefaultBlockRegistry
+	br.Finalize()
+	d := newDictionary()
+	d.setRegistry(br)
+	return br, d
+}
+
 // permuted is a registry whose runtime ids are a permutation of another's:
 // what an upgrade of Dragonfly (or another set of plugin blocks) does to ids.
 type permuted struct {
@@ -62,10 +71,7 @@ func (p *permuted) LiquidBlock(rid uint32) bool { return p.BlockRegistry.LiquidB
 // Columns written under one registry load with the right blocks under
 // another whose runtime ids have all moved.
 func TestRuntimeIDsMove(t *testing.T) {
-	br := world.DefaultBlockRegistry
-	br.Finalize()
-	d := newDictionary()
-	d.setRegistry(br)
+	br, d := testDictionary()
 	col := worldtest.Synthetic(11, world.Overworld, br)
 	enc, err := d.encodeColumn(col, nil, blazedb.CompressionLZ4)
 	if err != nil {
@@ -186,10 +192,7 @@ func toVersion1(t testing.TB, rec []byte) []byte {
 // Version 1 records (one unframed body, compressed by the engine) still
 // decode, to the same column as version 2.
 func TestDecodesVersion1(t *testing.T) {
-	br := world.DefaultBlockRegistry
-	br.Finalize()
-	d := newDictionary()
-	d.setRegistry(br)
+	br, d := testDictionary()
 	for i := uint64(0); i < 4; i++ {
 		col := worldtest.Synthetic(i, world.Overworld, br)
 		enc, err := d.encodeColumn(col, nil, blazedb.CompressionLZ4)
@@ -214,10 +217,7 @@ func TestDecodesVersion1(t *testing.T) {
 // or ErrUnknownState; never a panic. What decodes re-encodes to a record
 // that decodes to the same column.
 func FuzzDecodeColumn(f *testing.F) {
-	br := world.DefaultBlockRegistry
-	br.Finalize()
-	d := newDictionary()
-	d.setRegistry(br)
+	br, d := testDictionary()
 	for i := uint64(0); i < 3; i++ {
 		for _, c := range []blazedb.Compression{blazedb.CompressionNone, blazedb.CompressionLZ4, blazedb.CompressionZstd} {
 			enc, err := d.encodeColumn(worldtest.Synthetic(i, world.Overworld, br), nil, c)
