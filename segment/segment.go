@@ -107,6 +107,7 @@ type Provider struct {
 	meta *provider.DB
 
 	mu     sync.Mutex
+	idle   sync.Cond // on mu: a claimed segment's last user left
 	segs   map[segKey]*seg
 	reg    world.BlockRegistry
 	closed bool
@@ -145,6 +146,7 @@ func (c Config) Open(dir string) (*Provider, error) {
 		return nil, fmt.Errorf("segment: open %s: %w", dir, err)
 	}
 	p := &Provider{conf: c, dir: dir, meta: meta, segs: map[segKey]*seg{}, stop: make(chan struct{}), work: make(chan *seg)}
+	p.idle.L = &p.mu
 	if err := p.finishDeletions(); err != nil {
 		meta.Close()
 		return nil, fmt.Errorf("segment: open %s: %w", dir, err)
@@ -257,7 +259,16 @@ func (p *Provider) release(s *seg) {
 	p.mu.Lock()
 	s.users--
 	s.lastUse = time.Now()
+	p.leftLocked(s)
 	p.mu.Unlock()
+}
+
+// leftLocked wakes exclusive when a claimed segment's last user has left.
+// p.mu must be held.
+func (p *Provider) leftLocked(s *seg) {
+	if s.closing && s.users == 0 {
+		p.idle.Broadcast()
+	}
 }
 
 // unpin releases a segment the pool worked on: maintenance is not use, so
@@ -265,6 +276,7 @@ func (p *Provider) release(s *seg) {
 func (p *Provider) unpin(s *seg) {
 	p.mu.Lock()
 	s.users--
+	p.leftLocked(s)
 	p.mu.Unlock()
 }
 
@@ -448,9 +460,10 @@ func (p *Provider) DeleteSegmentFor(pos world.ChunkPos, dim world.Dimension) err
 	return errors.Join(p.conf.FS.SyncDir(p.dimDir(k.dim)), p.takeBackgroundErr())
 }
 
-// exclusive waits until the region k is unused, closes it if open, and
-// returns a placeholder that keeps others from opening it until the caller
-// closes its gone channel.
+// exclusive claims the region k: callers that come after wait for the
+// claim to end, those already inside finish, and then the region is closed
+// if open. It returns a placeholder that keeps others from opening the
+// region until the caller closes its gone channel.
 func (p *Provider) exclusive(k segKey) (*seg, error) {
 	for {
 		p.mu.Lock()
@@ -466,18 +479,23 @@ func (p *Provider) exclusive(k segKey) (*seg, error) {
 			p.mu.Unlock()
 			return ph, nil
 		}
-		if s.closing || s.users > 0 {
+		if s.closing {
 			p.mu.Unlock()
-			if s.closing {
-				<-s.gone
-			} else {
-				time.Sleep(time.Millisecond)
-			}
+			<-s.gone
 			continue
 		}
-		s.closing = true
+		s.closing = true // from now on acquire waits for gone
+		for s.users > 0 {
+			p.idle.Wait()
+		}
+		closed := p.closed
 		p.mu.Unlock()
 		<-s.ready
+		if closed {
+			// Close passed over the claimed region: close it here, keeping
+			// its data, and give up.
+			return nil, errors.Join(blazedb.ErrClosed, p.closeAll([]*seg{s}, false))
+		}
 		if s.db != nil {
 			if err := s.db.Discard(); err != nil { // its files are about to go
 				p.report(err)
