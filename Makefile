@@ -2,6 +2,7 @@
 GO      ?= go
 PKGS    := ./...
 FUZZTIME ?= 5s
+BENCHCOUNT ?= 6
 
 .PHONY: all run blaze test test-race test-crash fuzz-smoke fuzz soak bench lint deps-check clean
 
@@ -49,8 +50,8 @@ soak:
 ## bench: every benchmark with enough runs for benchstat, then one table of
 ## Blaze against mcdb (docs/BENCHMARKS.md explains each figure).
 bench:
-	$(GO) test ./tests -run '^$$' -bench . -benchmem -count 6 -timeout 3h | tee bench.txt
-	$(GO) test ./blazedb ./overlay ./segment -run '^$$' -bench . -benchmem -count 6 -timeout 2h | tee bench-engine.txt
+	$(GO) test ./tests -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) -timeout 3h | tee bench.txt
+	$(GO) test ./blazedb ./provider ./overlay ./segment -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) -timeout 2h | tee bench-engine.txt
 	$(GO) run ./internal/cmd/benchtable bench.txt
 
 lint:
