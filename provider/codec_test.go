@@ -139,6 +139,14 @@ func TestCanonicalNBT(t *testing.T) {
 func FuzzCanonicalNBT(f *testing.F) {
 	raw, _ := nbt.MarshalEncoding(map[string]any{"a": int32(1), "b": []any{"x"}, "c": map[string]any{"d": int64(2)}}, nbt.LittleEndian)
 	f.Add(raw)
+	rich, _ := nbt.MarshalEncoding(map[string]any{
+		"byte": uint8(1), "short": int16(-2), "float": float32(1.5), "double": float64(-2.25), "string": "chest",
+		"bytes": [3]byte{1, 2, 3}, "ints": [2]int32{-1, 7}, "longs": [1]int64{1 << 40},
+		"byteList": []byte{4, 5}, "intList": []int32{6}, "longList": []int64{7}, "empty": []any{},
+		"items": []any{map[string]any{"Name": "minecraft:stick", "Count": uint8(3)}}, "names": []any{"a", "b"},
+		"nested": []any{[]any{int16(1)}, []any{int16(2)}},
+	}, nbt.LittleEndian)
+	f.Add(rich)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := canonicalNBT(b)
 		// checkNBT walks the same structure without copying: it must agree,
@@ -149,9 +157,17 @@ func FuzzCanonicalNBT(f *testing.F) {
 		if err != nil {
 			return
 		}
-		// Whatever passes the check decodes without exhausting memory.
+		// Whatever passes the check decodes without exhausting memory, and
+		// decodeNBT gives exactly what gophertunnel's decoder gives.
 		var m map[string]any
-		_ = nbt.UnmarshalEncoding(b, &m, nbt.LittleEndian)
+		gerr := nbt.UnmarshalEncoding(b, &m, nbt.LittleEndian)
+		ours, oerr := decodeNBT(b)
+		if (gerr == nil) != (oerr == nil) {
+			t.Fatalf("gophertunnel says %v, decodeNBT %v", gerr, oerr)
+		}
+		if gerr == nil && !equalValue(m, ours) {
+			t.Fatalf("decodeNBT gives %#v, gophertunnel %#v", ours, m)
+		}
 		again, err := canonicalNBT(c)
 		if err != nil || !bytes.Equal(again, c) {
 			t.Fatalf("canonical form is not stable: %v", err)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world/chunk"
-	"github.com/sandertv/gophertunnel/minecraft/nbt"
 )
 
 var netBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
@@ -232,9 +231,5 @@ func readNBT(r *reader) (map[string]any, error) {
 	if err := checkNBT(b); err != nil {
 		return nil, err
 	}
-	m := map[string]any{}
-	if err := nbt.UnmarshalEncoding(b, &m, nbt.LittleEndian); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return decodeNBT(b)
 }

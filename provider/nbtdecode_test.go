@@ -1,0 +1,85 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/sandertv/gophertunnel/minecraft/nbt"
+)
+
+// agree checks that decodeNBT and gophertunnel's decoder agree on b: both
+// fail, or both give equal values.
+func agree(t *testing.T, what string, b []byte) {
+	t.Helper()
+	var want map[string]any
+	werr := nbt.UnmarshalEncoding(b, &want, nbt.LittleEndian)
+	got, err := decodeNBT(b)
+	if (werr == nil) != (err == nil) {
+		t.Fatalf("%s: gophertunnel says %v, decodeNBT %v", what, werr, err)
+	}
+	if werr == nil && !equalValue(want, got) {
+		t.Fatalf("%s: decodeNBT gives %#v, gophertunnel %#v", what, got, want)
+	}
+}
+
+// decodeNBT decodes every block entity and entity of the real worlds as
+// gophertunnel does, and refuses what gophertunnel refuses.
+func TestDecodeNBTMatchesGophertunnel(t *testing.T) {
+	n := 0
+	for _, w := range worldtest.Worlds(t) {
+		cols, err := worldtest.ReadAll(worldtest.UnpackTemp(t, w), world.DefaultBlockRegistry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all []map[string]any
+		for _, c := range cols {
+			for _, be := range c.Col.BlockEntities {
+				all = append(all, be.Data)
+			}
+			for _, e := range c.Col.Entities {
+				all = append(all, e.Data)
+			}
+		}
+		for _, m := range all {
+			b, err := nbt.MarshalEncoding(m, nbt.LittleEndian)
+			if err != nil {
+				t.Fatal(err)
+			}
+			agree(t, worldtest.Name(w), b)
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("no block entities or entities in the real worlds")
+	}
+
+	// gophertunnel's quirks: strings of 32 KiB or more are refused, and a
+	// list of bytes, ints or longs never closes its nesting level, so 600
+	// of them in one compound are too deep.
+	long, _ := nbt.MarshalEncoding(map[string]any{"s": string(bytes.Repeat([]byte("a"), 30000))}, nbt.LittleEndian)
+	agree(t, "30000-byte string", long)
+	// A compound holding a string of 40,000 bytes, written by hand (the
+	// encoder refuses it).
+	tooLong := []byte{tagCompound, 0, 0, tagString, 1, 0, 's', 0, 0}
+	binary.LittleEndian.PutUint16(tooLong[7:], 40000)
+	tooLong = append(append(tooLong, bytes.Repeat([]byte("a"), 40000)...), tagEnd)
+	if err := checkNBT(tooLong); err != nil {
+		t.Fatal(err)
+	}
+	agree(t, "40000-byte string", tooLong)
+	if _, err := decodeNBT(tooLong); err == nil {
+		t.Fatal("a 40000-byte string decoded; gophertunnel refuses it")
+	}
+	lists := map[string]any{}
+	for i := range 600 {
+		lists[string(rune('a'+i%26))+string(rune('a'+i/26))] = []byte{1}
+	}
+	deep, _ := nbt.MarshalEncoding(lists, nbt.LittleEndian)
+	agree(t, "600 byte lists", deep)
+	if _, err := decodeNBT(deep); err == nil {
+		t.Fatal("600 byte lists decoded; gophertunnel refuses them")
+	}
+}
