@@ -108,9 +108,9 @@ var scratchBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); retu
 // (the cached snapshot of the same column) is a version 2 record, every
 // part equal to prev's reuses prev's frame, and prev's snapshot of each
 // equal sub-chunk; only changed parts are encoded, compressed and cloned.
-// SubChunk.Equals may call equal sub-chunks different (uniform layers),
-// never the reverse, so reuse is always exact; and compression is
-// deterministic, so the result equals a full encode byte for byte.
+// subEqual may call equal sub-chunks different, never the reverse, so
+// reuse is always exact; and compression is deterministic, so the result
+// equals a full encode byte for byte.
 func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazedb.Compression) (*encoded, error) {
 	if col == nil || col.Chunk == nil {
 		return nil, errors.New("nil column or chunk")
@@ -150,7 +150,7 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 	defer scratchBufs.Put(sp)
 	var err error
 	for i, sub := range subs {
-		if prev != nil && sub.Equals(prev.subs[i]) {
+		if prev != nil && subEqual(sub, prev.subs[i]) {
 			b = append(b, prev.lay.sub(prev.rec, i)...)
 			e.subs[i] = prev.subs[i]
 			e.lay.rawSize += prev.subRaw(i)
@@ -218,6 +218,35 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 	e.lay.rawSize += e.lay.subStart + len(b) - tail
 	e.rec = b
 	return e, nil
+}
+
+// subEqual reports whether two sub-chunks of the same registry hold the
+// same blocks. SubChunk.Equals calls every uniform layer (one block state
+// throughout, such as the air above the ground: most sub-chunks of most
+// columns) different from everything, itself included, so those were
+// encoded, compressed and cloned again at every store. A layer whose
+// palette has one entry is uniform (every index must be 0), so two such
+// layers with the same entry are equal. Layers Equal calls different for
+// its other reason (a palette starting with runtime id 0) stay different:
+// that only costs a re-encode.
+func subEqual(a, b *chunk.SubChunk) bool {
+	if a.Equals(b) {
+		return true
+	}
+	la, lb := a.Layers(), b.Layers()
+	if len(la) != len(lb) {
+		return false
+	}
+	for i := range la {
+		if la[i].Equal(lb[i]) {
+			continue
+		}
+		pa, pb := la[i].Palette(), lb[i].Palette()
+		if pa.Len() != 1 || pb.Len() != 1 || pa.Value(0) != pb.Value(0) {
+			return false
+		}
+	}
+	return true
 }
 
 // appendEntities appends the block entities and entities of col, their NBT

@@ -107,3 +107,51 @@ func TestSnapshotWorkerCachesLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A uniform layer (one block state throughout, as Dragonfly's Compact
+// leaves a sub-chunk of water or stone before every save) is reused by the
+// next store, not encoded and cloned again: SubChunk.Equals calls such
+// layers different even from themselves.
+func TestUniformSubChunksReused(t *testing.T) {
+	db := openDB(t, t.TempDir(), Config{})
+	br := world.DefaultBlockRegistry
+	st := worldtest.States(br)
+	col := &chunk.Column{Chunk: chunk.New(br, world.Overworld.Range())}
+	for x := uint8(0); x < 16; x++ {
+		for y := int16(0); y < 16; y++ {
+			for z := uint8(0); z < 16; z++ {
+				col.Chunk.SetBlock(x, y, z, 0, st["minecraft:water"])
+			}
+		}
+	}
+	col.Chunk.SetBlock(0, 100, 0, 0, st["minecraft:stone"])
+	col.Chunk.Compact()
+	uniform := col.Chunk.SubIndex(0)
+	if l := col.Chunk.Sub()[uniform].Layer(0); l.Palette().Len() != 1 || l.Equal(l) {
+		t.Fatal("the test needs a layer SubChunk.Equals calls different from itself")
+	}
+	pos := world.ChunkPos{3, 3}
+	k, _ := key(pos, world.Overworld)
+	if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := db.cols.peek(k)
+	col.Chunk.SetBlock(1, 100, 1, 0, st["minecraft:stone"]) // change another sub-chunk
+	if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := db.cols.peek(k)
+	if second == first {
+		t.Fatal("the changed store kept the old snapshot")
+	}
+	if second.subs[uniform] != first.subs[uniform] {
+		t.Fatal("the uniform sub-chunk was encoded and cloned again")
+	}
+	got, err := db.LoadColumn(pos, world.Overworld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := worldtest.Compare(col, got); err != nil {
+		t.Fatal(err)
+	}
+}
