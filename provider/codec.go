@@ -146,11 +146,36 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 		}
 		return uint64(id), nil
 	}
+	// Decide first what prev can supply, so that an unchanged column (what
+	// every autosave stores) is recognised without building a record.
+	e.biomes = chunk.EncodeBiomes(col.Chunk, chunk.NetworkEncoding)
+	sameSub := make([]bool, len(subs))
+	sameBiomes, sameNBT, same := false, false, prev != nil
+	if prev != nil {
+		for i, sub := range subs {
+			sameSub[i] = subEqual(sub, prev.subs[i])
+			same = same && sameSub[i]
+		}
+		sameBiomes = bytes.Equal(e.biomes, prev.biomes)
+		// Encoding NBT is slow and these rarely change: compare the values.
+		sameNBT = equalBlockEntities(col.BlockEntities, prev.blockEntities) && equalEntities(col.Entities, prev.entities)
+	}
+	tail, err := appendTail(nil, col, func(rid uint32) (uint64, error) {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return toID(rid)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if same && sameBiomes && sameNBT && len(e.fresh) == 0 && bytes.Equal(tail, prev.rec[prev.lay.nbtEnd:]) {
+		return &encoded{rec: prev.rec, lay: prev.lay, subs: prev.subs, biomes: prev.biomes}, nil
+	}
+
 	sp := scratchBufs.Get().(*[]byte)
 	defer scratchBufs.Put(sp)
-	var err error
 	for i, sub := range subs {
-		if prev != nil && subEqual(sub, prev.subs[i]) {
+		if sameSub[i] {
 			b = append(b, prev.lay.sub(prev.rec, i)...)
 			e.subs[i] = prev.subs[i]
 			e.lay.rawSize += prev.subRaw(i)
@@ -175,9 +200,8 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 		e.lay.subEnds[i] = len(b)
 	}
 
-	e.biomes = chunk.EncodeBiomes(col.Chunk, chunk.NetworkEncoding)
 	e.lay.biomeStart = len(b)
-	if prev != nil && bytes.Equal(e.biomes, prev.biomes) {
+	if sameBiomes {
 		b = append(b, prev.rec[prev.lay.biomeStart:prev.lay.biomeEnd]...)
 	} else if b, err = appendFrame(b, comp, e.biomes); err != nil {
 		return nil, err
@@ -186,8 +210,7 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 	e.lay.rawSize += len(e.biomes)
 
 	e.lay.nbtStart = len(b)
-	if prev != nil && equalBlockEntities(col.BlockEntities, prev.blockEntities) && equalEntities(col.Entities, prev.entities) {
-		// Encoding NBT is slow and these rarely change: reuse the frame.
+	if sameNBT {
 		b = append(b, prev.rec[prev.lay.nbtStart:prev.lay.nbtEnd]...)
 		e.lay.rawSize += prev.nbtRaw()
 	} else {
@@ -200,24 +223,27 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 		e.lay.rawSize += len(*sp)
 	}
 	e.lay.nbtEnd = len(b)
+	b = append(b, tail...)
+	e.lay.rawSize += e.lay.subStart + len(tail)
+	e.rec = b
+	return e, nil
+}
 
-	tail := len(b)
+// appendTail appends the tick and the scheduled updates, their blocks as
+// dictionary ids (toID).
+func appendTail(b []byte, col *chunk.Column, toID func(uint32) (uint64, error)) ([]byte, error) {
 	b = binary.AppendVarint(b, col.Tick)
 	b = binary.AppendUvarint(b, uint64(len(col.ScheduledBlocks)))
 	for _, sb := range col.ScheduledBlocks {
 		b = appendPos(b, sb.Pos)
-		d.mu.Lock()
 		id, err := toID(sb.Block)
-		d.mu.Unlock()
 		if err != nil {
 			return nil, fmt.Errorf("scheduled update at %v: %w", sb.Pos, err)
 		}
 		b = binary.AppendUvarint(b, id)
 		b = binary.AppendVarint(b, sb.Tick)
 	}
-	e.lay.rawSize += e.lay.subStart + len(b) - tail
-	e.rec = b
-	return e, nil
+	return b, nil
 }
 
 // subEqual reports whether two sub-chunks of the same registry hold the

@@ -155,3 +155,30 @@ func TestUniformSubChunksReused(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An unchanged column, what every autosave stores, is recognised before a
+// record is built: the encoder hands back the cached record itself.
+func TestUnchangedColumnBuildsNoRecord(t *testing.T) {
+	db := openDB(t, t.TempDir(), Config{})
+	col := worldtest.Synthetic(3, world.Overworld, world.DefaultBlockRegistry)
+	pos := world.ChunkPos{1, 1}
+	if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	k, _ := key(pos, world.Overworld)
+	prev, _ := db.cols.peek(k)
+	enc, err := db.dict.encodeColumn(col, prev, db.conf.Compression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &enc.rec[0] != &prev.rec[0] {
+		t.Fatal("an unchanged column built a new record")
+	}
+	col.Tick++ // the tail alone differs: a new record
+	if enc, err = db.dict.encodeColumn(col, prev, db.conf.Compression); err != nil {
+		t.Fatal(err)
+	}
+	if &enc.rec[0] == &prev.rec[0] || bytes.Equal(enc.rec, prev.rec) {
+		t.Fatal("a changed tick was taken for an unchanged column")
+	}
+}
