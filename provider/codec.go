@@ -110,7 +110,8 @@ var scratchBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); retu
 // equal sub-chunk; only changed parts are encoded, compressed and cloned.
 // subEqual may call equal sub-chunks different, never the reverse, so
 // reuse is always exact; and compression is deterministic, so the result
-// equals a full encode byte for byte.
+// equals a full encode byte for byte. When nothing differs, prev's record
+// itself is returned and no record is built.
 func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazedb.Compression) (*encoded, error) {
 	if col == nil || col.Chunk == nil {
 		return nil, errors.New("nil column or chunk")
