@@ -1,0 +1,132 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/df-mc/dragonfly/server/world"
+)
+
+// Operations on one region as a whole: deleting it, crash-safely, and
+// compacting it.
+
+// finishDeletions removes regions whose deletion a crash interrupted.
+func (p *Provider) finishDeletions() error {
+	for dim := int32(0); dim < 3; dim++ {
+		names, err := p.conf.FS.List(p.dimDir(dim))
+		if errors.Is(err, vfs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if strings.HasPrefix(n, "deleting-") {
+				if err := vfs.RemoveAll(p.conf.FS, filepath.Join(p.dimDir(dim), n)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// DeleteSegmentFor durably removes the region holding pos in dim, with all
+// its columns. It waits for calls using the region to finish.
+func (p *Provider) DeleteSegmentFor(pos world.ChunkPos, dim world.Dimension) error {
+	k, err := p.keyFor(pos, dim)
+	if err != nil {
+		return err
+	}
+	s, err := p.exclusive(k)
+	if err != nil {
+		return err
+	}
+	// s is closed and holds the key: nobody can open the region meanwhile.
+	defer func() {
+		p.mu.Lock()
+		if p.segs[k] == s {
+			delete(p.segs, k)
+		}
+		close(s.gone)
+		p.mu.Unlock()
+	}()
+	if !p.exists(k) {
+		return nil
+	}
+	dead := filepath.Join(p.dimDir(k.dim), fmt.Sprintf("deleting-r.%d.%d-%d", k.rx, k.rz, time.Now().UnixNano()))
+	if err := p.conf.FS.Rename(p.segDir(k), dead); err != nil {
+		return fmt.Errorf("segment: delete region %v: %w", k, err)
+	}
+	if err := p.conf.FS.SyncDir(p.dimDir(k.dim)); err != nil {
+		return fmt.Errorf("segment: delete region %v: %w", k, err)
+	}
+	if err := vfs.RemoveAll(p.conf.FS, dead); err != nil {
+		return fmt.Errorf("segment: region %v is deleted, but removing its files failed (Open retries): %w", k, err)
+	}
+	return errors.Join(p.conf.FS.SyncDir(p.dimDir(k.dim)), p.takeBackgroundErr())
+}
+
+// exclusive claims the region k: callers that come after wait for the
+// claim to end, those already inside finish, and then the region is closed
+// if open. It returns a placeholder that keeps others from opening the
+// region until the caller closes its gone channel.
+func (p *Provider) exclusive(k segKey) (*seg, error) {
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, blazedb.ErrClosed
+		}
+		s, ok := p.segs[k]
+		if !ok {
+			ph := &seg{key: k, ready: make(chan struct{}), closing: true, gone: make(chan struct{})}
+			close(ph.ready)
+			p.segs[k] = ph
+			p.mu.Unlock()
+			return ph, nil
+		}
+		if s.closing {
+			p.mu.Unlock()
+			<-s.gone
+			continue
+		}
+		s.closing = true // from now on acquire waits for gone
+		for s.users > 0 {
+			p.idle.Wait()
+		}
+		closed := p.closed
+		p.mu.Unlock()
+		<-s.ready
+		if closed {
+			// Close passed over the claimed region: close it here, keeping
+			// its data, and give up.
+			return nil, errors.Join(blazedb.ErrClosed, p.closeAll([]*seg{s}, false))
+		}
+		if s.db != nil {
+			if err := s.db.Discard(); err != nil { // its files are about to go
+				p.report(err)
+			}
+		}
+		return s, nil
+	}
+}
+
+// CompactSegment compacts the region holding pos in dim now.
+func (p *Provider) CompactSegment(pos world.ChunkPos, dim world.Dimension) error {
+	k, err := p.keyFor(pos, dim)
+	if err != nil {
+		return err
+	}
+	s, err := p.acquire(k, false)
+	if err != nil {
+		return fmt.Errorf("segment: compact region %v: %w", k, err)
+	}
+	defer p.release(s)
+	return errors.Join(s.db.Engine().Compact(), p.takeBackgroundErr())
+}
