@@ -91,31 +91,25 @@ func (s *snapshot) nbtRaw() int      { return frameRawLen(s.rec[s.lay.nbtStart:s
 // record's raw size (a close estimate of what the column holds).
 func (c *columnCache) cost(s *snapshot) int64 { return int64(len(s.rec)+s.lay.rawSize) + 512 }
 
-// get returns the snapshot of k, which the caller must not modify.
-func (c *columnCache) get(k blazedb.Key) (*snapshot, bool) {
-	if c == nil {
-		return nil, false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	el, ok := c.items[k]
-	if !ok {
-		c.misses.Add(1)
-		return nil, false
-	}
-	c.hits.Add(1)
-	c.lru.MoveToFront(el)
-	return el.Value.(*snapshot), true
-}
+// get returns the snapshot of k, which the caller must not modify, and
+// counts a hit or a miss (for loads).
+func (c *columnCache) get(k blazedb.Key) (*snapshot, bool) { return c.find(k, true) }
 
 // peek is get without counting a hit or a miss (for stores).
-func (c *columnCache) peek(k blazedb.Key) (*snapshot, bool) {
+func (c *columnCache) peek(k blazedb.Key) (*snapshot, bool) { return c.find(k, false) }
+
+func (c *columnCache) find(k blazedb.Key, count bool) (*snapshot, bool) {
 	if c == nil {
 		return nil, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.items[k]
+	if count && ok {
+		c.hits.Add(1)
+	} else if count {
+		c.misses.Add(1)
+	}
 	if !ok {
 		return nil, false
 	}

@@ -84,6 +84,28 @@ func filled(b *testing.B, c contender, dir string, cols []*chunk.Column) store {
 
 const benchColumns = 256
 
+// loadCold loads n columns, where(i) for i in [0, n), over and over: every
+// load is the first of its column since the world was opened, as the world
+// is reopened (untimed) after each round.
+func loadCold(b *testing.B, c contender, dir string, n int, where func(i int) (world.ChunkPos, world.Dimension)) {
+	p := c.open(b, dir)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if i%n == 0 && i > 0 {
+			b.StopTimer()
+			p.Close()
+			p = c.open(b, dir)
+			b.StartTimer()
+		}
+		at, dim := where(i % n)
+		if _, err := p.LoadColumn(at, dim); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	p.Close()
+}
+
 func BenchmarkStoreColumn(b *testing.B) {
 	cols := realistic(benchColumns)
 	for _, c := range contenders {
@@ -141,23 +163,7 @@ func BenchmarkLoadColumn(b *testing.B) {
 			}
 		})
 		b.Run(c.name+"/cold", func(b *testing.B) {
-			// Every load is the first of its column since the world was
-			// opened; the world is reopened (untimed) when all were loaded.
-			p := c.open(b, dir)
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				if i%len(cols) == 0 && i > 0 {
-					b.StopTimer()
-					p.Close()
-					p = c.open(b, dir)
-					b.StartTimer()
-				}
-				if _, err := p.LoadColumn(pos(i%len(cols)), world.Overworld); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			p.Close()
+			loadCold(b, c, dir, len(cols), func(i int) (world.ChunkPos, world.Dimension) { return pos(i), world.Overworld })
 		})
 		b.Run(c.name+"/missing", func(b *testing.B) {
 			p := c.open(b, dir)
@@ -311,22 +317,7 @@ func BenchmarkRealWorld(b *testing.B) {
 		}
 		p.Close()
 		b.Run(c.name+"/load-cold", func(b *testing.B) {
-			p := c.open(b, dir)
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				if i%len(cols) == 0 && i > 0 {
-					b.StopTimer()
-					p.Close()
-					p = c.open(b, dir)
-					b.StartTimer()
-				}
-				col := cols[i%len(cols)]
-				if _, err := p.LoadColumn(col.Pos, col.Dim); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			p.Close()
+			loadCold(b, c, dir, len(cols), func(i int) (world.ChunkPos, world.Dimension) { return cols[i].Pos, cols[i].Dim })
 		})
 	}
 }
