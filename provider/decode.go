@@ -228,8 +228,5 @@ func readNBT(r *reader) (map[string]any, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	if err := checkNBT(b); err != nil {
-		return nil, err
-	}
 	return decodeNBT(b)
 }

@@ -58,33 +58,6 @@ func fixedSize(t byte) int {
 type canon struct {
 	b   []byte
 	off int
-	// dry only checks the structure: nothing is copied, sorted or
-	// allocated, and the returned slices are nil.
-	dry bool
-}
-
-// checkNBT checks the structure of little-endian NBT: every length within
-// the bytes, every tag known, nesting bounded. gophertunnel's decoder sizes
-// lists and arrays by their declared lengths before reading them, so a
-// damaged length would make it allocate gigabytes and kill the process
-// (found by FuzzDecodeColumn); every NBT is checked before it is decoded.
-func checkNBT(b []byte) error {
-	c := &canon{b: b, dry: true}
-	if _, err := c.named(nil, 0); err != nil {
-		return err
-	}
-	if c.off != len(b) {
-		return fmt.Errorf("nbt: %d trailing bytes", len(b)-c.off)
-	}
-	return nil
-}
-
-// put appends p to dst unless the walk is dry.
-func (c *canon) put(dst []byte, p ...byte) []byte {
-	if c.dry {
-		return nil
-	}
-	return append(dst, p...)
 }
 
 func (c *canon) take(n int) ([]byte, error) {
@@ -101,7 +74,7 @@ func (c *canon) named(dst []byte, depth int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	dst = c.put(dst, t[0])
+	dst = append(dst, t[0])
 	if t[0] == tagEnd {
 		return dst, nil
 	}
@@ -113,7 +86,7 @@ func (c *canon) named(dst []byte, depth int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	dst = c.put(c.put(dst, nl...), name...)
+	dst = append(append(dst, nl...), name...)
 	return c.payload(dst, t[0], depth)
 }
 
@@ -136,7 +109,7 @@ func (c *canon) payload(dst []byte, t byte, depth int) ([]byte, error) {
 	switch t {
 	case tagByte, tagShort, tagInt, tagLong, tagFloat, tagDouble:
 		p, err := c.take(fixedSize(t))
-		return c.put(dst, p...), err
+		return append(dst, p...), err
 	case tagByteArray, tagIntArray, tagLongArray:
 		n, l, err := c.length()
 		if err != nil {
@@ -152,14 +125,14 @@ func (c *canon) payload(dst []byte, t byte, depth int) ([]byte, error) {
 			return nil, fmt.Errorf("nbt: array of %d runs past the end", n)
 		}
 		p, _ := c.take(n * size)
-		return c.put(c.put(dst, l...), p...), nil
+		return append(append(dst, l...), p...), nil
 	case tagString:
 		l, err := c.take(2)
 		if err != nil {
 			return nil, err
 		}
 		p, err := c.take(int(binary.LittleEndian.Uint16(l)))
-		return c.put(c.put(dst, l...), p...), err
+		return append(append(dst, l...), p...), err
 	case tagList:
 		et, err := c.take(1)
 		if err != nil {
@@ -172,7 +145,7 @@ func (c *canon) payload(dst []byte, t byte, depth int) ([]byte, error) {
 		if n > len(c.b)-c.off {
 			return nil, fmt.Errorf("nbt: list of %d runs past the end", n)
 		}
-		dst = c.put(c.put(dst, et...), l...)
+		dst = append(append(dst, et...), l...)
 		for i := 0; i < n; i++ {
 			if dst, err = c.payload(dst, et[0], depth+1); err != nil {
 				return nil, err
@@ -180,20 +153,6 @@ func (c *canon) payload(dst []byte, t byte, depth int) ([]byte, error) {
 		}
 		return dst, nil
 	case tagCompound:
-		if c.dry {
-			for {
-				if c.off >= len(c.b) {
-					return nil, fmt.Errorf("nbt: compound not closed")
-				}
-				if c.b[c.off] == tagEnd {
-					c.off++
-					return nil, nil
-				}
-				if _, err := c.named(nil, depth+1); err != nil {
-					return nil, err
-				}
-			}
-		}
 		type ent struct {
 			name string
 			raw  []byte

@@ -17,8 +17,10 @@ import (
 // is several times faster, as it needs no reflection but for the arrays,
 // and NBT is a third of a cold load of a real world's columns.
 //
-// Call it only on bytes checkNBT accepted: that bounds every length by the
-// bytes left, so nothing here can allocate more than the input justifies.
+// It is safe on any bytes: every length is checked against the bytes left
+// before anything is allocated for it (gophertunnel's decoder allocates
+// what a damaged length declares, gigabytes if need be, which kills the
+// process), and nesting is bounded.
 func decodeNBT(b []byte) (map[string]any, error) {
 	d := &nbtDecoder{b: b}
 	t, _, err := d.tag()
@@ -40,6 +42,8 @@ type nbtDecoder struct {
 	// depth counts open compounds and lists the way gophertunnel does: a
 	// list of bytes, ints or longs is never closed.
 	depth int
+	// nest is the true nesting, which bounds the recursion.
+	nest int
 }
 
 var (
@@ -176,13 +180,18 @@ func (d *nbtDecoder) value(t byte) (any, error) {
 		return d.array(int32Type, 4)
 	case tagLongArray:
 		return d.array(int64Type, 8)
-	case tagCompound:
+	case tagCompound, tagList:
+		if d.nest++; d.nest > maxNBTDepth {
+			return nil, fmt.Errorf("nbt: nested too deeply")
+		}
+		defer func() { d.nest-- }()
+		if t == tagList {
+			return d.list()
+		}
 		d.depth++
 		m, err := d.compound()
 		d.depth--
 		return m, err
-	case tagList:
-		return d.list()
 	}
 	return nil, fmt.Errorf("nbt: unknown tag type %d", t)
 }
@@ -228,6 +237,9 @@ func (d *nbtDecoder) list() (any, error) {
 			s[i] = int64(binary.LittleEndian.Uint64(p[i*8:]))
 		}
 		return s, nil
+	}
+	if n > len(d.b)-d.off { // every element takes at least a byte
+		return nil, fmt.Errorf("nbt: list of %d runs past the end", n)
 	}
 	s := make([]any, n)
 	for i := range s {

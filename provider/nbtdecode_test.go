@@ -66,7 +66,7 @@ func TestDecodeNBTMatchesGophertunnel(t *testing.T) {
 	tooLong := []byte{tagCompound, 0, 0, tagString, 1, 0, 's', 0, 0}
 	binary.LittleEndian.PutUint16(tooLong[7:], 40000)
 	tooLong = append(append(tooLong, bytes.Repeat([]byte("a"), 40000)...), tagEnd)
-	if err := checkNBT(tooLong); err != nil {
+	if _, err := canonicalNBT(tooLong); err != nil {
 		t.Fatal(err)
 	}
 	agree(t, "40000-byte string", tooLong)
@@ -81,5 +81,29 @@ func TestDecodeNBTMatchesGophertunnel(t *testing.T) {
 	agree(t, "600 byte lists", deep)
 	if _, err := decodeNBT(deep); err == nil {
 		t.Fatal("600 byte lists decoded; gophertunnel refuses them")
+	}
+}
+
+// A damaged length never makes decodeNBT allocate what it declares (the
+// crash gophertunnel's decoder has): a list claiming 1.7 billion compounds
+// in 13 bytes is refused.
+func TestDecodeNBTBoundsLengths(t *testing.T) {
+	for _, b := range [][]byte{
+		{tagCompound, 0, 0, tagList, 1, 0, 'l', tagCompound, 0x69, 0x69, 0x69, 0x69, tagEnd},
+		{tagCompound, 0, 0, tagIntArray, 1, 0, 'a', 0x69, 0x69, 0x69, 0x69, tagEnd},
+		{tagCompound, 0, 0, tagList, 1, 0, 'l', tagInt, 0x69, 0x69, 0x69, 0x69, tagEnd},
+	} {
+		if _, err := decodeNBT(b); err == nil {
+			t.Fatalf("%x decoded", b)
+		}
+	}
+	// Well-formed but 100,000 lists deep: refused, so recursion is bounded.
+	deep := []byte{tagCompound, 0, 0, tagList, 1, 0, 'l'}
+	for range 100000 {
+		deep = append(deep, tagList, 1, 0, 0, 0)
+	}
+	deep = append(deep, tagEnd, 0, 0, 0, 0, tagEnd)
+	if _, err := decodeNBT(deep); err == nil {
+		t.Fatal("100,000 nested lists decoded")
 	}
 }
