@@ -327,12 +327,41 @@ func appendVarint32(b []byte, v uint64) []byte {
 // them with write. The encoder reads runtime ids as network varint32s and
 // writes dictionary ids as uvarints; the decoder does the reverse.
 func rewriteSub(dst []byte, r *reader, read func(*reader) uint64, write func([]byte, uint64) []byte, tr func(uint32) (uint64, error)) ([]byte, error) {
-	ver, layers, y := r.byte(), r.byte(), r.byte()
-	if r.err == nil && ver != chunk.SubChunkVersion {
-		return nil, fmt.Errorf("%w: sub-chunk version %d", ErrColumnCorrupt, ver)
+	ver, layers, y, err := readSubHeader(r)
+	if err != nil {
+		return nil, err
 	}
 	dst = append(dst, ver, layers, y)
-	for l := 0; l < int(layers) && r.err == nil; l++ {
+	err = walkLayers(r, int(layers), read, tr, func(hdr byte, words []byte, n int) {
+		dst = append(dst, hdr)
+		dst = append(dst, words...)
+		if hdr>>1 != 0 {
+			dst = write(dst, uint64(n))
+		}
+	}, func(_ int, t uint64) { dst = write(dst, t) })
+	return dst, err
+}
+
+// readSubHeader reads a sub-chunk's version, layer count and y.
+func readSubHeader(r *reader) (ver, layers, y byte, err error) {
+	ver, layers, y = r.byte(), r.byte(), r.byte()
+	if r.err != nil {
+		return 0, 0, 0, fmt.Errorf("%w: %v", ErrColumnCorrupt, r.err)
+	}
+	if ver != chunk.SubChunkVersion {
+		return 0, 0, 0, fmt.Errorf("%w: sub-chunk version %d", ErrColumnCorrupt, ver)
+	}
+	return ver, layers, y, nil
+}
+
+// walkLayers reads the layers of a sub-chunk in the shared layout, checking
+// each: valid bits per index, a palette of 1 to 4096 entries, every index
+// inside it. For each it calls layer with the header byte, the index words
+// and the palette length, then entry with each palette entry, read with
+// read and translated with tr.
+func walkLayers(r *reader, layers int, read func(*reader) uint64, tr func(uint32) (uint64, error),
+	layer func(hdr byte, words []byte, n int), entry func(i int, t uint64)) error {
+	for l := 0; l < layers && r.err == nil; l++ {
 		hdr := r.byte()
 		bits := hdr >> 1
 		words, ok := indexWords(bits)
@@ -340,9 +369,7 @@ func rewriteSub(dst []byte, r *reader, read func(*reader) uint64, write func([]b
 			r.fail("layer %d has %d bits per index", l, bits)
 			break
 		}
-		dst = append(dst, hdr)
 		idx := r.bytes(words * 4)
-		dst = append(dst, idx...)
 		n := 1
 		if bits != 0 {
 			n = int(read(r))
@@ -354,8 +381,11 @@ func rewriteSub(dst []byte, r *reader, read func(*reader) uint64, write func([]b
 				r.fail("layer %d has an index beyond its palette of %d", l, n)
 				break
 			}
-			dst = write(dst, uint64(n))
 		}
+		if r.err != nil {
+			break
+		}
+		layer(hdr, idx, n)
 		for i := 0; i < n && r.err == nil; i++ {
 			v := read(r)
 			if r.err != nil || v > 1<<31 {
@@ -364,13 +394,13 @@ func rewriteSub(dst []byte, r *reader, read func(*reader) uint64, write func([]b
 			}
 			t, err := tr(uint32(v))
 			if err != nil {
-				return nil, err
+				return err
 			}
-			dst = write(dst, t)
+			entry(i, t)
 		}
 	}
 	if r.err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrColumnCorrupt, r.err)
+		return fmt.Errorf("%w: %v", ErrColumnCorrupt, r.err)
 	}
-	return dst, nil
+	return nil
 }

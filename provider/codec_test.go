@@ -245,6 +245,17 @@ func FuzzDecodeColumn(f *testing.F) {
 	f.Add(toVersion1(f, empty.rec))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		col, err := d.decodeColumn(b, world.Overworld.Range())
+		// Both ways of building sub-chunks accept the same records and
+		// build the same chunks (rawstorage.go).
+		want, serr := decodeSlow(d, b, world.Overworld.Range())
+		if (err == nil) != (serr == nil) {
+			t.Fatalf("with rawStorage: %v; with NetworkDecode: %v", err, serr)
+		}
+		if err == nil {
+			if err := sameChunk(want.Chunk.Clone(), col.Chunk.Clone()); err != nil {
+				t.Fatalf("rawStorage and NetworkDecode differ: %v", err)
+			}
+		}
 		if err != nil {
 			if !errors.Is(err, ErrColumnCorrupt) && !errors.Is(err, ErrUnknownState) {
 				t.Fatalf("unexpected error class: %v", err)

@@ -86,6 +86,20 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range) (*chunk.Column, lay
 		}
 		return uint64(idToRID[id]), nil
 	}
+	if br == nil {
+		return nil, lay, nil, errors.New("no block registry")
+	}
+	// With rawStorage each sub-chunk is built as it is read (subs, ys);
+	// without, it is rewritten into buf in the network encoding for
+	// NetworkDecode.
+	var (
+		subs []*chunk.SubChunk
+		ys   []byte
+		air  = br.AirRuntimeID()
+	)
+	if d.raw != nil {
+		subs, ys = make([]*chunk.SubChunk, n), make([]byte, n)
+	}
 	for i := 0; i < n; i++ {
 		sr := r
 		if framed {
@@ -99,16 +113,18 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range) (*chunk.Column, lay
 			sr = &reader{b: raw}
 		}
 		var err error
-		if buf, err = rewriteSub(buf, sr, readUvarint, appendVarint32, toRID); err != nil {
+		if d.raw != nil {
+			subs[i], ys[i], err = d.raw.sub(sr, air, readUvarint, toRID)
+		} else {
+			buf, err = rewriteSub(buf, sr, readUvarint, appendVarint32, toRID)
+		}
+		if err != nil {
 			return nil, lay, nil, fmt.Errorf("sub-chunk %d: %w", i, err)
 		}
 		if framed && sr.off != len(sr.b) {
 			return bad("sub-chunk %d: %d bytes after it in its frame", i, len(sr.b)-sr.off)
 		}
 		lay.subEnds[i] = r.off
-	}
-	if br == nil {
-		return nil, lay, nil, errors.New("no block registry")
 	}
 	var biomes []byte
 	if framed {
@@ -118,15 +134,18 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range) (*chunk.Column, lay
 	} else {
 		biomes = r.bytes(r.count(len(rec)))
 	}
-	buf = append(buf, biomes...)
-	*bp = buf
 	if r.err != nil {
 		return bad("%v", r.err)
 	}
-	if err := checkBiomes(biomes, rng.Height()>>4+1); err != nil {
-		return bad("biomes: %v", err)
+	var c *chunk.Chunk
+	var err error
+	if d.raw != nil {
+		c, err = d.raw.chunk(br, rng, subs, ys, biomes)
+	} else if err = checkBiomes(biomes, rng.Height()>>4+1); err == nil {
+		buf = append(buf, biomes...)
+		*bp = buf
+		c, err = chunk.NetworkDecode(br, buf, n, rng)
 	}
-	c, err := chunk.NetworkDecode(br, buf, n, rng)
 	if err != nil {
 		return bad("%v", err)
 	}

@@ -48,9 +48,14 @@ type dictionary struct {
 	br      chunk.BlockRegistry
 	ridToID []int32  // runtime id -> dictionary id, -1 when not yet assigned
 	idToRID []uint32 // dictionary id -> runtime id, or noRID
+	// raw builds decoded sub-chunks directly; nil when its probe refused
+	// this Dragonfly (rawstorage.go). Set once, before any use.
+	raw *rawStorage
 }
 
-func newDictionary() *dictionary { return &dictionary{byKey: map[string]int32{}} }
+func newDictionary() *dictionary {
+	return &dictionary{byKey: map[string]int32{}, raw: rawStorageOnce()}
+}
 
 // stateKey renders a state canonically: name, then properties sorted, each
 // with its NBT type.

@@ -14,6 +14,11 @@
 // stored or loaded; the engine stores records as they are. Player spawns
 // and dictionary entries are named engine records.
 //
+// Decoding builds Dragonfly's paletted storages straight from a record's
+// index words (rawstorage.go), through two private fields of Dragonfly's
+// chunk types that a probe proves against Dragonfly's own decoder when the
+// process starts; if it refuses, decoding goes through NetworkDecode.
+//
 // # Guarantees
 //
 //   - Every part of a column comes back exactly, in all three dimensions.

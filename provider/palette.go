@@ -107,13 +107,20 @@ var laneTables = func() (t [17]lanes) {
 // checkBiomes validates the network biome encoding of a column of subs
 // sub-chunks: one storage per sub-chunk, the first not "same as previous",
 // every index inside its palette.
-func checkBiomes(b []byte, subs int) error {
+func checkBiomes(b []byte, subs int) error { return walkBiomes(b, subs, nil) }
+
+// walkBiomes checks b as checkBiomes does and, unless fn is nil, calls fn
+// with each storage: its bits per index, index words and palette, or a nil
+// palette for a storage that repeats the previous one.
+func walkBiomes(b []byte, subs int, fn func(i int, bits byte, words []byte, palette []uint32)) error {
 	r := &reader{b: b}
 	for i := 0; i < subs && r.err == nil; i++ {
 		hdr := r.byte()
 		if hdr>>1 == 0x7f {
 			if i == 0 {
 				r.fail("first biome storage refers to a previous one")
+			} else if fn != nil {
+				fn(i, 0, nil, nil)
 			}
 			continue
 		}
@@ -136,8 +143,18 @@ func checkBiomes(b []byte, subs int) error {
 				break
 			}
 		}
+		var palette []uint32
+		if fn != nil {
+			palette = make([]uint32, n)
+		}
 		for j := 0; j < n && r.err == nil; j++ {
-			readVarint32(r)
+			v := uint32(readVarint32(r))
+			if palette != nil {
+				palette[j] = v
+			}
+		}
+		if r.err == nil && fn != nil {
+			fn(i, bits, idx, palette)
 		}
 	}
 	if r.err == nil && r.off != len(b) {

@@ -1,0 +1,275 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+	"unsafe"
+
+	"github.com/df-mc/dragonfly/server/block/cube"
+	"github.com/df-mc/dragonfly/server/world/chunk"
+)
+
+// rawStorage builds Dragonfly's paletted storages straight from a record's
+// index words. Dragonfly offers no constructor for a PalettedStorage: only
+// its decoders make one, and they copy the index words a byte at a time,
+// which was a third of a cold load. A storage built here is Dragonfly's own
+// Clone of a template with the same bits per index (so every field derived
+// from the bits is set by Dragonfly), whose index words are then
+// overwritten with the record's and whose palette values are replaced.
+// Those are the only private fields it touches: the elements of
+// PalettedStorage.indices (never the slice itself) and Palette.values.
+//
+// Reaching into another package's fields breaks when that package changes,
+// so nothing here is trusted before it is proved against Dragonfly itself:
+// probeRawStorage finds both fields by name and type, then builds storages
+// of every size both ways and requires Dragonfly's Equal, At at every
+// position, and a later Set that grows the palette to agree. If anything
+// differs (a new Dragonfly, a big-endian machine), there is no rawStorage
+// and every decode goes through NetworkDecode, as it did before. A test
+// fails if the probe refuses on the Dragonfly this module pins, so an
+// upgrade that disables it is never a silent slowdown.
+//
+// A rawStorage is immutable and safe for concurrent use.
+type rawStorage struct {
+	// offsets of PalettedStorage.indices, Palette.values and Chunk.biomes
+	indices, values, biomes uintptr
+	templates               [17]*chunk.PalettedStorage
+}
+
+// rawStorageOnce probes once per process.
+var rawStorageOnce = sync.OnceValue(probeRawStorage)
+
+// chunk builds a chunk of range rng (of registry br) from sub-chunks read
+// by sub, each placed where its y says, and the network biome encoding,
+// with the checks and the results of NetworkDecode: a biome storage that
+// repeats the previous one is that same storage, as there.
+func (rs *rawStorage) chunk(br chunk.BlockRegistry, rng cube.Range, subs []*chunk.SubChunk, ys []byte, biomes []byte) (*chunk.Chunk, error) {
+	c := chunk.New(br, rng)
+	dst := c.Sub()
+	if len(subs) > len(dst) {
+		return nil, fmt.Errorf("invalid sub-chunk count %d: chunk range has %d sub-chunks", len(subs), len(dst))
+	}
+	for i, sub := range subs {
+		idx := uint8(int8(ys[i]) - int8(rng[0]>>4))
+		if int(idx) >= len(dst) {
+			return nil, fmt.Errorf("invalid sub-chunk index %d: chunk range has %d sub-chunks", idx, len(dst))
+		}
+		dst[idx] = sub
+	}
+	bs := *(*[]*chunk.PalettedStorage)(unsafe.Add(unsafe.Pointer(c), rs.biomes))
+	err := walkBiomes(biomes, len(bs), func(i int, bits byte, words []byte, palette []uint32) {
+		if palette == nil {
+			bs[i] = bs[i-1]
+		} else {
+			bs[i] = rs.storage(bits, words, palette)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("biomes: %w", err)
+	}
+	return c, nil
+}
+
+// storage returns a new PalettedStorage of bits bits per index whose index
+// words are words (little-endian, exactly indexWords(bits) of them) and
+// whose palette is palette, which it keeps. The caller has checked that
+// every index lies inside the palette.
+func (rs *rawStorage) storage(bits byte, words []byte, palette []uint32) *chunk.PalettedStorage {
+	s := rs.templates[bits].Clone()
+	if idx := rs.indicesOf(s); len(idx) > 0 {
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&idx[0])), 4*len(idx)), words)
+	}
+	*(*[]uint32)(unsafe.Add(unsafe.Pointer(s.Palette()), rs.values)) = palette
+	return s
+}
+
+// sub reads one sub-chunk in the shared layout from r into a new SubChunk
+// whose air is air, translating palette entries (read with read) with tr.
+// It returns the sub-chunk's y byte with it.
+func (rs *rawStorage) sub(r *reader, air uint32, read func(*reader) uint64, tr func(uint32) (uint64, error)) (*chunk.SubChunk, byte, error) {
+	_, layers, y, err := readSubHeader(r)
+	if err != nil {
+		return nil, 0, err
+	}
+	sub := chunk.NewSubChunk(air)
+	if layers == 0 {
+		return sub, y, nil
+	}
+	sub.Layer(layers - 1) // makes every layer; each is replaced below
+	storages := sub.Layers()
+	var (
+		l       int
+		bits    byte
+		words   []byte
+		palette []uint32
+	)
+	err = walkLayers(r, int(layers), read, tr, func(hdr byte, w []byte, n int) {
+		bits, words, palette = hdr>>1, w, make([]uint32, n)
+	}, func(i int, t uint64) {
+		palette[i] = uint32(t)
+		if i == len(palette)-1 {
+			storages[l] = rs.storage(bits, words, palette)
+			l++
+		}
+	})
+	return sub, y, err
+}
+
+// indicesOf returns s's index words, shared with s.
+func (rs *rawStorage) indicesOf(s *chunk.PalettedStorage) []uint32 {
+	return *(*[]uint32)(unsafe.Add(unsafe.Pointer(s), rs.indices))
+}
+
+// fieldOffset returns the offset of T's field name if it has type F.
+func fieldOffset[T, F any](name string) (uintptr, bool) {
+	f, ok := reflect.TypeFor[T]().FieldByName(name)
+	if !ok || f.Type != reflect.TypeFor[F]() || len(f.Index) != 1 {
+		return 0, false
+	}
+	return f.Offset, true
+}
+
+// probeRawStorage returns a rawStorage proved to build exactly what
+// Dragonfly's decoder builds, or nil.
+func probeRawStorage() (rs *rawStorage) {
+	defer func() {
+		if recover() != nil {
+			rs = nil
+		}
+	}()
+	indices, ok1 := fieldOffset[chunk.PalettedStorage, []uint32]("indices")
+	values, ok2 := fieldOffset[chunk.Palette, []uint32]("values")
+	biomes, ok3 := fieldOffset[chunk.Chunk, []*chunk.PalettedStorage]("biomes")
+	if !ok1 || !ok2 || !ok3 {
+		return nil
+	}
+	rs = &rawStorage{indices: indices, values: values, biomes: biomes}
+	for _, bits := range storageBits {
+		n, _ := indexWords(bits)
+		t, err := networkStorage(bits, make([]byte, 4*n), []uint32{1})
+		if err != nil {
+			return nil
+		}
+		rs.templates[bits] = t
+	}
+	seed := uint32(2463534242)
+	for _, bits := range storageBits {
+		words, palette, want := probeLayer(&seed, bits)
+		slow, err := networkStorage(bits, words, palette)
+		if err != nil {
+			return nil
+		}
+		fast := rs.storage(bits, words, slices.Clone(palette))
+		if bits > 0 && !fast.Equal(slow) {
+			return nil
+		}
+		got := rs.indicesOf(slow)
+		for i := range got {
+			if got[i] != binary.LittleEndian.Uint32(words[4*i:]) {
+				return nil
+			}
+		}
+		// A new value makes both grow their palette, and perhaps resize.
+		fast.Set(1, 2, 3, 99999)
+		slow.Set(1, 2, 3, 99999)
+		want[1<<8|3<<4|2] = 99999
+		if fast.Palette().Len() != slow.Palette().Len() {
+			return nil
+		}
+		for p := range 4096 {
+			x, y, z := byte(p>>8), byte(p&15), byte(p>>4&15)
+			if fast.At(x, y, z) != want[p] || slow.At(x, y, z) != want[p] {
+				return nil
+			}
+		}
+	}
+	// Biomes: three sub-chunks' storages, the third repeating the second.
+	rng := cube.Range{0, 47}
+	var enc []byte
+	for _, bits := range []byte{2, 4} {
+		words, palette, _ := probeLayer(&seed, bits)
+		enc = append(append(enc, bits<<1|1), words...)
+		enc = appendVarint32(enc, uint64(len(palette)))
+		for _, v := range palette {
+			enc = appendVarint32(enc, uint64(v))
+		}
+	}
+	enc = append(enc, 0x7f<<1|1)
+	slow, err := chunk.NetworkDecode(probeRegistry{}, enc, 0, rng)
+	if err != nil {
+		return nil
+	}
+	fast, err := rs.chunk(probeRegistry{}, rng, nil, nil, enc)
+	if err != nil || !bytes.Equal(chunk.EncodeBiomes(fast, chunk.NetworkEncoding), chunk.EncodeBiomes(slow, chunk.NetworkEncoding)) {
+		return nil
+	}
+	for p := range 3 * 4096 {
+		x, y, z := uint8(p>>8&15), int16(p&15|p>>12<<4), uint8(p>>4&15)
+		if fast.Biome(x, y, z) != slow.Biome(x, y, z) {
+			return nil
+		}
+	}
+	return rs
+}
+
+// probeLayer returns the index words of a layer of bits bits per index
+// holding pseudo-random indices (drawn from *seed) into palette, and the
+// value at each position (x<<8 | z<<4 | y), packed as Dragonfly packs
+// them: 32/bits indices a word, from the low bits up.
+func probeLayer(seed *uint32, bits byte) (words []byte, palette, want []uint32) {
+	n, _ := indexWords(bits)
+	palette = make([]uint32, min(1<<bits, 37))
+	for i := range palette {
+		palette[i] = uint32(100 + 7*i) // non-zero: Equal calls id 0 different
+	}
+	words, want = make([]byte, 4*n), make([]uint32, 4096)
+	for p := range want {
+		v := uint32(0)
+		if bits > 0 {
+			*seed ^= *seed << 13
+			*seed ^= *seed >> 17
+			*seed ^= *seed << 5
+			v = *seed % uint32(len(palette))
+			per := 32 / int(bits)
+			w := binary.LittleEndian.Uint32(words[p/per*4:])
+			binary.LittleEndian.PutUint32(words[p/per*4:], w|v<<(uint(p%per)*uint(bits)))
+		}
+		want[p] = palette[v]
+	}
+	return words, palette, want
+}
+
+// storageBits are the bits per index a paletted storage may have.
+var storageBits = []byte{0, 1, 2, 3, 4, 5, 6, 8, 16}
+
+// networkStorage decodes one layer with Dragonfly's network decoder.
+func networkStorage(bits byte, words []byte, palette []uint32) (*chunk.PalettedStorage, error) {
+	b := []byte{chunk.SubChunkVersion, 1, 0, bits<<1 | 1}
+	b = append(b, words...)
+	if bits > 0 {
+		b = appendVarint32(b, uint64(len(palette)))
+	}
+	for _, v := range palette {
+		b = appendVarint32(b, uint64(v))
+	}
+	b = append(b, 1, 0) // one biome storage: 0 bits, palette {0}
+	c, err := chunk.NetworkDecode(probeRegistry{}, b, 1, cube.Range{0, 15})
+	if err != nil {
+		return nil, err
+	}
+	if len(c.Sub()) != 1 || len(c.Sub()[0].Layers()) != 1 {
+		return nil, errors.New("not one layer")
+	}
+	return c.Sub()[0].Layers()[0], nil
+}
+
+// probeRegistry is the registry the probe decodes with: the network
+// decoder asks only for air. Any other call panics, and the probe fails.
+type probeRegistry struct{ chunk.BlockRegistry }
+
+func (probeRegistry) AirRuntimeID() uint32 { return 0 }

@@ -1,0 +1,113 @@
+package provider
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/df-mc/dragonfly/server/block/cube"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/dragonfly/server/world/chunk"
+)
+
+// On the Dragonfly this module pins, the probe accepts: if an upgrade
+// changes what rawstorage.go relies on, this fails rather than cold loads
+// quietly becoming slower.
+func TestRawStorageProbeAccepts(t *testing.T) {
+	if rawStorageOnce() == nil {
+		t.Fatal("rawStorage's probe refused this Dragonfly: decodes fall back to NetworkDecode (see rawstorage.go)")
+	}
+}
+
+// decodeSlow decodes rec with d as if the probe had refused: through
+// NetworkDecode. d must be used by nothing else meanwhile.
+func decodeSlow(d *dictionary, rec []byte, rng cube.Range) (*chunk.Column, error) {
+	raw := d.raw
+	d.raw = nil
+	defer func() { d.raw = raw }()
+	return d.decodeColumn(rec, rng)
+}
+
+// sameChunk fails unless a and b serialise identically in Dragonfly's
+// network encoding, layer by layer (so bits per index, index words and
+// palettes agree, not only the blocks), have the same layer counts and
+// biomes, and grow alike when a block is set.
+func sameChunk(a, b *chunk.Chunk) error {
+	sa, sb := a.Sub(), b.Sub()
+	if len(sa) != len(sb) {
+		return fmt.Errorf("%d sub-chunks against %d", len(sa), len(sb))
+	}
+	for i := range sa {
+		if len(sa[i].Layers()) != len(sb[i].Layers()) {
+			return fmt.Errorf("sub-chunk %d: %d layers against %d", i, len(sa[i].Layers()), len(sb[i].Layers()))
+		}
+		if !bytes.Equal(chunk.EncodeSubChunk(a, chunk.NetworkEncoding, i), chunk.EncodeSubChunk(b, chunk.NetworkEncoding, i)) {
+			return fmt.Errorf("sub-chunk %d encodes differently", i)
+		}
+	}
+	if !bytes.Equal(chunk.EncodeBiomes(a, chunk.NetworkEncoding), chunk.EncodeBiomes(b, chunk.NetworkEncoding)) {
+		return fmt.Errorf("biomes encode differently")
+	}
+	r := a.Range()
+	for i, y := 0, int16(r[0]); y <= int16(r[1]); i, y = i+1, y+7 {
+		x, z := uint8(i*5%16), uint8(i*3%16)
+		a.SetBlock(x, y, z, 0, uint32(1000+i))
+		b.SetBlock(x, y, z, 0, uint32(1000+i))
+	}
+	for i := range sa {
+		if !bytes.Equal(chunk.EncodeSubChunk(a, chunk.NetworkEncoding, i), chunk.EncodeSubChunk(b, chunk.NetworkEncoding, i)) {
+			return fmt.Errorf("sub-chunk %d encodes differently after SetBlock", i)
+		}
+	}
+	return nil
+}
+
+// Decoding with rawStorage builds exactly what NetworkDecode builds, on
+// synthetic columns of every dimension, every record codec and both
+// record versions, and on every column of the real worlds.
+func TestRawStorageMatchesNetworkDecode(t *testing.T) {
+	br, d := testDictionary()
+	check := func(t *testing.T, what string, rec []byte, rng cube.Range) {
+		t.Helper()
+		fast, err1 := d.decodeColumn(rec, rng)
+		want, err2 := decodeSlow(d, rec, rng)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: %v, %v", what, err1, err2)
+		}
+		if err := worldtest.Compare(want, fast); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if err := sameChunk(want.Chunk, fast.Chunk); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	for _, dim := range []world.Dimension{world.Overworld, world.Nether, world.End} {
+		for i := range uint64(4) {
+			col := worldtest.Synthetic(i, dim, br)
+			for _, comp := range []blazedb.Compression{blazedb.CompressionNone, blazedb.CompressionLZ4, blazedb.CompressionZstd} {
+				enc, err := d.encodeColumn(col, nil, comp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				what := fmt.Sprintf("%v column %d codec %v", dim, i, comp)
+				check(t, what, enc.rec, dim.Range())
+				check(t, what+" version 1", toVersion1(t, enc.rec), dim.Range())
+			}
+		}
+	}
+	for _, path := range worldtest.Worlds(t) {
+		cols, err := worldtest.ReadAll(worldtest.UnpackTemp(t, path), br)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cols {
+			enc, err := d.encodeColumn(c.Col, nil, blazedb.CompressionLZ4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, fmt.Sprintf("%s %v %v", worldtest.Name(path), c.Pos, c.Dim), enc.rec, c.Dim.Range())
+		}
+	}
+}
