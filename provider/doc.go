@@ -15,7 +15,7 @@
 // and dictionary entries are named engine records.
 //
 // Decoding builds Dragonfly's paletted storages straight from a record's
-// index words (rawstorage.go), through two private fields of Dragonfly's
+// index words (rawstorage.go), through three private fields of Dragonfly's
 // chunk types that a probe proves against Dragonfly's own decoder when the
 // process starts; if it refuses, decoding goes through NetworkDecode.
 //

@@ -20,15 +20,17 @@ import (
 // which was a third of a cold load. A storage built here is Dragonfly's own
 // Clone of a template with the same bits per index (so every field derived
 // from the bits is set by Dragonfly), whose index words are then
-// overwritten with the record's and whose palette values are replaced.
-// Those are the only private fields it touches: the elements of
-// PalettedStorage.indices (never the slice itself) and Palette.values.
+// overwritten with the record's and whose palette values are replaced; a
+// chunk's biome storages are placed the same way. Those are the only
+// private fields it touches: the elements of PalettedStorage.indices and
+// of Chunk.biomes (never either slice itself), and Palette.values.
 //
 // Reaching into another package's fields breaks when that package changes,
 // so nothing here is trusted before it is proved against Dragonfly itself:
-// probeRawStorage finds both fields by name and type, then builds storages
+// probeRawStorage finds the fields by name and type, then builds storages
 // of every size both ways and requires Dragonfly's Equal, At at every
-// position, and a later Set that grows the palette to agree. If anything
+// position, and a later Set that grows the palette to agree, and the same
+// of biomes (Biome everywhere, EncodeBiomes). If anything
 // differs (a new Dragonfly, a big-endian machine), there is no rawStorage
 // and every decode goes through NetworkDecode, as it did before. A test
 // fails if the probe refuses on the Dragonfly this module pins, so an
