@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/blazeworld/blaze/blazedb"
@@ -149,7 +150,9 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 	}
 	// Decide first what prev can supply, so that an unchanged column (what
 	// every autosave stores) is recognised without building a record.
-	e.biomes = chunk.EncodeBiomes(col.Chunk, chunk.NetworkEncoding)
+	sp := scratchBufs.Get().(*[]byte)
+	defer scratchBufs.Put(sp)
+	*sp = d.appendBiomes((*sp)[:0], col.Chunk)
 	sameSub := make([]bool, len(subs))
 	sameBiomes, sameNBT, same := false, false, prev != nil
 	if prev != nil {
@@ -157,7 +160,7 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 			sameSub[i] = subEqual(sub, prev.subs[i])
 			same = same && sameSub[i]
 		}
-		sameBiomes = bytes.Equal(e.biomes, prev.biomes)
+		sameBiomes = bytes.Equal(*sp, prev.biomes)
 		// Encoding NBT is slow and these rarely change: compare the values.
 		sameNBT = equalBlockEntities(col.BlockEntities, prev.blockEntities) && equalEntities(col.Entities, prev.entities)
 	}
@@ -172,16 +175,22 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 	if same && sameBiomes && sameNBT && len(e.fresh) == 0 && bytes.Equal(tail, prev.rec[prev.lay.nbtEnd:]) {
 		return &encoded{rec: prev.rec, lay: prev.lay, subs: prev.subs, biomes: prev.biomes}, nil
 	}
+	if sameBiomes {
+		e.biomes = prev.biomes
+	} else {
+		e.biomes = slices.Clone(*sp)
+	}
 
-	sp := scratchBufs.Get().(*[]byte)
-	defer scratchBufs.Put(sp)
+	np := scratchBufs.Get().(*[]byte)
+	defer scratchBufs.Put(np)
 	for i, sub := range subs {
 		if sameSub[i] {
 			b = append(b, prev.lay.sub(prev.rec, i)...)
 			e.subs[i] = prev.subs[i]
 			e.lay.rawSize += prev.subRaw(i)
 		} else {
-			raw := chunk.EncodeSubChunk(col.Chunk, chunk.NetworkEncoding, i)
+			*np = d.appendSubChunk((*np)[:0], col.Chunk, i)
+			raw := *np
 			r := &reader{b: raw}
 			d.mu.Lock()
 			*sp, err = rewriteSub((*sp)[:0], r, readVarint32, appendUvarint, toID)
@@ -228,6 +237,22 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 	e.lay.rawSize += e.lay.subStart + len(tail)
 	e.rec = b
 	return e, nil
+}
+
+// appendSubChunk appends sub-chunk i of c in Dragonfly's network encoding.
+func (d *dictionary) appendSubChunk(dst []byte, c *chunk.Chunk, i int) []byte {
+	if d.raw != nil {
+		return d.raw.appendSubChunk(dst, c, i)
+	}
+	return append(dst, chunk.EncodeSubChunk(c, chunk.NetworkEncoding, i)...)
+}
+
+// appendBiomes appends the biomes of c in Dragonfly's network encoding.
+func (d *dictionary) appendBiomes(dst []byte, c *chunk.Chunk) []byte {
+	if d.raw != nil {
+		return d.raw.appendBiomes(dst, c)
+	}
+	return append(dst, chunk.EncodeBiomes(c, chunk.NetworkEncoding)...)
 }
 
 // appendTail appends the tick and the scheduled updates, their blocks as

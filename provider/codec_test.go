@@ -255,6 +255,9 @@ func FuzzDecodeColumn(f *testing.F) {
 			if err := sameChunk(want.Chunk.Clone(), col.Chunk.Clone()); err != nil {
 				t.Fatalf("rawStorage and NetworkDecode differ: %v", err)
 			}
+			if err := sameEncoding(d, col); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err != nil {
 			if !errors.Is(err, ErrColumnCorrupt) && !errors.Is(err, ErrUnknownState) {

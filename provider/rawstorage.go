@@ -122,6 +122,66 @@ func (rs *rawStorage) sub(r *reader, air uint32, read func(*reader) uint64, tr f
 	return sub, y, err
 }
 
+// appendSubChunk appends sub-chunk i of c as chunk.EncodeSubChunk encodes
+// it in the network encoding.
+func (rs *rawStorage) appendSubChunk(dst []byte, c *chunk.Chunk, i int) []byte {
+	layers := c.Sub()[i].Layers()
+	dst = append(dst, chunk.SubChunkVersion, byte(len(layers)), uint8(i+(c.Range()[0]>>4)))
+	for _, s := range layers {
+		dst = rs.appendStorage(dst, s)
+	}
+	return dst
+}
+
+// appendBiomes appends c's biomes as chunk.EncodeBiomes encodes them in
+// the network encoding: a storage Equal to the one before is written as a
+// reference to it.
+func (rs *rawStorage) appendBiomes(dst []byte, c *chunk.Chunk) []byte {
+	var prev *chunk.PalettedStorage
+	for _, s := range *(*[]*chunk.PalettedStorage)(unsafe.Add(unsafe.Pointer(c), rs.biomes)) {
+		if s.Equal(prev) {
+			dst = append(dst, 0x7f<<1|1)
+		} else {
+			dst = rs.appendStorage(dst, s)
+		}
+		prev = s
+	}
+	return dst
+}
+
+// appendStorage appends s in the network encoding: a header of the bits
+// per index (which Dragonfly derives from the number of index words), the
+// words, then the palette, its length first unless the bits are 0. That is
+// what Dragonfly's decoder reads; its encoder writes the length when the
+// palette's own size is not 0, which it keeps equal to the bits.
+func (rs *rawStorage) appendStorage(dst []byte, s *chunk.PalettedStorage) []byte {
+	idx := rs.indicesOf(s)
+	bits := len(idx) / 128
+	dst = append(dst, byte(bits<<1|1))
+	if len(idx) > 0 {
+		dst = append(dst, unsafe.Slice((*byte)(unsafe.Pointer(&idx[0])), 4*len(idx))...)
+	}
+	values := *(*[]uint32)(unsafe.Add(unsafe.Pointer(s.Palette()), rs.values))
+	if bits != 0 {
+		dst = appendVarint32(dst, uint64(len(values)))
+	}
+	for _, v := range values {
+		dst = appendVarint32(dst, uint64(v))
+	}
+	return dst
+}
+
+// encodesLike reports whether appendSubChunk and appendBiomes encode every
+// sub-chunk and the biomes of c exactly as Dragonfly does.
+func (rs *rawStorage) encodesLike(c *chunk.Chunk) bool {
+	for i := range c.Sub() {
+		if !bytes.Equal(rs.appendSubChunk(nil, c, i), chunk.EncodeSubChunk(c, chunk.NetworkEncoding, i)) {
+			return false
+		}
+	}
+	return bytes.Equal(rs.appendBiomes(nil, c), chunk.EncodeBiomes(c, chunk.NetworkEncoding))
+}
+
 // indicesOf returns s's index words, shared with s.
 func (rs *rawStorage) indicesOf(s *chunk.PalettedStorage) []uint32 {
 	return *(*[]uint32)(unsafe.Add(unsafe.Pointer(s), rs.indices))
@@ -153,7 +213,7 @@ func probeRawStorage() (rs *rawStorage) {
 	rs = &rawStorage{indices: indices, values: values, biomes: biomes}
 	for _, bits := range storageBits {
 		n, _ := indexWords(bits)
-		t, err := networkStorage(bits, make([]byte, 4*n), []uint32{1})
+		t, _, err := networkStorage(bits, make([]byte, 4*n), []uint32{1})
 		if err != nil {
 			return nil
 		}
@@ -162,8 +222,8 @@ func probeRawStorage() (rs *rawStorage) {
 	seed := uint32(2463534242)
 	for _, bits := range storageBits {
 		words, palette, want := probeLayer(&seed, bits)
-		slow, err := networkStorage(bits, words, palette)
-		if err != nil {
+		slow, c, err := networkStorage(bits, words, palette)
+		if err != nil || !rs.encodesLike(c) {
 			return nil
 		}
 		fast := rs.storage(bits, words, slices.Clone(palette))
@@ -180,7 +240,7 @@ func probeRawStorage() (rs *rawStorage) {
 		fast.Set(1, 2, 3, 99999)
 		slow.Set(1, 2, 3, 99999)
 		want[1<<8|3<<4|2] = 99999
-		if fast.Palette().Len() != slow.Palette().Len() {
+		if fast.Palette().Len() != slow.Palette().Len() || !rs.encodesLike(c) {
 			return nil
 		}
 		for p := range 4096 {
@@ -207,7 +267,7 @@ func probeRawStorage() (rs *rawStorage) {
 		return nil
 	}
 	fast, err := rs.chunk(probeRegistry{}, rng, nil, nil, enc)
-	if err != nil || !bytes.Equal(chunk.EncodeBiomes(fast, chunk.NetworkEncoding), chunk.EncodeBiomes(slow, chunk.NetworkEncoding)) {
+	if err != nil || !bytes.Equal(chunk.EncodeBiomes(fast, chunk.NetworkEncoding), enc) || !rs.encodesLike(slow) {
 		return nil
 	}
 	for p := range 3 * 4096 {
@@ -249,8 +309,9 @@ func probeLayer(seed *uint32, bits byte) (words []byte, palette, want []uint32) 
 // storageBits are the bits per index a paletted storage may have.
 var storageBits = []byte{0, 1, 2, 3, 4, 5, 6, 8, 16}
 
-// networkStorage decodes one layer with Dragonfly's network decoder.
-func networkStorage(bits byte, words []byte, palette []uint32) (*chunk.PalettedStorage, error) {
+// networkStorage decodes one layer with Dragonfly's network decoder, as
+// the only layer of a one-sub-chunk chunk, which it returns too.
+func networkStorage(bits byte, words []byte, palette []uint32) (*chunk.PalettedStorage, *chunk.Chunk, error) {
 	b := []byte{chunk.SubChunkVersion, 1, 0, bits<<1 | 1}
 	b = append(b, words...)
 	if bits > 0 {
@@ -262,12 +323,12 @@ func networkStorage(bits byte, words []byte, palette []uint32) (*chunk.PalettedS
 	b = append(b, 1, 0) // one biome storage: 0 bits, palette {0}
 	c, err := chunk.NetworkDecode(probeRegistry{}, b, 1, cube.Range{0, 15})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(c.Sub()) != 1 || len(c.Sub()[0].Layers()) != 1 {
-		return nil, errors.New("not one layer")
+		return nil, nil, errors.New("not one layer")
 	}
-	return c.Sub()[0].Layers()[0], nil
+	return c.Sub()[0].Layers()[0], c, nil
 }
 
 // probeRegistry is the registry the probe decodes with: the network

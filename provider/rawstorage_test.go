@@ -24,10 +24,32 @@ func TestRawStorageProbeAccepts(t *testing.T) {
 // decodeSlow decodes rec with d as if the probe had refused: through
 // NetworkDecode. d must be used by nothing else meanwhile.
 func decodeSlow(d *dictionary, rec []byte, rng cube.Range) (*chunk.Column, error) {
+	return withoutRaw(d, func() (*chunk.Column, error) { return d.decodeColumn(rec, rng) })
+}
+
+// withoutRaw runs f with d as if the probe had refused.
+func withoutRaw[T any](d *dictionary, f func() (T, error)) (T, error) {
 	raw := d.raw
 	d.raw = nil
 	defer func() { d.raw = raw }()
-	return d.decodeColumn(rec, rng)
+	return f()
+}
+
+// sameEncoding fails unless encoding col with rawStorage gives the record
+// Dragonfly's encoders give.
+func sameEncoding(d *dictionary, col *chunk.Column) error {
+	fast, err := d.encodeColumn(col, nil, blazedb.CompressionLZ4)
+	if err != nil {
+		return err
+	}
+	slow, err := withoutRaw(d, func() (*encoded, error) { return d.encodeColumn(col, nil, blazedb.CompressionLZ4) })
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(fast.rec, slow.rec) || !bytes.Equal(fast.biomes, slow.biomes) {
+		return fmt.Errorf("rawStorage encodes the column differently")
+	}
+	return nil
 }
 
 // sameChunk fails unless a and b serialise identically in Dragonfly's
@@ -64,7 +86,8 @@ func sameChunk(a, b *chunk.Chunk) error {
 	return nil
 }
 
-// Decoding with rawStorage builds exactly what NetworkDecode builds, on
+// Decoding with rawStorage builds exactly what NetworkDecode builds, and
+// encoding with it gives the record Dragonfly's encoders give, on
 // synthetic columns of every dimension, every record codec and both
 // record versions, and on every column of the real worlds.
 func TestRawStorageMatchesNetworkDecode(t *testing.T) {
@@ -79,7 +102,13 @@ func TestRawStorageMatchesNetworkDecode(t *testing.T) {
 		if err := worldtest.Compare(want, fast); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
+		if err := sameEncoding(d, fast); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
 		if err := sameChunk(want.Chunk, fast.Chunk); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if err := sameEncoding(d, fast); err != nil { // after sameChunk's SetBlocks
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
