@@ -328,16 +328,31 @@ func appendPos(b []byte, p cube.Pos) []byte {
 	return binary.AppendVarint(b, int64(p[2]))
 }
 
+// appendNBT appends m's canonical NBT, its length first.
 func appendNBT(b []byte, m map[string]any) ([]byte, error) {
+	sp := scratchBufs.Get().(*[]byte)
+	defer scratchBufs.Put(sp)
+	v, ok := appendCanonicalNBT((*sp)[:0], m)
+	if ok {
+		*sp = v
+	} else {
+		var err error
+		if v, err = slowCanonicalNBT(m); err != nil {
+			return nil, err
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...), nil
+}
+
+// slowCanonicalNBT encodes m through gophertunnel and canonicalNBT: what
+// appendCanonicalNBT gives when it can.
+func slowCanonicalNBT(m map[string]any) ([]byte, error) {
 	v, err := nbt.MarshalEncoding(m, nbt.LittleEndian)
 	if err != nil {
 		return nil, err
 	}
-	if v, err = canonicalNBT(v); err != nil {
-		return nil, err
-	}
-	b = binary.AppendUvarint(b, uint64(len(v)))
-	return append(b, v...), nil
+	return canonicalNBT(v)
 }
 
 func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }

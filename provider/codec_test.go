@@ -165,6 +165,11 @@ func FuzzCanonicalNBT(f *testing.F) {
 		if gerr == nil && !equalValue(m, ours) {
 			t.Fatalf("decodeNBT gives %#v, gophertunnel %#v", ours, m)
 		}
+		// appendCanonicalNBT encodes what was decoded exactly as the
+		// slow way does.
+		if oerr == nil {
+			agreeEncoding(t, "decoded", ours)
+		}
 		again, err := canonicalNBT(c)
 		if err != nil || !bytes.Equal(again, c) {
 			t.Fatalf("canonical form is not stable: %v", err)
