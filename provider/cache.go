@@ -26,6 +26,8 @@ type columnCache struct {
 	pinned map[blazedb.Key]int // never evicted while > 0
 
 	hits, misses atomic.Int64
+	// readyMade and readyTaken count ready copies given and handed out.
+	readyMade, readyTaken atomic.Int64
 }
 
 // snapshot is a private, immutable copy of a column as last stored or
@@ -47,6 +49,12 @@ type snapshot struct {
 	blockEntities []chunk.BlockEntity
 	entities      []chunk.Entity
 	scheduled     []chunk.ScheduledBlockUpdate
+	// ready is a deep copy of the column that no one has seen, made by
+	// Prefetch, so that the first LoadColumn after it hands this out and
+	// costs nothing; readyCost is what it adds to the cache's charge.
+	// Both are guarded by the cache's lock; ready is taken at most once.
+	ready     *chunk.Column
+	readyCost int64
 }
 
 // build assembles s.chunk, once, from the snapshot's own sub-chunks and
@@ -89,18 +97,32 @@ func (s *snapshot) nbtRaw() int      { return frameRawLen(s.rec[s.lay.nbtStart:s
 
 // cost charges a snapshot its record and, for the decoded column, the
 // record's raw size (a close estimate of what the column holds).
-func (c *columnCache) cost(s *snapshot) int64 { return int64(len(s.rec)+s.lay.rawSize) + 512 }
+func (c *columnCache) cost(s *snapshot) int64 {
+	return int64(len(s.rec)+s.lay.rawSize) + 512 + s.readyCost
+}
 
 // get returns the snapshot of k, which the caller must not modify, and
 // counts a hit or a miss (for loads).
-func (c *columnCache) get(k blazedb.Key) (*snapshot, bool) { return c.find(k, true) }
+func (c *columnCache) get(k blazedb.Key) (*snapshot, bool) {
+	s, _, ok := c.find(k, true, false)
+	return s, ok
+}
+
+// take is get that also takes the snapshot's ready column, if it has one:
+// the caller then owns that column alone.
+func (c *columnCache) take(k blazedb.Key) (*snapshot, *chunk.Column, bool) {
+	return c.find(k, true, true)
+}
 
 // peek is get without counting a hit or a miss (for stores).
-func (c *columnCache) peek(k blazedb.Key) (*snapshot, bool) { return c.find(k, false) }
+func (c *columnCache) peek(k blazedb.Key) (*snapshot, bool) {
+	s, _, ok := c.find(k, false, false)
+	return s, ok
+}
 
-func (c *columnCache) find(k blazedb.Key, count bool) (*snapshot, bool) {
+func (c *columnCache) find(k blazedb.Key, count, takeReady bool) (*snapshot, *chunk.Column, bool) {
 	if c == nil {
-		return nil, false
+		return nil, nil, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -111,21 +133,18 @@ func (c *columnCache) find(k blazedb.Key, count bool) (*snapshot, bool) {
 		c.misses.Add(1)
 	}
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
 	c.lru.MoveToFront(el)
-	return el.Value.(*snapshot), true
-}
-
-// has reports whether k is cached, without counting a hit or a miss.
-func (c *columnCache) has(k blazedb.Key) bool {
-	if c == nil {
-		return false
+	s := el.Value.(*snapshot)
+	var ready *chunk.Column
+	if takeReady && s.ready != nil {
+		ready, s.ready = s.ready, nil
+		c.used -= s.readyCost
+		s.readyCost = 0
+		c.readyTaken.Add(1)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.items[k]
-	return ok
+	return s, ready, true
 }
 
 // pin keeps k from being evicted (counted: pins nest).
@@ -170,9 +189,16 @@ func (c *columnCache) putLocked(s *snapshot) {
 	if c.cost(s) > c.budget && c.pinned[s.key] == 0 {
 		return
 	}
-	for c.used+c.cost(s) > c.budget {
-		// The least recently used column that is not pinned; pinned ones
-		// may hold the cache over its budget.
+	c.evictLocked(c.cost(s))
+	c.items[s.key] = c.lru.PushFront(s)
+	c.used += c.cost(s)
+}
+
+// evictLocked removes least recently used columns that are not pinned
+// until extra more bytes fit the budget; pinned ones may hold the cache
+// over it.
+func (c *columnCache) evictLocked(extra int64) {
+	for c.used+extra > c.budget {
 		el := c.lru.Back()
 		for el != nil && c.pinned[el.Value.(*snapshot).key] > 0 {
 			el = el.Prev()
@@ -182,8 +208,33 @@ func (c *columnCache) putLocked(s *snapshot) {
 		}
 		c.removeLocked(el.Value.(*snapshot).key)
 	}
-	c.items[s.key] = c.lru.PushFront(s)
-	c.used += c.cost(s)
+}
+
+// giveReady makes ready the ready copy of s, if s is still the cached
+// snapshot of its key and has none; it reports whether it did.
+func (c *columnCache) giveReady(s *snapshot, ready *chunk.Column) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[s.key]; !ok || el.Value.(*snapshot) != s || s.ready != nil {
+		return false
+	}
+	cost := int64(s.lay.rawSize)
+	c.lru.MoveToFront(c.items[s.key]) // not evicted to make room for itself
+	c.evictLocked(cost)
+	if el, ok := c.items[s.key]; !ok || el.Value.(*snapshot) != s {
+		return false
+	}
+	s.ready, s.readyCost = ready, cost
+	c.used += cost
+	c.readyMade.Add(1)
+	return true
+}
+
+// hasReady reports whether s holds a ready copy.
+func (c *columnCache) hasReady(s *snapshot) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return s.ready != nil
 }
 
 func (c *columnCache) remove(k blazedb.Key) {

@@ -179,7 +179,10 @@ func (db *DB) loadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column
 		return nil, blazedb.ErrClosed
 	}
 	cols, _ := db.columns()
-	if s, ok := cols.get(k); ok {
+	if s, ready, ok := cols.take(k); ok {
+		if ready != nil {
+			return ready, nil
+		}
 		col, err := s.column()
 		if err == nil {
 			return col, nil
@@ -255,12 +258,25 @@ func (db *DB) snapshotWorker() {
 }
 
 func (db *DB) snapshot(job fillJob) {
+	if s := db.decodeSnapshot(job); s != nil {
+		db.install(job, s)
+	}
+}
+
+// decodeSnapshot decodes job's record into a snapshot, or nil if it does
+// not decode (LoadColumn reports that).
+func (db *DB) decodeSnapshot(job fillJob) *snapshot {
 	col, lay, biomes, err := db.dict.decode(job.rec, job.rng)
 	if err != nil {
-		return
+		return nil
 	}
-	s := &snapshot{key: job.k, rng: job.rng, rec: job.rec, lay: lay, subs: col.Chunk.Sub(), biomes: biomes, chunk: col.Chunk,
+	return &snapshot{key: job.k, rng: job.rng, rec: job.rec, lay: lay, subs: col.Chunk.Sub(), biomes: biomes, chunk: col.Chunk,
 		tick: col.Tick, blockEntities: col.BlockEntities, entities: col.Entities, scheduled: col.ScheduledBlocks}
+}
+
+// install caches s unless the key was written since job's record was read
+// or already has a snapshot.
+func (db *DB) install(job fillJob, s *snapshot) {
 	job.cols.putIfAbsent(s, func() bool {
 		now, ok := db.eng.Stamp(job.k)
 		return ok && now == job.stamp
@@ -349,17 +365,32 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 }
 
 // Prefetch reads the column at pos into the column cache, decoded, so the
-// next LoadColumn of it is hot. It reports whether it read anything: a
-// cached or missing column costs nothing. Safe to call from any goroutine
-// beside the World's own calls.
+// next LoadColumn of it is hot. It also keeps a second, ready copy that the
+// first LoadColumn hands out as it is (it is a deep copy no one else has
+// seen), so that load costs no decode and no clone: the work is done here,
+// off the World's tick. A column already cached gets only the ready copy.
+// A store of the column discards that copy; the cache charges it to its
+// budget until it is taken. It reports whether it did any work: a missing
+// column, or a cached one with a ready copy, costs nothing. Safe to call
+// from any goroutine beside the World's own calls; meant for columns the
+// World does not hold (a copy of one it holds is wasted until it next
+// loads it).
 func (db *DB) Prefetch(pos world.ChunkPos, dim world.Dimension) (bool, error) {
 	k, err := key(pos, dim)
 	if err != nil {
 		return false, err
 	}
 	cols, _ := db.columns()
-	if cols == nil || cols.has(k) {
+	if cols == nil {
 		return false, nil
+	}
+	if s, ok := cols.peek(k); ok {
+		// Cached: give it a ready copy unless it has one.
+		if cols.hasReady(s) {
+			return false, nil
+		}
+		ready, err := s.column()
+		return err == nil && cols.giveReady(s, ready), nil
 	}
 	stamp, _ := db.eng.Stamp(k)
 	rec, err := db.eng.GetShared(k)
@@ -369,7 +400,14 @@ func (db *DB) Prefetch(pos world.ChunkPos, dim world.Dimension) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("prefetch column %v (%v): %w", pos, dim, err)
 	}
-	db.snapshot(fillJob{k: k, rec: rec, stamp: stamp, rng: dim.Range(), cols: cols})
+	job := fillJob{k: k, rec: rec, stamp: stamp, rng: dim.Range(), cols: cols}
+	if s := db.decodeSnapshot(job); s != nil {
+		if ready, err := s.column(); err == nil {
+			s.ready, s.readyCost = ready, int64(s.lay.rawSize)
+			cols.readyMade.Add(1)
+		}
+		db.install(job, s)
+	}
 	return true, nil
 }
 
@@ -403,6 +441,17 @@ func (db *DB) CacheStats() (hits, misses int64) {
 		return 0, 0
 	}
 	return cols.hits.Load(), cols.misses.Load()
+}
+
+// ReadyStats reports how many ready copies Prefetch made and how many a
+// LoadColumn handed out; the rest were wasted (the column was stored,
+// evicted, or never loaded).
+func (db *DB) ReadyStats() (made, taken int64) {
+	cols, _ := db.columns()
+	if cols == nil {
+		return 0, 0
+	}
+	return cols.readyMade.Load(), cols.readyTaken.Load()
 }
 
 // Settings returns the world settings read from level.dat. Every call

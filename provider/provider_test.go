@@ -85,6 +85,88 @@ func TestColumnOwnership(t *testing.T) {
 	}
 }
 
+// A prefetched column's ready copy is handed out once, is the caller's
+// alone, and never outlives a store of the column.
+func TestPrefetchedColumnReadyOnce(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t, dir, Config{})
+	pos := world.ChunkPos{4, 5}
+	want := worldtest.Synthetic(7, world.Overworld, world.DefaultBlockRegistry)
+	if err := db.StoreColumn(pos, world.Overworld, worldtest.Synthetic(7, world.Overworld, world.DefaultBlockRegistry)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db = openDB(t, dir, Config{})
+	obsidian := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
+	k, _ := key(pos, world.Overworld)
+
+	if read, err := db.Prefetch(pos, world.Overworld); err != nil || !read {
+		t.Fatalf("prefetch: %v, %v", read, err)
+	}
+	s, _ := db.cols.peek(k)
+	if s.ready == nil || s.readyCost == 0 {
+		t.Fatal("prefetch kept no ready copy")
+	}
+	charged := db.cols.used
+	a, err := db.LoadColumn(pos, world.Overworld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ready != nil || db.cols.used != charged-int64(s.lay.rawSize) {
+		t.Fatalf("the ready copy was not taken out of the cache and its charge (%d -> %d)", charged, db.cols.used)
+	}
+	if err := worldtest.Compare(want, a); err != nil {
+		t.Fatal(err)
+	}
+	// The caller owns it: mutating it changes nothing the provider keeps.
+	a.Chunk.SetBlock(1, 1, 1, 0, obsidian)
+	a.BlockEntities[0].Data["CustomName"] = "mine"
+	b, err := db.LoadColumn(pos, world.Overworld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Chunk == a.Chunk {
+		t.Fatal("the ready copy was handed out twice")
+	}
+	if err := worldtest.Compare(want, b); err != nil {
+		t.Fatalf("mutating the ready copy changed the cache: %v", err)
+	}
+	// Prefetching a cached column gives it a ready copy again, once.
+	if did, _ := db.Prefetch(pos, world.Overworld); !did {
+		t.Fatal("prefetch of a cached column made no ready copy")
+	}
+	if did, _ := db.Prefetch(pos, world.Overworld); did {
+		t.Fatal("prefetch made a second ready copy")
+	}
+	if c, _ := db.LoadColumn(pos, world.Overworld); s.ready != nil || worldtest.Compare(want, c) != nil {
+		t.Fatal("the second ready copy was not handed out, or is wrong")
+	}
+
+	// A store after a prefetch: the next load is the stored column, not
+	// the prefetched copy.
+	pos2 := world.ChunkPos{6, 5}
+	if err := db.StoreColumn(pos2, world.Overworld, worldtest.Synthetic(8, world.Overworld, world.DefaultBlockRegistry)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db = openDB(t, dir, Config{})
+	if _, err := db.Prefetch(pos2, world.Overworld); err != nil {
+		t.Fatal(err)
+	}
+	changed := worldtest.Synthetic(8, world.Overworld, world.DefaultBlockRegistry)
+	changed.Chunk.SetBlock(2, 2, 2, 0, obsidian)
+	if err := db.StoreColumn(pos2, world.Overworld, changed); err != nil {
+		t.Fatal(err)
+	}
+	c, err := db.LoadColumn(pos2, world.Overworld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := worldtest.Compare(changed, c); err != nil {
+		t.Fatalf("a load after a store returned the prefetched copy: %v", err)
+	}
+}
+
 // Dragonfly stores every modified column again on each autosave; an
 // unchanged one must append nothing, cached or not.
 func TestUnchangedStoreAppendsNothing(t *testing.T) {
