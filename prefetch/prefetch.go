@@ -14,6 +14,7 @@ package prefetch
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -183,12 +184,23 @@ func (pf *Prefetcher) UpdatePlayer(id uuid.UUID, pos mgl64.Vec3, dim world.Dimen
 	moved := c != t.last
 	t.last = c
 	vel, gen := t.vel, t.gen
+	// Where the other players in this dimension are: the World holds what
+	// is within their view, so it will not load it again.
+	var others []world.ChunkPos
+	for oid, o := range pf.players {
+		if oid != id && o.dim == dim {
+			others = append(others, o.last)
+		}
+	}
 	pf.mu.Unlock()
 	if !moved && vel.Len() < 0.5 {
 		return // standing still: the World has what it needs around it
 	}
+	r := int32(pf.opts.ViewRadius)
 	for _, p := range pf.predict(pos, vel) {
-		pf.enqueue(job{pos: p, dim: dim, gen: gen, id: id})
+		if !slices.ContainsFunc(others, func(o world.ChunkPos) bool { return abs(p[0]-o[0]) <= r && abs(p[1]-o[1]) <= r }) {
+			pf.enqueue(job{pos: p, dim: dim, gen: gen, id: id})
+		}
 	}
 }
 

@@ -117,6 +117,41 @@ func TestTeleportDropsStalePredictions(t *testing.T) {
 	}
 }
 
+// Chunks within another player's view are held by the World already, so
+// they are not predicted; the same chunks are when that player is
+// elsewhere or in another dimension.
+func TestSkipsChunksOtherPlayersSee(t *testing.T) {
+	queued := func(otherAt mgl64.Vec3, otherDim world.Dimension) map[world.ChunkPos]bool {
+		pf := &Prefetcher{opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 1000)}
+		pf.UpdatePlayer(uuid.New(), otherAt, otherDim)
+		id := uuid.New()
+		pf.UpdatePlayer(id, mgl64.Vec3{0, 64, 0}, world.Overworld)
+		time.Sleep(20 * time.Millisecond)
+		pf.UpdatePlayer(id, mgl64.Vec3{3, 64, 0}, world.Overworld)
+		got := map[world.ChunkPos]bool{}
+		for len(pf.queue) > 0 {
+			got[(<-pf.queue).pos] = true
+		}
+		return got
+	}
+	ahead := mgl64.Vec3{16 * 12, 64, 0} // chunk (12, 0), on the path along +X
+	alone := queued(mgl64.Vec3{-16 * 100, 64, 0}, world.Overworld)
+	elsewhere := queued(ahead, world.Nether)
+	shared := queued(ahead, world.Overworld)
+	if !alone[world.ChunkPos{12, 0}] || !elsewhere[world.ChunkPos{12, 0}] {
+		t.Fatal("the chunk ahead was not predicted")
+	}
+	r := int32(Options{}.withDefaults().ViewRadius)
+	for c := range shared {
+		if abs(c[0]-12) <= r && abs(c[1]) <= r {
+			t.Fatalf("predicted %v, within the other player's view", c)
+		}
+	}
+	if len(shared) >= len(alone) {
+		t.Fatalf("%d predictions with another player ahead, %d alone", len(shared), len(alone))
+	}
+}
+
 // UpdatePlayer never blocks, and never queues more than the budget.
 func TestBudgetAndNonBlocking(t *testing.T) {
 	pf := &Prefetcher{opts: Options{Budget: 8, Lookahead: time.Minute}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 8)}
