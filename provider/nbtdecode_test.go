@@ -25,35 +25,42 @@ func agree(t *testing.T, what string, b []byte) {
 	}
 }
 
-// decodeNBT decodes every block entity and entity of the real worlds as
-// gophertunnel does, and refuses what gophertunnel refuses.
-func TestDecodeNBTMatchesGophertunnel(t *testing.T) {
-	n := 0
+// realWorldNBT returns the NBT of every block entity and entity of the
+// real worlds, by world; it fails if there is none.
+func realWorldNBT(t *testing.T) map[string][]map[string]any {
+	out, n := map[string][]map[string]any{}, 0
 	for _, w := range worldtest.Worlds(t) {
 		cols, err := worldtest.ReadAll(worldtest.UnpackTemp(t, w), world.DefaultBlockRegistry)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var all []map[string]any
 		for _, c := range cols {
 			for _, be := range c.Col.BlockEntities {
-				all = append(all, be.Data)
+				out[worldtest.Name(w)] = append(out[worldtest.Name(w)], be.Data)
 			}
 			for _, e := range c.Col.Entities {
-				all = append(all, e.Data)
+				out[worldtest.Name(w)] = append(out[worldtest.Name(w)], e.Data)
 			}
+			n += len(c.Col.BlockEntities) + len(c.Col.Entities)
 		}
+	}
+	if n == 0 {
+		t.Fatal("no block entities or entities in the real worlds")
+	}
+	return out
+}
+
+// decodeNBT decodes every block entity and entity of the real worlds as
+// gophertunnel does, and refuses what gophertunnel refuses.
+func TestDecodeNBTMatchesGophertunnel(t *testing.T) {
+	for name, all := range realWorldNBT(t) {
 		for _, m := range all {
 			b, err := nbt.MarshalEncoding(m, nbt.LittleEndian)
 			if err != nil {
 				t.Fatal(err)
 			}
-			agree(t, worldtest.Name(w), b)
-			n++
+			agree(t, name, b)
 		}
-	}
-	if n == 0 {
-		t.Fatal("no block entities or entities in the real worlds")
 	}
 
 	// gophertunnel's quirks: strings of 32 KiB or more are refused, and a

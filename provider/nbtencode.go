@@ -135,35 +135,15 @@ func appendPayload(dst []byte, v any, depth int) ([]byte, bool) {
 	case []byte:
 		return append(listHeader(dst, tagByte, len(t)), t...), true
 	case []int16:
-		dst = listHeader(dst, tagShort, len(t))
-		for _, e := range t {
-			dst = le.AppendUint16(dst, uint16(e))
-		}
-		return dst, true
+		return appendFixed(dst, tagShort, t, func(b []byte, e int16) []byte { return le.AppendUint16(b, uint16(e)) })
 	case []int32:
-		dst = listHeader(dst, tagInt, len(t))
-		for _, e := range t {
-			dst = le.AppendUint32(dst, uint32(e))
-		}
-		return dst, true
+		return appendFixed(dst, tagInt, t, func(b []byte, e int32) []byte { return le.AppendUint32(b, uint32(e)) })
 	case []int64:
-		dst = listHeader(dst, tagLong, len(t))
-		for _, e := range t {
-			dst = le.AppendUint64(dst, uint64(e))
-		}
-		return dst, true
+		return appendFixed(dst, tagLong, t, func(b []byte, e int64) []byte { return le.AppendUint64(b, uint64(e)) })
 	case []float32:
-		dst = listHeader(dst, tagFloat, len(t))
-		for _, e := range t {
-			dst = le.AppendUint32(dst, math.Float32bits(e))
-		}
-		return dst, true
+		return appendFixed(dst, tagFloat, t, func(b []byte, e float32) []byte { return le.AppendUint32(b, math.Float32bits(e)) })
 	case []float64:
-		dst = listHeader(dst, tagDouble, len(t))
-		for _, e := range t {
-			dst = le.AppendUint64(dst, math.Float64bits(e))
-		}
-		return dst, true
+		return appendFixed(dst, tagDouble, t, func(b []byte, e float64) []byte { return le.AppendUint64(b, math.Float64bits(e)) })
 	case []string:
 		dst = listHeader(dst, tagString, len(t))
 		for _, e := range t {
@@ -202,6 +182,15 @@ func appendPayload(dst []byte, v any, depth int) ([]byte, bool) {
 // listHeader appends the header of a list of n elements of tag tag.
 func listHeader(dst []byte, tag byte, n int) []byte {
 	return binary.LittleEndian.AppendUint32(append(dst, tag), uint32(int32(n)))
+}
+
+// appendFixed appends a list of tag tag of numbers, each written by put.
+func appendFixed[T any](dst []byte, tag byte, elems []T, put func([]byte, T) []byte) ([]byte, bool) {
+	dst = listHeader(dst, tag, len(elems))
+	for _, e := range elems {
+		dst = put(dst, e)
+	}
+	return dst, true
 }
 
 // appendList appends a list of tag tag holding elems, each of which must

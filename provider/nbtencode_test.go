@@ -5,9 +5,6 @@ import (
 	"math"
 	"strings"
 	"testing"
-
-	"github.com/blazeworld/blaze/internal/worldtest"
-	"github.com/df-mc/dragonfly/server/world"
 )
 
 // agreeEncoding fails unless appendCanonicalNBT either declines m or gives
@@ -80,29 +77,12 @@ func widen(f float32) float64 { return float64(f) }
 // appendCanonicalNBT encodes every block entity and entity of the real
 // worlds itself, exactly as the slow way does, and every Go type it knows.
 func TestAppendCanonicalNBTMatchesSlowWay(t *testing.T) {
-	n := 0
-	for _, w := range worldtest.Worlds(t) {
-		cols, err := worldtest.ReadAll(worldtest.UnpackTemp(t, w), world.DefaultBlockRegistry)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range cols {
-			for _, be := range c.Col.BlockEntities {
-				if !agreeEncoding(t, worldtest.Name(w), be.Data) {
-					t.Fatalf("%s: a block entity took the slow way: %#v", worldtest.Name(w), be.Data)
-				}
-				n++
-			}
-			for _, e := range c.Col.Entities {
-				if !agreeEncoding(t, worldtest.Name(w), e.Data) {
-					t.Fatalf("%s: an entity took the slow way: %#v", worldtest.Name(w), e.Data)
-				}
-				n++
+	for name, all := range realWorldNBT(t) {
+		for _, m := range all {
+			if !agreeEncoding(t, name, m) {
+				t.Fatalf("%s: a block entity or entity took the slow way: %#v", name, m)
 			}
 		}
-	}
-	if n == 0 {
-		t.Fatal("no block entities or entities in the real worlds")
 	}
 	every := map[string]any{
 		"byte": uint8(200), "bool": true, "false": false, "short": int16(-2), "int": int32(-3), "long": int64(1) << 40,
