@@ -74,10 +74,20 @@ func zstdInit() error {
 	return zstdErr
 }
 
+// incompressible is the length up to which no codec can shrink anything:
+// LZ4 writes such inputs as one literal run (a token and every byte),
+// Snappy as a length and a literal, zstd with a frame header. Skipping them
+// changes no output (TestTinyInputsNeverShrink), and saves LZ4's clearing
+// of its 8 KiB table for each sub-chunk of air, five bytes long.
+const incompressible = 12
+
 // compress appends src compressed with c to dst and returns the result and
 // the codec actually used: a value that does not shrink is stored raw.
 func compress(dst []byte, c codec, src []byte) ([]byte, codec, error) {
 	start := len(dst)
+	if len(src) <= incompressible {
+		return append(dst, src...), codecNone, nil
+	}
 	switch c {
 	case codecLZ4:
 		dst = grow(dst, lz4.CompressBlockBound(len(src)))

@@ -1,0 +1,46 @@
+package blazedb
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/golang/snappy"
+	"github.com/pierrec/lz4/v4"
+)
+
+// No codec shrinks an input of incompressible bytes or fewer, so storing
+// those raw without trying changes no output: each codec is run here on
+// such inputs (constant, repeating and random) and never gains a byte.
+func TestTinyInputsNeverShrink(t *testing.T) {
+	if err := zstdInit(); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var lc lz4.Compressor
+	for n := 0; n <= incompressible; n++ {
+		inputs := [][]byte{bytes.Repeat([]byte{0}, n), bytes.Repeat([]byte("ab"), n)[:n], make([]byte, n)}
+		for i := range inputs[2] {
+			inputs[2][i] = byte(rng.Uint32())
+		}
+		for _, in := range inputs {
+			dst := make([]byte, lz4.CompressBlockBound(len(in)))
+			if k, err := lc.CompressBlock(in, dst); err == nil && k > 0 && k < len(in) {
+				t.Fatalf("lz4 shrinks %d bytes %x to %d", n, in, k)
+			}
+			if out := snappy.Encode(nil, in); len(out) < len(in) {
+				t.Fatalf("snappy shrinks %d bytes %x to %d", n, in, len(out))
+			}
+			if out := zstdEnc.EncodeAll(in, nil); len(out) < len(in) {
+				t.Fatalf("zstd shrinks %d bytes %x to %d", n, in, len(out))
+			}
+		}
+	}
+	// And the shortcut stores them raw.
+	for _, c := range []Compression{CompressionLZ4, CompressionSnappy, CompressionZstd} {
+		out, used, err := Compress(nil, c, []byte("0123456789ab"))
+		if err != nil || used != CompressionNone || string(out) != "0123456789ab" {
+			t.Fatalf("%v: %q, %v, %v", c, out, used, err)
+		}
+	}
+}
