@@ -35,7 +35,9 @@
 // # Ownership
 //
 // LoadColumn returns a column the caller owns alone: the cache keeps its
-// own private snapshot and hands out deep copies. StoreColumn has taken what
+// own private snapshot and hands out deep copies. A copy Prefetch made
+// ahead of time is handed out to one LoadColumn, under the cache's lock,
+// and never to anyone else. StoreColumn has taken what
 // it keeps of the column (its encoding and a private copy) when it returns,
 // so the World may go on mutating the column.
 //
