@@ -15,26 +15,30 @@ import (
 )
 
 // rawStorage builds Dragonfly's paletted storages straight from a record's
-// index words. Dragonfly offers no constructor for a PalettedStorage: only
-// its decoders make one, and they copy the index words a byte at a time,
-// which was a third of a cold load. A storage built here is Dragonfly's own
-// Clone of a template with the same bits per index (so every field derived
-// from the bits is set by Dragonfly), whose index words are then
-// overwritten with the record's and whose palette values are replaced; a
-// chunk's biome storages are placed the same way. Those are the only
-// private fields it touches: the elements of PalettedStorage.indices and
-// of Chunk.biomes (never either slice itself), and Palette.values.
+// index words, and reads them straight into a record. Dragonfly offers no
+// constructor for a PalettedStorage and no way to read its words: only its
+// decoders and encoders do, copying every word a byte at a time, which was
+// a third of a cold load (and, because Chunk.Equals ignores biomes and the
+// only way to learn they had not changed was to encode them, most of an
+// unchanged store). A storage built here is Dragonfly's own Clone of a
+// template with the same bits per index (so every field derived from the
+// bits is set by Dragonfly), whose index words are then overwritten with
+// the record's and whose palette values are replaced; a chunk's biome
+// storages are placed the same way. Those are the only private fields it
+// touches: the elements of PalettedStorage.indices and of Chunk.biomes
+// (never either slice itself), and Palette.values.
 //
 // Reaching into another package's fields breaks when that package changes,
 // so nothing here is trusted before it is proved against Dragonfly itself:
 // probeRawStorage finds the fields by name and type, then builds storages
 // of every size both ways and requires Dragonfly's Equal, At at every
-// position, and a later Set that grows the palette to agree, and the same
-// of biomes (Biome everywhere, EncodeBiomes). If anything
-// differs (a new Dragonfly, a big-endian machine), there is no rawStorage
-// and every decode goes through NetworkDecode, as it did before. A test
-// fails if the probe refuses on the Dragonfly this module pins, so an
-// upgrade that disables it is never a silent slowdown.
+// position and a later Set that grows the palette to agree, the same of
+// biomes, and appendSubChunk and appendBiomes to give EncodeSubChunk's and
+// EncodeBiomes' bytes. If anything differs (a new Dragonfly, a big-endian
+// machine), there is no rawStorage and every decode and encode goes
+// through Dragonfly's own, as it did before. A test fails if the probe
+// refuses on the Dragonfly this module pins, so an upgrade that disables
+// it is never a silent slowdown.
 //
 // A rawStorage is immutable and safe for concurrent use.
 type rawStorage struct {
