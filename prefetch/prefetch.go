@@ -128,19 +128,26 @@ func (pf *Prefetcher) worker() {
 		case <-pf.stop:
 			return
 		case j := <-pf.queue:
-			pf.mu.Lock()
-			delete(pf.queued, job{pos: j.pos, dim: j.dim})
-			t := pf.players[j.id]
-			stale := t == nil || t.gen != j.gen
-			pf.mu.Unlock()
-			if stale {
-				pf.dropped.Add(1)
-				continue
-			}
-			if ok, _ := pf.p.Prefetch(j.pos, j.dim); ok {
-				pf.loaded.Add(1)
-			}
+			pf.do(j)
 		}
+	}
+}
+
+// do prefetches j's column unless the prediction went stale: after a turn
+// or a teleport, or once another player sees the chunk (the World holds
+// it then).
+func (pf *Prefetcher) do(j job) {
+	pf.mu.Lock()
+	delete(pf.queued, job{pos: j.pos, dim: j.dim})
+	t := pf.players[j.id]
+	stale := t == nil || t.gen != j.gen || pf.seenByOtherLocked(j)
+	pf.mu.Unlock()
+	if stale {
+		pf.dropped.Add(1)
+		return
+	}
+	if ok, _ := pf.p.Prefetch(j.pos, j.dim); ok {
+		pf.loaded.Add(1)
 	}
 }
 
@@ -187,24 +194,34 @@ func (pf *Prefetcher) UpdatePlayer(id uuid.UUID, pos mgl64.Vec3, dim world.Dimen
 	moved := c != t.last
 	t.last = c
 	vel, gen := t.vel, t.gen
-	// Where the other players in this dimension are: the World holds what
-	// is within their view, so it will not load it again.
-	var others []world.ChunkPos
-	for oid, o := range pf.players {
-		if oid != id && o.dim == dim {
-			others = append(others, o.last)
-		}
-	}
 	pf.mu.Unlock()
 	if !moved && vel.Len() < 0.5 {
 		return // standing still: the World has what it needs around it
 	}
+	preds := pf.predict(pos, vel)
+	pf.mu.Lock()
+	// The World holds what is within another player's view, so it will not
+	// load it again.
+	preds = slices.DeleteFunc(preds, func(p world.ChunkPos) bool {
+		return pf.seenByOtherLocked(job{pos: p, dim: dim, id: id})
+	})
+	pf.mu.Unlock()
+	for _, p := range preds {
+		pf.enqueue(job{pos: p, dim: dim, gen: gen, id: id})
+	}
+}
+
+// seenByOtherLocked reports whether j's chunk is within the view of a
+// player other than the one it was predicted for, in its dimension. pf.mu
+// must be held.
+func (pf *Prefetcher) seenByOtherLocked(j job) bool {
 	r := int32(pf.opts.ViewRadius)
-	for _, p := range pf.predict(pos, vel) {
-		if !slices.ContainsFunc(others, func(o world.ChunkPos) bool { return abs(p[0]-o[0]) <= r && abs(p[1]-o[1]) <= r }) {
-			pf.enqueue(job{pos: p, dim: dim, gen: gen, id: id})
+	for oid, o := range pf.players {
+		if oid != j.id && o.dim == j.dim && abs(j.pos[0]-o.last[0]) <= r && abs(j.pos[1]-o.last[1]) <= r {
+			return true
 		}
 	}
+	return false
 }
 
 // predict returns the chunks that will come within the view radius along

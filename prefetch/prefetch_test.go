@@ -152,6 +152,27 @@ func TestSkipsChunksOtherPlayersSee(t *testing.T) {
 	}
 }
 
+// A prediction that another player comes to see before a worker takes it
+// is dropped: the World loads that chunk for them.
+func TestDropsWhatAnotherPlayerCameToSee(t *testing.T) {
+	p := strip(t, 16, provider.Config{})
+	pf := &Prefetcher{p: p, opts: Options{ViewRadius: 1}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 100)}
+	a, b := uuid.New(), uuid.New()
+	pf.UpdatePlayer(a, mgl64.Vec3{8, 64, 8}, world.Overworld)
+	pf.UpdatePlayer(b, mgl64.Vec3{16 * 100, 64, 8}, world.Overworld)
+	j := job{pos: world.ChunkPos{10, 0}, dim: world.Overworld, gen: pf.players[a].gen, id: a}
+	pf.do(j)
+	if st := pf.Stats(); st.Loaded != 1 {
+		t.Fatalf("a prediction no one else sees was not prefetched: %+v", st)
+	}
+	pf.UpdatePlayer(b, mgl64.Vec3{16*11 + 8, 64, 8}, world.Overworld) // b now sees chunk (10, 0)
+	j.pos = world.ChunkPos{11, 1}
+	pf.do(j)
+	if st := pf.Stats(); st.Loaded != 1 || st.Dropped != 1 {
+		t.Fatalf("a chunk another player sees was prefetched: %+v", st)
+	}
+}
+
 // UpdatePlayer never blocks, and never queues more than the budget.
 func TestBudgetAndNonBlocking(t *testing.T) {
 	pf := &Prefetcher{opts: Options{Budget: 8, Lookahead: time.Minute}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 8)}
