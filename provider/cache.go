@@ -26,7 +26,8 @@ type columnCache struct {
 	pinned map[blazedb.Key]int // never evicted while > 0
 
 	hits, misses atomic.Int64
-	// readyMade and readyTaken count ready copies given and handed out.
+	// readyMade counts the ready copies Prefetch made, readyTaken those a
+	// load handed out.
 	readyMade, readyTaken atomic.Int64
 }
 
@@ -101,35 +102,30 @@ func (c *columnCache) cost(s *snapshot) int64 {
 	return int64(len(s.rec)+s.lay.rawSize) + 512 + s.readyCost
 }
 
-// get returns the snapshot of k, which the caller must not modify, and
+// take returns the snapshot of k, which the caller must not modify, and
+// its ready copy if it has one, which the caller then owns alone; it
 // counts a hit or a miss (for loads).
-func (c *columnCache) get(k blazedb.Key) (*snapshot, bool) {
-	s, _, ok := c.find(k, true, false)
-	return s, ok
-}
-
-// take is get that also takes the snapshot's ready column, if it has one:
-// the caller then owns that column alone.
 func (c *columnCache) take(k blazedb.Key) (*snapshot, *chunk.Column, bool) {
-	return c.find(k, true, true)
+	return c.find(k, true)
 }
 
-// peek is get without counting a hit or a miss (for stores).
+// peek returns the snapshot of k without counting a hit or a miss or
+// taking its ready copy (for stores and prefetches).
 func (c *columnCache) peek(k blazedb.Key) (*snapshot, bool) {
-	s, _, ok := c.find(k, false, false)
+	s, _, ok := c.find(k, false)
 	return s, ok
 }
 
-func (c *columnCache) find(k blazedb.Key, count, takeReady bool) (*snapshot, *chunk.Column, bool) {
+func (c *columnCache) find(k blazedb.Key, load bool) (*snapshot, *chunk.Column, bool) {
 	if c == nil {
 		return nil, nil, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.items[k]
-	if count && ok {
+	if load && ok {
 		c.hits.Add(1)
-	} else if count {
+	} else if load {
 		c.misses.Add(1)
 	}
 	if !ok {
@@ -138,7 +134,7 @@ func (c *columnCache) find(k blazedb.Key, count, takeReady bool) (*snapshot, *ch
 	c.lru.MoveToFront(el)
 	s := el.Value.(*snapshot)
 	var ready *chunk.Column
-	if takeReady && s.ready != nil {
+	if load && s.ready != nil {
 		ready, s.ready = s.ready, nil
 		c.used -= s.readyCost
 		s.readyCost = 0
@@ -226,7 +222,6 @@ func (c *columnCache) giveReady(s *snapshot, ready *chunk.Column) bool {
 	}
 	s.ready, s.readyCost = ready, cost
 	c.used += cost
-	c.readyMade.Add(1)
 	return true
 }
 

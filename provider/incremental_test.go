@@ -45,7 +45,7 @@ func TestIncrementalStoreMatchesFullEncode(t *testing.T) {
 				t.Fatal(err)
 			}
 			k, _ := key(pos, dim)
-			snap, ok := db.cols.get(k)
+			snap, ok := db.cols.peek(k)
 			if !ok {
 				t.Fatal("no snapshot after store")
 			}
@@ -90,7 +90,7 @@ func TestSnapshotWorkerCachesLoads(t *testing.T) {
 	}
 	k, _ := key(world.ChunkPos{1, 1}, world.Overworld)
 	for i := 0; i < 1000; i++ {
-		if _, ok := db.cols.get(k); ok {
+		if _, ok := db.cols.peek(k); ok {
 			break
 		}
 		db.Engine().Stats() // give the worker a moment

@@ -104,28 +104,12 @@ func cloneValue(v any) any {
 // bytes. It may call equal lists different (then they are encoded again),
 // never the reverse.
 func equalBlockEntities(a, b []chunk.BlockEntity) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Pos != b[i].Pos || !equalMap(a[i].Data, b[i].Data) {
-			return false
-		}
-	}
-	return true
+	return slices.EqualFunc(a, b, func(x, y chunk.BlockEntity) bool { return x.Pos == y.Pos && equalMap(x.Data, y.Data) })
 }
 
 // equalEntities is equalBlockEntities for entities.
 func equalEntities(a, b []chunk.Entity) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].ID != b[i].ID || !equalMap(a[i].Data, b[i].Data) {
-			return false
-		}
-	}
-	return true
+	return slices.EqualFunc(a, b, func(x, y chunk.Entity) bool { return x.ID == y.ID && equalMap(x.Data, y.Data) })
 }
 
 func equalMap(a, b map[string]any) bool {

@@ -390,7 +390,14 @@ func (db *DB) Prefetch(pos world.ChunkPos, dim world.Dimension) (bool, error) {
 			return false, nil
 		}
 		ready, err := s.column()
-		return err == nil && cols.giveReady(s, ready), nil
+		if err != nil {
+			return false, fmt.Errorf("prefetch column %v (%v): %w", pos, dim, err)
+		}
+		if !cols.giveReady(s, ready) {
+			return false, nil // stored or evicted meanwhile, or given one
+		}
+		cols.readyMade.Add(1)
+		return true, nil
 	}
 	stamp, _ := db.eng.Stamp(k)
 	rec, err := db.eng.GetShared(k)
