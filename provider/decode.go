@@ -67,9 +67,6 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range) (*chunk.Column, lay
 		return raw, inDst
 	}
 
-	bp := netBufs.Get().(*[]byte)
-	defer netBufs.Put(bp)
-	buf := (*bp)[:0]
 	sp := scratchBufs.Get().(*[]byte)
 	defer scratchBufs.Put(sp)
 
@@ -96,9 +93,15 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range) (*chunk.Column, lay
 		subs []*chunk.SubChunk
 		ys   []byte
 		air  = br.AirRuntimeID()
+		bp   *[]byte
+		buf  []byte
 	)
 	if d.raw != nil {
 		subs, ys = make([]*chunk.SubChunk, n), make([]byte, n)
+	} else {
+		bp = netBufs.Get().(*[]byte)
+		defer netBufs.Put(bp)
+		buf = (*bp)[:0]
 	}
 	for i := 0; i < n; i++ {
 		sr := r
