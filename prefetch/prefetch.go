@@ -70,6 +70,7 @@ type Stats struct {
 	Predicted int64 // chunks predicted and queued
 	Loaded    int64 // chunks actually read into the cache
 	Dropped   int64 // predictions dropped: queue full, stale or already queued
+	Failed    int64 // prefetches whose read failed (the World's load reports it)
 }
 
 // Prefetcher is safe for concurrent use.
@@ -89,7 +90,7 @@ type Prefetcher struct {
 	pinMu sync.Mutex
 	pins  map[job]int
 
-	predicted, loaded, dropped atomic.Int64
+	predicted, loaded, dropped, failed atomic.Int64
 }
 
 type job struct {
@@ -146,7 +147,12 @@ func (pf *Prefetcher) do(j job) {
 		pf.dropped.Add(1)
 		return
 	}
-	if ok, _ := pf.p.Prefetch(j.pos, j.dim); ok {
+	// A failed read is counted, not reported: the World's own LoadColumn
+	// of that column meets the same error and returns it.
+	switch ok, err := pf.p.Prefetch(j.pos, j.dim); {
+	case err != nil:
+		pf.failed.Add(1)
+	case ok:
 		pf.loaded.Add(1)
 	}
 }
@@ -199,13 +205,29 @@ func (pf *Prefetcher) UpdatePlayer(id uuid.UUID, pos mgl64.Vec3, dim world.Dimen
 		return // standing still: the World has what it needs around it
 	}
 	preds := pf.predict(pos, vel)
-	pf.mu.Lock()
+	if len(preds) == 0 {
+		return
+	}
 	// The World holds what is within another player's view, so it will not
-	// load it again.
-	preds = slices.DeleteFunc(preds, func(p world.ChunkPos) bool {
-		return pf.seenByOtherLocked(job{pos: p, dim: dim, id: id})
-	})
+	// load it again. Only players whose view reaches the predicted area
+	// are looked at, and outside the lock: every player's moves call this.
+	lo, hi := preds[0], preds[0]
+	for _, p := range preds {
+		lo = world.ChunkPos{min(lo[0], p[0]), min(lo[1], p[1])}
+		hi = world.ChunkPos{max(hi[0], p[0]), max(hi[1], p[1])}
+	}
+	r := int32(pf.opts.ViewRadius)
+	var near []world.ChunkPos
+	pf.mu.Lock()
+	for oid, o := range pf.players {
+		if oid != id && o.dim == dim && o.last[0]+r >= lo[0] && o.last[0]-r <= hi[0] && o.last[1]+r >= lo[1] && o.last[1]-r <= hi[1] {
+			near = append(near, o.last)
+		}
+	}
 	pf.mu.Unlock()
+	preds = slices.DeleteFunc(preds, func(p world.ChunkPos) bool {
+		return slices.ContainsFunc(near, func(o world.ChunkPos) bool { return sees(o, p, r) })
+	})
 	for _, p := range preds {
 		pf.enqueue(job{pos: p, dim: dim, gen: gen, id: id})
 	}
@@ -217,11 +239,17 @@ func (pf *Prefetcher) UpdatePlayer(id uuid.UUID, pos mgl64.Vec3, dim world.Dimen
 func (pf *Prefetcher) seenByOtherLocked(j job) bool {
 	r := int32(pf.opts.ViewRadius)
 	for oid, o := range pf.players {
-		if oid != j.id && o.dim == j.dim && abs(j.pos[0]-o.last[0]) <= r && abs(j.pos[1]-o.last[1]) <= r {
+		if oid != j.id && o.dim == j.dim && sees(o.last, j.pos, r) {
 			return true
 		}
 	}
 	return false
+}
+
+// sees reports whether a player in chunk at, with view radius r, has c in
+// view.
+func sees(at, c world.ChunkPos, r int32) bool {
+	return abs(c[0]-at[0]) <= r && abs(c[1]-at[1]) <= r
 }
 
 // predict returns the chunks that will come within the view radius along
@@ -326,7 +354,7 @@ func (pf *Prefetcher) UnpinArea(centre world.ChunkPos, radius int, dim world.Dim
 
 // Stats returns the prefetcher's counters.
 func (pf *Prefetcher) Stats() Stats {
-	return Stats{Predicted: pf.predicted.Load(), Loaded: pf.loaded.Load(), Dropped: pf.dropped.Load()}
+	return Stats{Predicted: pf.predicted.Load(), Loaded: pf.loaded.Load(), Dropped: pf.dropped.Load(), Failed: pf.failed.Load()}
 }
 
 // Close stops the workers and waits for them. Pins are released. It is

@@ -1,12 +1,15 @@
 package prefetch
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/blazeworld/blaze/blazedb/vfs"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/world"
@@ -170,6 +173,30 @@ func TestDropsWhatAnotherPlayerCameToSee(t *testing.T) {
 	pf.do(j)
 	if st := pf.Stats(); st.Loaded != 1 || st.Dropped != 1 {
 		t.Fatalf("a chunk another player sees was prefetched: %+v", st)
+	}
+}
+
+// A prefetch whose read fails is counted as failed, not as loaded.
+func TestFailedReadCounted(t *testing.T) {
+	var failing atomic.Bool
+	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
+		if op == vfs.OpRead && failing.Load() {
+			return errors.New("injected read error")
+		}
+		return nil
+	})
+	p := strip(t, 4, provider.Config{FS: fs})
+	pf := &Prefetcher{p: p, opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 10)}
+	id := uuid.New()
+	pf.UpdatePlayer(id, mgl64.Vec3{8, 64, 8}, world.Overworld)
+	failing.Store(true)
+	pf.do(job{pos: world.ChunkPos{2, 0}, dim: world.Overworld, gen: pf.players[id].gen, id: id})
+	failing.Store(false)
+	if st := pf.Stats(); st.Failed != 1 || st.Loaded != 0 {
+		t.Fatalf("a failed read was not counted as failed: %+v", st)
+	}
+	if _, err := p.LoadColumn(world.ChunkPos{2, 0}, world.Overworld); err != nil {
+		t.Fatalf("the column is fine once reads work again: %v", err)
 	}
 }
 
