@@ -9,25 +9,19 @@ import (
 // Put sets the value of a chunk key. The caller may reuse v as soon as Put
 // returns. Putting the value a key already has appends nothing. Put returns
 // once the write is as durable as Options.Durability promises.
-func (db *DB) Put(k Key, v []byte) error {
-	if len(v) > maxValueLen {
-		return fmt.Errorf("blazedb: put %v: %w: value of %d bytes (limit %d)", k, ErrTooLarge, len(v), maxValueLen)
-	}
-	if err := db.write([]op{{k: rkey{chunk: k}, key: appendChunkKey(nil, k), val: v}}); err != nil {
-		return fmt.Errorf("blazedb: put %v: %w", k, err)
-	}
-	return nil
-}
+func (db *DB) Put(k Key, v []byte) error { return db.put(k, v, false) }
 
 // PutShared is Put for a value its caller will never modify again: the
 // engine may keep v itself (in its cache) instead of a copy, as a caller
 // that keeps the value too (the provider's column cache does) would
 // otherwise hold it twice.
-func (db *DB) PutShared(k Key, v []byte) error {
+func (db *DB) PutShared(k Key, v []byte) error { return db.put(k, v, true) }
+
+func (db *DB) put(k Key, v []byte, shared bool) error {
 	if len(v) > maxValueLen {
 		return fmt.Errorf("blazedb: put %v: %w: value of %d bytes (limit %d)", k, ErrTooLarge, len(v), maxValueLen)
 	}
-	if err := db.write([]op{{k: rkey{chunk: k}, key: appendChunkKey(nil, k), val: v, shared: true}}); err != nil {
+	if err := db.write([]op{{k: rkey{chunk: k}, key: appendChunkKey(nil, k), val: v, shared: shared}}); err != nil {
 		return fmt.Errorf("blazedb: put %v: %w", k, err)
 	}
 	return nil
