@@ -218,7 +218,7 @@ func TestDecodesVersion1(t *testing.T) {
 			t.Fatal(err)
 		}
 		v1 := toVersion1(t, enc.rec)
-		got, lay, _, err := d.decode(v1, world.Overworld.Range())
+		got, lay, _, err := d.decode(v1, world.Overworld.Range(), true)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,23 +19,25 @@ const maxPooledScratch = 1 << 20
 // rng. It never panics on bad bytes: they give an error wrapping
 // ErrColumnCorrupt.
 func (d *dictionary) decodeColumn(rec []byte, rng cube.Range) (col *chunk.Column, err error) {
-	col, _, _, err = d.decode(rec, rng)
+	col, _, _, err = d.decode(rec, rng, false)
 	return col, err
 }
 
-// decode is decodeColumn that also returns the record's layout and its
-// biome data, uncompressed. Neither shares memory that is ever written.
-func (d *dictionary) decode(rec []byte, rng cube.Range) (col *chunk.Column, lay layout, biomes []byte, err error) {
+// decode is decodeColumn that also returns the record's layout and, if
+// keepBiomes, its biome data, uncompressed (else they are decompressed
+// into a scratch buffer, and nil is returned). Neither shares memory that
+// is ever written.
+func (d *dictionary) decode(rec []byte, rng cube.Range, keepBiomes bool) (col *chunk.Column, lay layout, biomes []byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			col, err = nil, fmt.Errorf("%w: decoder panicked: %v", ErrColumnCorrupt, p)
 		}
 	}()
-	col, lay, biomes, err = d.decodeInner(rec, rng)
+	col, lay, biomes, err = d.decodeInner(rec, rng, keepBiomes)
 	return
 }
 
-func (d *dictionary) decodeInner(rec []byte, rng cube.Range) (*chunk.Column, layout, []byte, error) {
+func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*chunk.Column, layout, []byte, error) {
 	var lay layout
 	bad := func(format string, args ...any) (*chunk.Column, layout, []byte, error) {
 		return nil, lay, nil, fmt.Errorf("%w: %s", ErrColumnCorrupt, fmt.Sprintf(format, args...))
@@ -92,12 +94,19 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range) (*chunk.Column, lay
 	var (
 		subs []*chunk.SubChunk
 		ys   []byte
+		a    *columnArena
 		air  = br.AirRuntimeID()
 		bp   *[]byte
 		buf  []byte
 	)
 	if d.raw != nil {
 		subs, ys = make([]*chunk.SubChunk, n), make([]byte, n)
+		a = &columnArena{}
+		if framed {
+			// Index words are most of the sub-chunks' raw bytes: one block
+			// of words holds them all.
+			a.wordBlock = framesRawLen(rec[r.off:], n) / 4
+		}
 	} else {
 		bp = netBufs.Get().(*[]byte)
 		defer netBufs.Put(bp)
@@ -117,7 +126,7 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range) (*chunk.Column, lay
 		}
 		var err error
 		if d.raw != nil {
-			subs[i], ys[i], err = d.raw.sub(sr, air, readUvarint, toRID)
+			subs[i], ys[i], err = d.raw.sub(a, sr, air, readUvarint, toRID)
 		} else {
 			buf, err = rewriteSub(buf, sr, readUvarint, appendVarint32, toRID)
 		}
@@ -132,7 +141,14 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range) (*chunk.Column, lay
 	var biomes []byte
 	if framed {
 		lay.biomeStart = r.off
-		biomes, _ = frame(nil) // a new slice (or the record's): the snapshot keeps it
+		if keepBiomes {
+			biomes, _ = frame(nil) // a new slice (or the record's): the snapshot keeps it
+		} else {
+			var inDst bool
+			if biomes, inDst = frame((*sp)[:0]); inDst && cap(biomes) <= maxPooledScratch {
+				*sp = biomes
+			}
+		}
 		lay.biomeEnd = r.off
 	} else {
 		biomes = r.bytes(r.count(len(rec)))
@@ -143,7 +159,8 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range) (*chunk.Column, lay
 	var c *chunk.Chunk
 	var err error
 	if d.raw != nil {
-		c, err = d.raw.chunk(br, rng, subs, ys, biomes)
+		a.wordBlock = len(biomes) / 4 // the biomes' words, in one more block
+		c, err = d.raw.chunk(a, br, rng, subs, ys, biomes)
 	} else if err = checkBiomes(biomes, rng.Height()>>4+1); err == nil {
 		buf = append(buf, biomes...)
 		*bp = buf
@@ -185,6 +202,9 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range) (*chunk.Column, lay
 	}
 	if r.err != nil {
 		return bad("%v", r.err)
+	}
+	if !keepBiomes {
+		biomes = nil // they may be in scratch
 	}
 	return col, lay, biomes, nil
 }

@@ -67,3 +67,21 @@ func frameRawLen(f []byte) int {
 	v, _ := binary.Uvarint(f[1:])
 	return int(v)
 }
+
+// framesRawLen returns the sum of the raw lengths of the first n frames of
+// b, or of as many as are well-formed: only a size hint, reading (not
+// checking) the frames is readFrame's.
+func framesRawLen(b []byte, n int) int {
+	r := &reader{b: b}
+	sum := 0
+	for range n {
+		r.byte()
+		raw := r.count(maxFrameLen)
+		r.bytes(r.count(len(b)))
+		if r.err != nil {
+			break
+		}
+		sum += raw
+	}
+	return sum
+}

@@ -111,9 +111,11 @@ func checkBiomes(b []byte, subs int) error { return walkBiomes(b, subs, nil) }
 
 // walkBiomes checks b as checkBiomes does and, unless fn is nil, calls fn
 // with each storage: its bits per index, index words and palette, or a nil
-// palette for a storage that repeats the previous one.
+// palette for a storage that repeats the previous one. The palette is
+// valid only during the call.
 func walkBiomes(b []byte, subs int, fn func(i int, bits byte, words []byte, palette []uint32)) error {
 	r := &reader{b: b}
+	var palette []uint32
 	for i := 0; i < subs && r.err == nil; i++ {
 		hdr := r.byte()
 		if hdr>>1 == 0x7f {
@@ -143,14 +145,11 @@ func walkBiomes(b []byte, subs int, fn func(i int, bits byte, words []byte, pale
 				break
 			}
 		}
-		var palette []uint32
-		if fn != nil {
-			palette = make([]uint32, n)
-		}
+		palette = palette[:0]
 		for j := 0; j < n && r.err == nil; j++ {
 			v := uint32(readVarint32(r))
-			if palette != nil {
-				palette[j] = v
+			if fn != nil {
+				palette = append(palette, v)
 			}
 		}
 		if r.err == nil && fn != nil {

@@ -266,7 +266,7 @@ func (db *DB) snapshot(job fillJob) {
 // decodeSnapshot decodes job's record into a snapshot, or nil if it does
 // not decode (LoadColumn reports that).
 func (db *DB) decodeSnapshot(job fillJob) *snapshot {
-	col, lay, biomes, err := db.dict.decode(job.rec, job.rng)
+	col, lay, biomes, err := db.dict.decode(job.rec, job.rng, true)
 	if err != nil {
 		return nil
 	}
