@@ -20,19 +20,23 @@ import (
 // decoders and encoders do, copying every word a byte at a time, which was
 // a third of a cold load (and, because Chunk.Equals ignores biomes and the
 // only way to learn they had not changed was to encode them, most of an
-// unchanged store). A storage built here is Dragonfly's own Clone of a
-// template with the same bits per index (so every field derived from the
-// bits is set by Dragonfly), whose index words are then overwritten with
-// the record's and whose palette values are replaced; a chunk's biome
-// storages are placed the same way. Those are the only private fields it
-// touches: the elements of PalettedStorage.indices and of Chunk.biomes
-// (never either slice itself), and Palette.values.
+// unchanged store). A storage built here is a copy of a template that
+// Dragonfly's decoder made with the same bits per index (so every field
+// derived from the bits is Dragonfly's), given its own index words (the
+// record's) and its own copy of the template's palette with the record's
+// values; a sub-chunk's list of layers and a chunk's biome storages are
+// placed the same way, and a column's parts come from a few shared
+// allocations (columnArena). Those are the only private fields it
+// touches: PalettedStorage.indices, .indicesStart and .palette,
+// Palette.values, SubChunk.storages and the elements of Chunk.biomes.
 //
 // Reaching into another package's fields breaks when that package changes,
 // so nothing here is trusted before it is proved against Dragonfly itself:
 // probeRawStorage finds the fields by name and type, then builds storages
-// of every size both ways and requires Dragonfly's Equal, At at every
-// position and a later Set that grows the palette to agree, the same of
+// of every size both ways, all from one arena, and requires Dragonfly's
+// Equal, At at every position and a later Set that grows the palette to
+// agree (and every storage to be intact once all have grown), the same of
+// a two-layer sub-chunk after a layer and blocks are added, the same of
 // biomes, and appendSubChunk and appendBiomes to give EncodeSubChunk's and
 // EncodeBiomes' bytes. If anything differs (a new Dragonfly, a big-endian
 // machine), there is no rawStorage and every decode and encode goes
