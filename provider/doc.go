@@ -15,9 +15,15 @@
 // and dictionary entries are named engine records.
 //
 // Decoding builds Dragonfly's paletted storages straight from a record's
-// index words (rawstorage.go), through three private fields of Dragonfly's
-// chunk types that a probe proves against Dragonfly's own decoder when the
-// process starts; if it refuses, decoding goes through NetworkDecode.
+// index words (rawstorage.go), a column's storages from a few shared
+// allocations, through six private fields of Dragonfly's chunk types that
+// a probe proves against Dragonfly's own decoder when the process starts;
+// if it refuses, decoding goes through NetworkDecode.
+//
+// A cold load hands its column to the caller and queues the record for
+// the snapshot worker (snapshotworker.go), which decodes the cache's own
+// copy once loads have paused for a millisecond, so that a burst of loads
+// does not compete with its own second decodes.
 //
 // # Guarantees
 //

@@ -46,9 +46,12 @@ type DB struct {
 	qMu        sync.Mutex
 	quarantine map[blazedb.Key]error // columns that failed to load: never overwritten
 
-	fill     chan fillJob // columns for the snapshot worker
+	fill     *fillQueue // columns for the snapshot worker
 	fillStop chan struct{}
 	fillDone sync.WaitGroup
+	lastLoad atomic.Int64 // when the last LoadColumn returned (nanoseconds since born)
+	born     time.Time
+	quiet    atomic.Int64 // the pause in loads (a time.Duration) the snapshot worker waits for; tests change it
 
 	closed atomic.Bool
 }
@@ -96,7 +99,8 @@ func (conf Config) open(dir string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{conf: conf, dir: dir, eng: eng, dict: newDictionary(), ldat: ldat, quarantine: map[blazedb.Key]error{}}
+	db := &DB{conf: conf, dir: dir, eng: eng, dict: newDictionary(), ldat: ldat, quarantine: map[blazedb.Key]error{}, born: time.Now()}
+	db.quiet.Store(int64(snapshotQuiet))
 	if conf.ColumnCacheBytes > 0 {
 		db.cols = newColumnCache(conf.ColumnCacheBytes)
 	}
@@ -112,7 +116,7 @@ func (conf Config) open(dir string) (*DB, error) {
 			return nil, fmt.Errorf("write level.dat: %w", err)
 		}
 	}
-	db.fill, db.fillStop = make(chan fillJob, 64), make(chan struct{})
+	db.fill, db.fillStop = newFillQueue(), make(chan struct{})
 	if !conf.ExternalMaintenance {
 		db.fillDone.Add(1)
 		go db.snapshotWorker()
@@ -164,6 +168,7 @@ func key(pos world.ChunkPos, dim world.Dimension) (blazedb.Key, error) {
 // caller owns the returned column.
 func (db *DB) LoadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column, error) {
 	col, err := db.loadColumn(pos, dim)
+	db.lastLoad.Store(int64(time.Since(db.born)))
 	if err != nil {
 		return nil, fmt.Errorf("load column %v (%v): %w", pos, dim, err)
 	}
@@ -215,10 +220,7 @@ func (db *DB) loadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column
 	if cols != nil {
 		// The caller owns col: the cache's own snapshot is decoded again on
 		// the snapshot worker, off the world's tick.
-		select {
-		case db.fill <- fillJob{k: k, rec: rec, stamp: stamp, rng: dim.Range(), cols: cols}:
-		default:
-		}
+		db.fill.push(fillJob{k: k, rec: rec, stamp: stamp, rng: dim.Range(), cols: cols})
 	}
 	return col, nil
 }
@@ -230,71 +232,12 @@ func (db *DB) columns() (*columnCache, chunk.BlockRegistry) {
 	return db.cols, db.reg
 }
 
-// fillJob asks the snapshot worker to cache a column that was just loaded.
-type fillJob struct {
-	k     blazedb.Key
-	rec   []byte
-	stamp uint64 // the engine's stamp of k, taken before rec was read
-	rng   cube.Range
-	cols  *columnCache
-}
-
-// snapshotWorker decodes just-loaded columns a second time into private
-// snapshots for the column cache, so that LoadColumn need not clone what it
-// returns. A snapshot is installed only if the key's engine stamp is the one
-// taken before its record was read (no write since) and no newer snapshot
-// exists, so it can never be stale; the check is in memory, under the cache
-// lock, with no I/O.
-func (db *DB) snapshotWorker() {
-	defer db.fillDone.Done()
-	for {
-		select {
-		case <-db.fillStop:
-			return
-		case job := <-db.fill:
-			db.snapshot(job)
-		}
-	}
-}
-
-func (db *DB) snapshot(job fillJob) {
-	if s := db.decodeSnapshot(job); s != nil {
-		db.install(job, s)
-	}
-}
-
-// decodeSnapshot decodes job's record into a snapshot, or nil if it does
-// not decode (LoadColumn reports that).
-func (db *DB) decodeSnapshot(job fillJob) *snapshot {
-	col, lay, biomes, err := db.dict.decode(job.rec, job.rng, true)
-	if err != nil {
-		return nil
-	}
-	return &snapshot{key: job.k, rng: job.rng, rec: job.rec, lay: lay, subs: col.Chunk.Sub(), biomes: biomes, chunk: col.Chunk,
-		tick: col.Tick, blockEntities: col.BlockEntities, entities: col.Entities, scheduled: col.ScheduledBlocks}
-}
-
-// install caches s unless the key was written since job's record was read
-// or already has a snapshot.
-func (db *DB) install(job fillJob, s *snapshot) {
-	job.cols.putIfAbsent(s, func() bool {
-		now, ok := db.eng.Stamp(job.k)
-		return ok && now == job.stamp
-	})
-}
-
 // Maintain does the provider's and the engine's background work in the
 // caller's goroutine, for a DB opened with Config.ExternalMaintenance: it
 // caches recently loaded columns, then runs blazedb.DB.Maintain.
 func (db *DB) Maintain() error {
-	for {
-		select {
-		case job := <-db.fill:
-			db.snapshot(job)
-			continue
-		default:
-		}
-		break
+	for job, ok := db.fill.pop(); ok; job, ok = db.fill.pop() {
+		db.snapshot(job)
 	}
 	return db.eng.Maintain()
 }
