@@ -76,6 +76,13 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*
 	// never changed in place, so a snapshot of it is read without the lock.
 	d.mu.Lock()
 	br, idToRID := d.br, d.idToRID
+	var tmpl *chunk.Chunk
+	if br != nil && d.raw != nil {
+		if tmpl = d.chunks[rng]; tmpl == nil {
+			tmpl = chunk.New(br, rng)
+			d.chunks[rng] = tmpl
+		}
+	}
 	d.mu.Unlock()
 	toRID := func(id uint32) (uint64, error) {
 		if int(id) >= len(idToRID) || idToRID[id] == noRID {
@@ -160,7 +167,7 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*
 	var err error
 	if d.raw != nil {
 		a.wordBlock = len(biomes) / 4 // the biomes' words, in one more block
-		c, err = d.raw.chunk(a, br, rng, subs, ys, biomes)
+		c, err = d.raw.chunk(a, tmpl, subs, ys, biomes)
 	} else if err = checkBiomes(biomes, rng.Height()>>4+1); err == nil {
 		buf = append(buf, biomes...)
 		*bp = buf

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/sandertv/gophertunnel/minecraft/nbt"
 )
@@ -51,6 +52,9 @@ type dictionary struct {
 	// raw builds decoded sub-chunks directly; nil when its probe refused
 	// this Dragonfly (rawstorage.go). Set once, before any use.
 	raw *rawStorage
+	// chunks holds an empty chunk of br for each range decoded, the
+	// template rawStorage copies decoded chunks from. Never modified.
+	chunks map[cube.Range]*chunk.Chunk
 }
 
 func newDictionary() *dictionary {
@@ -107,6 +111,7 @@ func (d *dictionary) setRegistry(br chunk.BlockRegistry) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.br = br
+	d.chunks = map[cube.Range]*chunk.Chunk{}
 	d.ridToID = make([]int32, br.BlockCount())
 	for i := range d.ridToID {
 		d.ridToID[i] = -1

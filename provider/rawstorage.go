@@ -47,25 +47,28 @@ import (
 // A rawStorage is immutable and safe for concurrent use.
 type rawStorage struct {
 	// offsets of PalettedStorage.indices, .indicesStart and .palette,
-	// Palette.values, SubChunk.storages and Chunk.biomes
-	indices, indicesStart, palette, values, storages, biomes uintptr
-	templates                                                [17]*chunk.PalettedStorage
+	// Palette.values, SubChunk.storages and Chunk.heightMap, .sub and
+	// .biomes
+	indices, indicesStart, palette, values, storages, heightMap, chunkSubs, biomes uintptr
+	templates                                                                      [17]*chunk.PalettedStorage
 }
 
 // rawStorageOnce probes once per process.
 var rawStorageOnce = sync.OnceValue(probeRawStorage)
 
-// chunk builds a chunk of range rng (of registry br) from sub-chunks read
-// by sub, each placed where its y says, and the network biome encoding,
-// with the checks and the results of NetworkDecode: a biome storage that
-// repeats the previous one is that same storage, as there. The biome
-// storages come from a.
-func (rs *rawStorage) chunk(a *columnArena, br chunk.BlockRegistry, rng cube.Range, subs []*chunk.SubChunk, ys []byte, biomes []byte) (*chunk.Chunk, error) {
-	c := chunk.New(br, rng)
-	dst := c.Sub()
-	if len(subs) > len(dst) {
-		return nil, fmt.Errorf("invalid sub-chunk count %d: chunk range has %d sub-chunks", len(subs), len(dst))
+// chunk builds a chunk like tmpl, an empty chunk made by chunk.New that it
+// never modifies, from sub-chunks read by sub, each placed where its y
+// says, and the network biome encoding, with the checks and the results of
+// NetworkDecode: a biome storage that repeats the previous one is that
+// same storage, as there. The chunk is a copy of tmpl with its own height
+// map, list of sub-chunks (empty ones copied from tmpl's) and biome
+// storages, all but the height map from a.
+func (rs *rawStorage) chunk(a *columnArena, tmpl *chunk.Chunk, subs []*chunk.SubChunk, ys []byte, biomes []byte) (*chunk.Chunk, error) {
+	rng, empty := tmpl.Range(), tmpl.Sub()
+	if len(subs) > len(empty) {
+		return nil, fmt.Errorf("invalid sub-chunk count %d: chunk range has %d sub-chunks", len(subs), len(empty))
 	}
+	dst := a.subList.take(len(empty), len(empty))
 	for i, sub := range subs {
 		idx := uint8(int8(ys[i]) - int8(rng[0]>>4))
 		if int(idx) >= len(dst) {
@@ -73,7 +76,14 @@ func (rs *rawStorage) chunk(a *columnArena, br chunk.BlockRegistry, rng cube.Ran
 		}
 		dst[idx] = sub
 	}
-	bs := *(*[]*chunk.PalettedStorage)(unsafe.Add(unsafe.Pointer(c), rs.biomes))
+	for i, sub := range dst {
+		if sub == nil {
+			s := &a.subs.take(1, len(empty))[0]
+			*s = *empty[i]
+			dst[i] = s
+		}
+	}
+	bs := a.layers.take(len(empty), 32)
 	err := walkBiomes(biomes, len(bs), func(i int, bits byte, words []byte, palette []uint32) {
 		if palette == nil {
 			bs[i] = bs[i-1]
@@ -84,6 +94,12 @@ func (rs *rawStorage) chunk(a *columnArena, br chunk.BlockRegistry, rng cube.Ran
 	if err != nil {
 		return nil, fmt.Errorf("biomes: %w", err)
 	}
+	c := new(chunk.Chunk)
+	*c = *tmpl
+	// Like New's (never tmpl.HeightMap(): it would compute tmpl's).
+	*(*chunk.HeightMap)(unsafe.Add(unsafe.Pointer(c), rs.heightMap)) = make(chunk.HeightMap, 256)
+	*(*[]*chunk.SubChunk)(unsafe.Add(unsafe.Pointer(c), rs.chunkSubs)) = dst
+	*(*[]*chunk.PalettedStorage)(unsafe.Add(unsafe.Pointer(c), rs.biomes)) = bs
 	return c, nil
 }
 
@@ -162,6 +178,7 @@ type columnArena struct {
 	storages  slab[chunk.PalettedStorage]
 	palettes  slab[chunk.Palette]
 	subs      slab[chunk.SubChunk]
+	subList   slab[*chunk.SubChunk]
 	layers    slab[*chunk.PalettedStorage]
 	values    slab[uint32]
 	words     slab[uint32]
@@ -254,6 +271,20 @@ func (rs *rawStorage) indicesOf(s *chunk.PalettedStorage) []uint32 {
 	return *(*[]uint32)(unsafe.Add(unsafe.Pointer(s), rs.indices))
 }
 
+// fieldsAre reports whether T's fields are exactly names, in order.
+func fieldsAre[T any](names ...string) bool {
+	t := reflect.TypeFor[T]()
+	if t.NumField() != len(names) {
+		return false
+	}
+	for i, name := range names {
+		if t.Field(i).Name != name {
+			return false
+		}
+	}
+	return true
+}
+
 // fieldOffset sets *off to the offset of T's field name and reports
 // whether that field exists with type F.
 func fieldOffset[T, F any](off *uintptr, name string) bool {
@@ -273,13 +304,22 @@ func probeRawStorage() (rs *rawStorage) {
 			rs = nil
 		}
 	}()
+	// A decoded chunk's parts are copies of templates: a field this does not
+	// know could hold memory the copies would share, so the types must
+	// have exactly the fields it knows.
 	rs = &rawStorage{}
 	for _, ok := range []bool{
+		fieldsAre[chunk.PalettedStorage]("bitsPerIndex", "filledBitsPerIndex", "indexMask", "indicesStart", "palette", "indices"),
+		fieldsAre[chunk.Palette]("last", "lastIndex", "size", "values"),
+		fieldsAre[chunk.SubChunk]("air", "storages", "blockLight", "skyLight"),
+		fieldsAre[chunk.Chunk]("r", "br", "air", "recalculateHeightMap", "heightMap", "sub", "biomes"),
 		fieldOffset[chunk.PalettedStorage, []uint32](&rs.indices, "indices"),
 		fieldOffset[chunk.PalettedStorage, unsafe.Pointer](&rs.indicesStart, "indicesStart"),
 		fieldOffset[chunk.PalettedStorage, *chunk.Palette](&rs.palette, "palette"),
 		fieldOffset[chunk.Palette, []uint32](&rs.values, "values"),
 		fieldOffset[chunk.SubChunk, []*chunk.PalettedStorage](&rs.storages, "storages"),
+		fieldOffset[chunk.Chunk, chunk.HeightMap](&rs.heightMap, "heightMap"),
+		fieldOffset[chunk.Chunk, []*chunk.SubChunk](&rs.chunkSubs, "sub"),
 		fieldOffset[chunk.Chunk, []*chunk.PalettedStorage](&rs.biomes, "biomes"),
 	} {
 		if !ok {
@@ -372,7 +412,11 @@ func probeRawStorage() (rs *rawStorage) {
 			return nil
 		}
 	}
-	// Biomes: three sub-chunks' storages, the third repeating the second.
+	// A chunk of three sub-chunks: the first the two-layer one above, the
+	// others empty; biomes: two storages, the third repeating the second.
+	// Dragonfly's decoder and chunk must agree on every block, biome and
+	// encoding and on the height map, also after a block is set in an
+	// empty sub-chunk, and the template must stay empty.
 	rng := cube.Range{0, 47}
 	var enc []byte
 	for _, bits := range []byte{2, 4} {
@@ -384,21 +428,58 @@ func probeRawStorage() (rs *rawStorage) {
 		}
 	}
 	enc = append(enc, 0x7f<<1|1)
-	slow, err := chunk.NetworkDecode(probeRegistry{}, enc, 0, rng)
+	slow, err := chunk.NetworkDecode(probeRegistry{}, append(slices.Clone(sub), enc...), 1, rng)
 	if err != nil {
 		return nil
 	}
-	fast, err := rs.chunk(a, probeRegistry{}, rng, nil, nil, enc)
-	if err != nil || !bytes.Equal(chunk.EncodeBiomes(fast, chunk.NetworkEncoding), enc) || !rs.encodesLike(slow) {
+	tmpl := chunk.New(probeRegistry{}, rng)
+	first, _, err := rs.sub(a, &reader{b: sub}, 0, readVarint32, func(id uint32) (uint64, error) { return uint64(id), nil })
+	if err != nil {
 		return nil
 	}
-	for p := range 3 * 4096 {
-		x, y, z := uint8(p>>8&15), int16(p&15|p>>12<<4), uint8(p>>4&15)
-		if fast.Biome(x, y, z) != slow.Biome(x, y, z) {
+	fast, err := rs.chunk(a, tmpl, []*chunk.SubChunk{first}, []byte{0}, enc)
+	if err != nil || !bytes.Equal(chunk.EncodeBiomes(fast, chunk.NetworkEncoding), enc) || !rs.encodesLike(slow) || !chunksAgree(fast, slow) {
+		return nil
+	}
+	for _, c := range []*chunk.Chunk{fast, slow} {
+		c.HeightMap()
+		c.SetBlock(3, 40, 5, 0, 3) // a light blocker: the height map moves
+		c.SetBiome(3, 40, 5, 17)
+	}
+	if !chunksAgree(fast, slow) {
+		return nil
+	}
+	for _, s := range tmpl.Sub() {
+		if !s.Empty() {
 			return nil
 		}
 	}
 	return rs
+}
+
+// chunksAgree reports whether a and b, of the probe's registry, hold the
+// same blocks in both layers, biomes, height map and encodings.
+func chunksAgree(a, b *chunk.Chunk) bool {
+	if a.Range() != b.Range() || len(a.Sub()) != len(b.Sub()) || !slices.Equal(a.HeightMap(), b.HeightMap()) ||
+		!bytes.Equal(chunk.EncodeBiomes(a, chunk.NetworkEncoding), chunk.EncodeBiomes(b, chunk.NetworkEncoding)) {
+		return false
+	}
+	for i := range a.Sub() {
+		if !bytes.Equal(chunk.EncodeSubChunk(a, chunk.NetworkEncoding, i), chunk.EncodeSubChunk(b, chunk.NetworkEncoding, i)) {
+			return false
+		}
+	}
+	r := a.Range()
+	for y := r[0]; y <= r[1]; y++ {
+		for p := range 256 {
+			x, z := uint8(p>>4), uint8(p&15)
+			if a.Block(x, int16(y), z, 0) != b.Block(x, int16(y), z, 0) || a.Block(x, int16(y), z, 1) != b.Block(x, int16(y), z, 1) ||
+				a.Biome(x, int16(y), z) != b.Biome(x, int16(y), z) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // sameValues reports whether s holds want[x<<8|z<<4|y] at every x, y, z.
@@ -468,3 +549,11 @@ func networkStorage(bits byte, words []byte, palette []uint32) (*chunk.PalettedS
 type probeRegistry struct{ chunk.BlockRegistry }
 
 func (probeRegistry) AirRuntimeID() uint32 { return 0 }
+
+// FilteringBlock makes every third runtime id block light, for height maps.
+func (probeRegistry) FilteringBlock(rid uint32) uint8 {
+	if rid%3 == 0 && rid != 0 {
+		return 15
+	}
+	return 0
+}

@@ -3,6 +3,7 @@ package provider
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb"
@@ -72,6 +73,9 @@ func sameChunk(a, b *chunk.Chunk) error {
 	if !bytes.Equal(chunk.EncodeBiomes(a, chunk.NetworkEncoding), chunk.EncodeBiomes(b, chunk.NetworkEncoding)) {
 		return fmt.Errorf("biomes encode differently")
 	}
+	if !slices.Equal(a.HeightMap(), b.HeightMap()) {
+		return fmt.Errorf("height maps differ")
+	}
 	r := a.Range()
 	for i, y := 0, int16(r[0]); y <= int16(r[1]); i, y = i+1, y+7 {
 		x, z := uint8(i*5%16), uint8(i*3%16)
@@ -82,6 +86,9 @@ func sameChunk(a, b *chunk.Chunk) error {
 		if !bytes.Equal(chunk.EncodeSubChunk(a, chunk.NetworkEncoding, i), chunk.EncodeSubChunk(b, chunk.NetworkEncoding, i)) {
 			return fmt.Errorf("sub-chunk %d encodes differently after SetBlock", i)
 		}
+	}
+	if !slices.Equal(a.HeightMap(), b.HeightMap()) {
+		return fmt.Errorf("height maps differ after SetBlock")
 	}
 	return nil
 }
