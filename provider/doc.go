@@ -16,7 +16,7 @@
 //
 // Decoding builds Dragonfly's paletted storages straight from a record's
 // index words (rawstorage.go), a column's storages from a few shared
-// allocations, through six private fields of Dragonfly's chunk types that
+// allocations, through eight private fields of Dragonfly's chunk types that
 // a probe proves against Dragonfly's own decoder when the process starts;
 // if it refuses, decoding goes through NetworkDecode.
 //

@@ -24,11 +24,12 @@ import (
 // Dragonfly's decoder made with the same bits per index (so every field
 // derived from the bits is Dragonfly's), given its own index words (the
 // record's) and its own copy of the template's palette with the record's
-// values; a sub-chunk's list of layers and a chunk's biome storages are
-// placed the same way, and a column's parts come from a few shared
-// allocations (columnArena). Those are the only private fields it
-// touches: PalettedStorage.indices, .indicesStart and .palette,
-// Palette.values, SubChunk.storages and the elements of Chunk.biomes.
+// values; a sub-chunk's list of layers is placed the same way, a chunk is
+// a copy of an empty one with its own height map, sub-chunks and biome
+// storages, and a column's parts come from a few shared allocations
+// (columnArena). Those are the only private fields it touches:
+// PalettedStorage.indices, .indicesStart and .palette, Palette.values,
+// SubChunk.storages, and Chunk.heightMap, .sub and .biomes.
 //
 // Reaching into another package's fields breaks when that package changes,
 // so nothing here is trusted before it is proved against Dragonfly itself:
