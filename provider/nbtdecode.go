@@ -3,8 +3,11 @@ package provider
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"reflect"
+	"sync"
+	"sync/atomic"
 )
 
 // decodeNBT decodes little-endian NBT whose root is a compound into the Go
@@ -22,7 +25,13 @@ import (
 // what a damaged length declares, gigabytes if need be, which kills the
 // process), and nesting is bounded.
 func decodeNBT(b []byte) (map[string]any, error) {
-	d := &nbtDecoder{b: b}
+	d := nbtDecoders.Get().(*nbtDecoder)
+	defer func() {
+		clear(d.pairs[:cap(d.pairs)]) // keep no decoded value alive
+		*d = nbtDecoder{pairs: d.pairs[:0]}
+		nbtDecoders.Put(d)
+	}()
+	d.b = b
 	t, _, err := d.tag()
 	if err != nil {
 		return nil, err
@@ -44,7 +53,18 @@ type nbtDecoder struct {
 	depth int
 	// nest is the true nesting, which bounds the recursion.
 	nest int
+	// pairs holds the entries of the compounds being decoded, innermost
+	// last, so that each map is made once its size is known rather than
+	// grown entry by entry.
+	pairs []nbtPair
 }
+
+type nbtPair struct {
+	name  string
+	value any
+}
+
+var nbtDecoders = sync.Pool{New: func() any { return &nbtDecoder{} }}
 
 var (
 	byteType  = reflect.TypeOf(byte(0))
@@ -97,7 +117,7 @@ func (d *nbtDecoder) string() (string, error) {
 		return "", fmt.Errorf("nbt: string of %d bytes", v)
 	}
 	p, err := d.take(int(v))
-	return string(p), err
+	return interned.get(p), err
 }
 
 func (d *nbtDecoder) tag() (byte, string, error) {
@@ -113,19 +133,30 @@ func (d *nbtDecoder) tag() (byte, string, error) {
 }
 
 func (d *nbtDecoder) compound() (map[string]any, error) {
-	m := map[string]any{}
+	start := len(d.pairs)
+	defer func() {
+		clear(d.pairs[start:])
+		d.pairs = d.pairs[:start]
+	}()
 	for {
 		t, name, err := d.tag()
 		if err != nil {
 			return nil, err
 		}
 		if t == tagEnd {
-			return m, nil
+			break
 		}
-		if m[name], err = d.value(t); err != nil {
+		v, err := d.value(t)
+		if err != nil {
 			return nil, err
 		}
+		d.pairs = append(d.pairs, nbtPair{name, v})
 	}
+	m := make(map[string]any, len(d.pairs)-start)
+	for _, p := range d.pairs[start:] {
+		m[p.name] = p.value // in order: a repeated name keeps its last value
+	}
+	return m, nil
 }
 
 // array reads an array tag's elements into [n]elem, as gophertunnel does.
@@ -252,4 +283,36 @@ func (d *nbtDecoder) list() (any, error) {
 	}
 	d.depth--
 	return s, nil
+}
+
+// interned holds recently decoded short NBT strings: the names of a
+// compound's entries and ids repeat in every block entity and entity, and
+// a string found here is not allocated again.
+var interned internTable
+
+// internTable is a fixed-size, lossy cache of strings: a slot keeps the
+// last string hashed to it. It is safe for concurrent use, without locks.
+type internTable struct {
+	seed  maphash.Seed
+	slots [1024]atomic.Pointer[string]
+}
+
+func init() { interned.seed = maphash.MakeSeed() }
+
+// maxInterned is the longest string interned: longer ones (text, books)
+// rarely repeat.
+const maxInterned = 48
+
+// get returns p as a string, from the table if it holds it.
+func (t *internTable) get(p []byte) string {
+	if len(p) == 0 || len(p) > maxInterned {
+		return string(p)
+	}
+	slot := &t.slots[maphash.Bytes(t.seed, p)%uint64(len(t.slots))]
+	if s := slot.Load(); s != nil && *s == string(p) {
+		return *s
+	}
+	s := string(p)
+	slot.Store(&s)
+	return s
 }

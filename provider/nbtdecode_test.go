@@ -3,6 +3,8 @@ package provider
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/blazeworld/blaze/internal/worldtest"
@@ -27,7 +29,7 @@ func agree(t *testing.T, what string, b []byte) {
 
 // realWorldNBT returns the NBT of every block entity and entity of the
 // real worlds, by world; it fails if there is none.
-func realWorldNBT(t *testing.T) map[string][]map[string]any {
+func realWorldNBT(t testing.TB) map[string][]map[string]any {
 	out, n := map[string][]map[string]any{}, 0
 	for _, w := range worldtest.Worlds(t) {
 		cols, err := worldtest.ReadAll(worldtest.UnpackTemp(t, w), world.DefaultBlockRegistry)
@@ -112,5 +114,55 @@ func TestDecodeNBTBoundsLengths(t *testing.T) {
 	deep = append(deep, tagEnd, 0, 0, 0, 0, tagEnd)
 	if _, err := decodeNBT(deep); err == nil {
 		t.Fatal("100,000 nested lists decoded")
+	}
+}
+
+// BenchmarkDecodeNBT decodes every block entity and entity of the real
+// worlds, as a cold load of their columns does.
+func BenchmarkDecodeNBT(b *testing.B) {
+	var all [][]byte
+	size := 0
+	for _, ms := range realWorldNBT(b) {
+		for _, m := range ms {
+			enc, ok := appendCanonicalNBT(nil, m)
+			if !ok {
+				b.Fatal("not encodable in one pass")
+			}
+			all = append(all, enc)
+			size += len(enc)
+		}
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, enc := range all {
+			if _, err := decodeNBT(enc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// The intern table returns each string's own value, also when goroutines
+// race for the same slots with different strings.
+func TestInternTable(t *testing.T) {
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20000 {
+				want := fmt.Sprintf("key-%d", (i*7+g)%3000)
+				if got := interned.get([]byte(want)); got != want {
+					t.Errorf("got %q, want %q", got, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	long := bytes.Repeat([]byte("x"), maxInterned+1)
+	if interned.get(long) != string(long) || interned.get(nil) != "" {
+		t.Fatal("strings outside the interned range changed")
 	}
 }
