@@ -116,7 +116,7 @@ func (conf Config) open(dir string) (*DB, error) {
 			return nil, fmt.Errorf("write level.dat: %w", err)
 		}
 	}
-	db.fill, db.fillStop = newFillQueue(), make(chan struct{})
+	db.fill, db.fillStop = newFillQueue(conf.ColumnCacheBytes/pendingShare), make(chan struct{})
 	if !conf.ExternalMaintenance {
 		db.fillDone.Add(1)
 		go db.snapshotWorker()

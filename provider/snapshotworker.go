@@ -18,10 +18,12 @@ const (
 	// both allocate a column's worth of memory. Waiting for a pause moves
 	// that work out of the burst to where the World is not loading.
 	snapshotQuiet = time.Millisecond
-	// maxPendingBytes bounds the records waiting for the worker. A load
-	// beyond it gets no snapshot: the column is cached when next loaded or
-	// stored, and a store of it meanwhile encodes it whole.
-	maxPendingBytes = 16 << 20
+	// pendingShare is the share of the column cache's budget that records
+	// waiting for the worker may take: a snapshot costs the cache about
+	// four times its record, so a queue this full already fills the
+	// cache. A load beyond it gets no snapshot: the column is cached when
+	// next loaded or stored, and a store of it meanwhile encodes it whole.
+	pendingShare = 4
 )
 
 // fillJob asks the snapshot worker to cache a column that was just loaded.
@@ -34,27 +36,30 @@ type fillJob struct {
 }
 
 // fillQueue holds the jobs waiting for the snapshot worker, oldest first,
-// up to maxPendingBytes of records. Loads push without waking the worker,
+// up to limit bytes of records. Loads push without waking the worker,
 // except the push that finds the queue empty. It is safe for concurrent
 // use.
 type fillQueue struct {
 	mu    sync.Mutex
 	jobs  []fillJob
-	bytes int
+	bytes int64
+	limit int64
 	wake  chan struct{} // capacity 1: the queue was empty and is not
 }
 
-func newFillQueue() *fillQueue { return &fillQueue{wake: make(chan struct{}, 1)} }
+func newFillQueue(limit int64) *fillQueue {
+	return &fillQueue{limit: limit, wake: make(chan struct{}, 1)}
+}
 
 // push queues job, or drops it if the queue is full.
 func (q *fillQueue) push(job fillJob) {
 	q.mu.Lock()
-	if q.bytes+len(job.rec) > maxPendingBytes {
+	if q.bytes+int64(len(job.rec)) > q.limit {
 		q.mu.Unlock()
 		return
 	}
 	q.jobs = append(q.jobs, job)
-	q.bytes += len(job.rec)
+	q.bytes += int64(len(job.rec))
 	first := len(q.jobs) == 1
 	q.mu.Unlock()
 	if first {
@@ -75,7 +80,7 @@ func (q *fillQueue) pop() (fillJob, bool) {
 	job := q.jobs[0]
 	q.jobs[0] = fillJob{}
 	q.jobs = q.jobs[1:]
-	q.bytes -= len(job.rec)
+	q.bytes -= int64(len(job.rec))
 	return job, true
 }
 

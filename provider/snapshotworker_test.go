@@ -60,8 +60,9 @@ func TestSnapshotWaitsForPauseInLoads(t *testing.T) {
 
 // The queue keeps jobs oldest first and drops those beyond its byte bound.
 func TestFillQueueBounded(t *testing.T) {
-	q := newFillQueue()
-	rec := make([]byte, maxPendingBytes/4)
+	const limit = 1 << 20
+	q := newFillQueue(limit)
+	rec := make([]byte, limit/4)
 	for i := range 6 {
 		q.push(fillJob{k: blazedb.Key{X: int32(i)}, rec: rec})
 	}
