@@ -15,6 +15,11 @@ var netBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &
 // record may declare frames of up to maxFrameLen.
 const maxPooledScratch = 1 << 20
 
+// maxWordBlock caps the first block of index words a decode allocates, in
+// words: 256 KiB, where a column of 24 sub-chunks of two 8-bit layers
+// needs 24,576.
+const maxWordBlock = 1 << 16
+
 // decodeColumn decodes a record (either version) for a dimension of range
 // rng. It never panics on bad bytes: they give an error wrapping
 // ErrColumnCorrupt.
@@ -111,8 +116,10 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*
 		a = &columnArena{}
 		if framed {
 			// Index words are most of the sub-chunks' raw bytes: one block
-			// of words holds them all.
-			a.wordBlock = framesRawLen(rec[r.off:], n) / 4
+			// of words holds them all. The frames' lengths are not yet
+			// checked, so a damaged record may declare any: the hint is
+			// capped (above what a real column holds).
+			a.wordBlock = min(framesRawLen(rec[r.off:], n)/4, maxWordBlock)
 		}
 	} else {
 		bp = netBufs.Get().(*[]byte)
