@@ -37,11 +37,21 @@ func indicesBelow(words []byte, bits byte, n int) bool {
 	full := 4096 / l.perWord // words whose every field is an index
 	add := uint64(1<<bits-n) * l.ones
 	i := 0
-	for ; i+2 <= full; i += 2 { // two words at once: the lanes repeat every word
-		w := binary.LittleEndian.Uint64(words[i*4:])
-		even := (w & l.even) + add
-		odd := (w>>bits&l.odd)*l.oddFix + add
-		if (even|odd)&l.carry != 0 {
+	// Eight words at once, as four pairs (the lanes repeat every word),
+	// their carries gathered before one test: a field below n never sets
+	// its carry bit, so neither does an OR of them.
+	even, odd, fix := l.even, l.odd, l.oddFix
+	lane := func(w uint64) uint64 { return (w&even + add) | ((w>>bits&odd)*fix + add) }
+	for ; i+8 <= full; i += 8 {
+		b := words[i*4 : i*4+32]
+		c := lane(binary.LittleEndian.Uint64(b)) | lane(binary.LittleEndian.Uint64(b[8:])) |
+			lane(binary.LittleEndian.Uint64(b[16:])) | lane(binary.LittleEndian.Uint64(b[24:]))
+		if c&l.carry != 0 {
+			return false
+		}
+	}
+	for ; i+2 <= full; i += 2 {
+		if lane(binary.LittleEndian.Uint64(words[i*4:]))&l.carry != 0 {
 			return false
 		}
 	}
