@@ -343,6 +343,14 @@ func probeRawStorage() (rs *rawStorage) {
 		want []uint32
 	}
 	var all []built
+	intact := func() bool {
+		for _, b := range all {
+			if !sameValues(b.s, b.want) {
+				return false
+			}
+		}
+		return true
+	}
 	seed := uint32(2463534242)
 	for _, bits := range storageBits {
 		words, palette, want := probeLayer(&seed, bits)
@@ -369,28 +377,17 @@ func probeRawStorage() (rs *rawStorage) {
 		}
 		all = append(all, built{fast, want})
 	}
-	for _, b := range all {
-		if !sameValues(b.s, b.want) {
-			return nil
-		}
+	if !intact() {
+		return nil
 	}
 	// A sub-chunk of two layers, read as the decoder reads one, is the
 	// network decoder's, also once both gain a third layer and a block.
-	var sub []byte
-	for _, bits := range []byte{5, 1} {
-		words, palette, _ := probeLayer(&seed, bits)
-		sub = append(append(sub, bits<<1|1), words...)
-		sub = appendVarint32(sub, uint64(len(palette)))
-		for _, v := range palette {
-			sub = appendVarint32(sub, uint64(v))
-		}
-	}
-	sub = append([]byte{chunk.SubChunkVersion, 2, 0}, sub...)
+	sub := appendProbeLayers([]byte{chunk.SubChunkVersion, 2, 0}, &seed, 5, 1)
 	slowSub, err := chunk.NetworkDecode(probeRegistry{}, append(slices.Clone(sub), 1, 0), 1, cube.Range{0, 15})
 	if err != nil {
 		return nil
 	}
-	fastSub, _, err := rs.sub(a, &reader{b: sub}, 0, readVarint32, func(id uint32) (uint64, error) { return uint64(id), nil })
+	fastSub, _, err := rs.sub(a, &reader{b: sub}, 0, readVarint32, sameID)
 	if err != nil || !fastSub.Equals(slowSub.Sub()[0]) {
 		return nil
 	}
@@ -408,10 +405,8 @@ func probeRawStorage() (rs *rawStorage) {
 			return nil
 		}
 	}
-	for _, b := range all {
-		if !sameValues(b.s, b.want) {
-			return nil
-		}
+	if !intact() {
+		return nil
 	}
 	// A chunk of three sub-chunks: the first the two-layer one above, the
 	// others empty; biomes: two storages, the third repeating the second.
@@ -419,22 +414,13 @@ func probeRawStorage() (rs *rawStorage) {
 	// encoding and on the height map, also after a block is set in an
 	// empty sub-chunk, and the template must stay empty.
 	rng := cube.Range{0, 47}
-	var enc []byte
-	for _, bits := range []byte{2, 4} {
-		words, palette, _ := probeLayer(&seed, bits)
-		enc = append(append(enc, bits<<1|1), words...)
-		enc = appendVarint32(enc, uint64(len(palette)))
-		for _, v := range palette {
-			enc = appendVarint32(enc, uint64(v))
-		}
-	}
-	enc = append(enc, 0x7f<<1|1)
+	enc := append(appendProbeLayers(nil, &seed, 2, 4), 0x7f<<1|1)
 	slow, err := chunk.NetworkDecode(probeRegistry{}, append(slices.Clone(sub), enc...), 1, rng)
 	if err != nil {
 		return nil
 	}
 	tmpl := chunk.New(probeRegistry{}, rng)
-	first, _, err := rs.sub(a, &reader{b: sub}, 0, readVarint32, func(id uint32) (uint64, error) { return uint64(id), nil })
+	first, _, err := rs.sub(a, &reader{b: sub}, 0, readVarint32, sameID)
 	if err != nil {
 		return nil
 	}
@@ -481,6 +467,23 @@ func chunksAgree(a, b *chunk.Chunk) bool {
 		}
 	}
 	return true
+}
+
+// sameID translates a palette entry to itself.
+func sameID(id uint32) (uint64, error) { return uint64(id), nil }
+
+// appendProbeLayers appends a layer in the network encoding (header,
+// words, palette) for each of bits, as probeLayer makes them.
+func appendProbeLayers(dst []byte, seed *uint32, bits ...byte) []byte {
+	for _, b := range bits {
+		words, palette, _ := probeLayer(seed, b)
+		dst = append(append(dst, b<<1|1), words...)
+		dst = appendVarint32(dst, uint64(len(palette)))
+		for _, v := range palette {
+			dst = appendVarint32(dst, uint64(v))
+		}
+	}
+	return dst
 }
 
 // sameValues reports whether s holds want[x<<8|z<<4|y] at every x, y, z.
