@@ -140,6 +140,47 @@ func TestOwnership(t *testing.T) {
 	}
 }
 
+// GetAppend appends the value to the caller's slice, from the file (not
+// caching it) or from the cache, with every codec, and what it returns
+// shares nothing with the engine.
+func TestGetAppend(t *testing.T) {
+	for _, c := range []Compression{CompressionNone, CompressionLZ4, CompressionZstd} {
+		fs := vfs.NewMem()
+		db := open(t, fs, "/db", Options{Compression: c})
+		v := value(3, 8<<10)
+		if err := db.Put(Key{X: 1}, v); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		db = open(t, fs, "/db", Options{Compression: c})
+		for _, from := range []string{"file", "file again", "cache"} {
+			if from == "cache" {
+				mustGet(t, db, Key{X: 1}) // Get caches what it reads
+			}
+			got, err := db.GetAppend(Key{X: 1}, []byte("prefix"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got[:6]) != "prefix" || !bytes.Equal(got[6:], v) {
+				t.Fatalf("codec %d, from the %s: wrong bytes", c, from)
+			}
+			if _, cached := db.cache.get(appendChunkKey(nil, Key{X: 1})); cached != (from == "cache") {
+				t.Fatalf("codec %d, from the %s: cached %v", c, from, cached)
+			}
+			clear(got)
+			if again := mustGet(t, db, Key{X: 1}); !bytes.Equal(again, v) {
+				t.Fatalf("codec %d, from the %s: the engine kept the caller's slice", c, from)
+			}
+			if from == "file" {
+				db.cache = newCache(db.opts.CacheBytes) // Get above cached it: start empty
+			}
+		}
+		if _, err := db.GetAppend(Key{X: 2}, nil); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("codec %d: missing key: %v", c, err)
+		}
+	}
+}
+
 // PutShared stores like Put, with every codec, and elides an unchanged
 // value like Put.
 func TestPutShared(t *testing.T) {

@@ -44,6 +44,28 @@ func (db *DB) GetShared(k Key) ([]byte, error) {
 	return v, nil
 }
 
+// GetAppend appends the value of a chunk key to dst and returns the
+// result, which shares nothing with the engine: for a caller that reads a
+// value once into a buffer of its own (the provider decoding a column),
+// sparing the new slice Get allocates. A value in the cache is copied from
+// it; one read from the file is not added to the cache. Errors are Get's.
+func (db *DB) GetAppend(k Key, dst []byte) ([]byte, error) {
+	var kb [chunkKeyLen]byte
+	key := appendChunkKey(kb[:0], k)
+	if db.closed.Load() {
+		return nil, fmt.Errorf("blazedb: get %v: %w", k, ErrClosed)
+	}
+	db.stats.reads.Add(1)
+	if v, ok := db.cache.get(key); ok {
+		return append(dst, v...), nil
+	}
+	v, _, err := db.read(rkey{chunk: k}, key, dst)
+	if err != nil {
+		return nil, fmt.Errorf("blazedb: get %v: %w", k, err)
+	}
+	return v, nil
+}
+
 // Stamp identifies the record a chunk key holds now, from memory alone: it
 // changes whenever the key is written or deleted (and when compaction moves
 // its record). Take it before reading a value to know later, without I/O,
@@ -112,11 +134,23 @@ func (db *DB) lookup(k rkey, key []byte) ([]byte, error) {
 	if v, ok := db.cache.get(key); ok {
 		return v, nil
 	}
+	v, current, err := db.read(k, key, nil)
+	if err != nil {
+		return nil, err
+	}
+	db.cache.addIfCurrent(key, v, current)
+	return v, nil
+}
+
+// read reads k's value from the file, appended to dst, and returns with it
+// a function that reports whether the record read is still k's (for
+// caching it). The caller has counted the read.
+func (db *DB) read(k rkey, key, dst []byte) ([]byte, func() bool, error) {
 	db.mu.RLock()
 	l := db.log
 	if l == nil {
 		db.mu.RUnlock()
-		return nil, ErrClosed
+		return nil, nil, ErrClosed
 	}
 	e, ok := db.idx.get(k)
 	if ok {
@@ -125,27 +159,26 @@ func (db *DB) lookup(k rkey, key []byte) ([]byte, error) {
 	db.mu.RUnlock()
 	if !ok {
 		db.stats.notFound.Add(1)
-		return nil, ErrNotFound
+		return nil, nil, ErrNotFound
 	}
-	v, err := readEntry(l, e, key)
+	v, err := readEntry(l, e, key, dst)
 	l.refs.Done()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	db.cache.addIfCurrent(key, v, func() bool {
+	return v, func() bool {
 		db.mu.RLock()
 		defer db.mu.RUnlock()
 		cur, ok := db.idx.get(k)
 		return ok && cur == e && db.log == l
-	})
-	return v, nil
+	}, nil
 }
 
 var readBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
-// readEntry reads, verifies and decompresses the put record e of key. The
-// result is a new slice.
-func readEntry(l *logFile, e entry, key []byte) ([]byte, error) {
+// readEntry reads, verifies and decompresses the put record e of key,
+// appending its value to dst (nil: a new slice).
+func readEntry(l *logFile, e entry, key, dst []byte) ([]byte, error) {
 	bp := readBufs.Get().(*[]byte)
 	defer readBufs.Put(bp)
 	if cap(*bp) < int(e.size) {
@@ -171,7 +204,7 @@ func readEntry(l *logFile, e entry, key []byte) ([]byte, error) {
 	case r.vsum != e.vsum:
 		return nil, corruptf(logName, e.off, "record value checksum %08x, index has %08x", r.vsum, e.vsum)
 	}
-	v, err := r.rawValue()
+	v, err := r.appendRawValue(dst)
 	if err != nil {
 		return nil, corruptf(logName, e.off, "%v", err)
 	}

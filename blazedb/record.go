@@ -261,12 +261,20 @@ func forEachEntry(body []byte, fn func(off int, e record) error) error {
 }
 
 // rawValue decompresses and verifies the value of a put record.
-func (r *record) rawValue() ([]byte, error) {
-	v, err := decompress(r.codec, r.value, int(r.rawLen))
+func (r *record) rawValue() ([]byte, error) { return r.appendRawValue(nil) }
+
+// appendRawValue appends the decompressed, verified value of a put record
+// to dst.
+func (r *record) appendRawValue(dst []byte) ([]byte, error) {
+	if r.rawLen > maxValueLen {
+		return nil, fmt.Errorf("raw length %d out of range", r.rawLen)
+	}
+	start := len(dst)
+	v, err := decompressAppend(dst, r.codec, r.value, int(r.rawLen))
 	if err != nil {
 		return nil, err
 	}
-	if got := crc(v); got != r.vsum {
+	if got := crc(v[start:]); got != r.vsum {
 		return nil, fmt.Errorf("value checksum %08x, want %08x", got, r.vsum)
 	}
 	return v, nil
