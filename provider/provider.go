@@ -116,7 +116,7 @@ func (conf Config) open(dir string) (*DB, error) {
 			return nil, fmt.Errorf("write level.dat: %w", err)
 		}
 	}
-	db.fill, db.fillStop = newFillQueue(conf.ColumnCacheBytes/pendingShare), make(chan struct{})
+	db.fill, db.fillStop = newFillQueue(int(max(conf.ColumnCacheBytes/pendingCost, 1))), make(chan struct{})
 	if !conf.ExternalMaintenance {
 		db.fillDone.Add(1)
 		go db.snapshotWorker()
@@ -197,14 +197,18 @@ func (db *DB) loadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column
 		db.conf.Log.Error("cached column unusable; reading it again", "X", pos[0], "Z", pos[1], "dimension", fmt.Sprint(dim), "err", err)
 		cols.remove(k)
 	}
-	// The record is shared with the engine's cache (never written again),
-	// so the snapshot worker may keep it without a copy.
-	stamp, _ := db.eng.Stamp(k)
-	rec, err := db.eng.GetShared(k)
+	// The record is read into a pooled buffer: the decoded column shares
+	// nothing with it, and the snapshot worker reads it again for itself.
+	rp := recBufs.Get().(*[]byte)
+	rec, err := db.eng.GetAppend(k, (*rp)[:0])
 	var col *chunk.Column
 	if err == nil {
 		col, err = db.dict.decodeColumn(rec, dim.Range())
+		if cap(rec) <= maxPooledRecord {
+			*rp = rec
+		}
 	}
+	recBufs.Put(rp)
 	switch {
 	case errors.Is(err, blazedb.ErrNotFound):
 		return nil, leveldb.ErrNotFound
@@ -220,10 +224,17 @@ func (db *DB) loadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column
 	if cols != nil {
 		// The caller owns col: the cache's own snapshot is decoded again on
 		// the snapshot worker, off the world's tick.
-		db.fill.push(fillJob{k: k, rec: rec, stamp: stamp, rng: dim.Range(), cols: cols})
+		db.fill.push(fillJob{k: k, rng: dim.Range(), cols: cols})
 	}
 	return col, nil
 }
+
+// recBufs holds the buffers cold loads read records into; maxPooledRecord
+// bounds what is kept (a damaged record may declare anything the engine
+// allows).
+var recBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+const maxPooledRecord = 1 << 20
 
 // columns returns the column cache and the registry it was built for.
 func (db *DB) columns() (*columnCache, chunk.BlockRegistry) {

@@ -18,48 +18,47 @@ const (
 	// both allocate a column's worth of memory. Waiting for a pause moves
 	// that work out of the burst to where the World is not loading.
 	snapshotQuiet = time.Millisecond
-	// pendingShare is the share of the column cache's budget that records
-	// waiting for the worker may take: a snapshot costs the cache about
-	// four times its record, so a queue this full already fills the
-	// cache. A load beyond it gets no snapshot: the column is cached when
-	// next loaded or stored, and a store of it meanwhile encodes it whole.
-	pendingShare = 4
+	// pendingCost is what the queue reckons a snapshot costs the column
+	// cache, about a realistic column's (its record and its raw size): the
+	// queue holds at most as many jobs as the cache could hold snapshots,
+	// since more would only decode snapshots that evict each other. A load
+	// beyond it gets no snapshot: the column is cached when next loaded or
+	// stored, and a store of it meanwhile encodes it whole.
+	pendingCost = 64 << 10
 )
 
-// fillJob asks the snapshot worker to cache a column that was just loaded.
+// fillJob asks the snapshot worker to cache a column that was just loaded;
+// the worker reads its record (rec, with stamp) unless Prefetch did.
 type fillJob struct {
 	k     blazedb.Key
-	rec   []byte
+	rec   []byte // shared with the engine's cache, never written
 	stamp uint64 // the engine's stamp of k, taken before rec was read
 	rng   cube.Range
 	cols  *columnCache
 }
 
 // fillQueue holds the jobs waiting for the snapshot worker, oldest first,
-// up to limit bytes of records. Loads push without waking the worker,
-// except the push that finds the queue empty. It is safe for concurrent
-// use.
+// at most limit of them. Loads push without waking the worker, except the
+// push that finds the queue empty. It is safe for concurrent use.
 type fillQueue struct {
 	mu    sync.Mutex
 	jobs  []fillJob
-	bytes int64
-	limit int64
+	limit int
 	wake  chan struct{} // capacity 1: the queue was empty and is not
 }
 
-func newFillQueue(limit int64) *fillQueue {
+func newFillQueue(limit int) *fillQueue {
 	return &fillQueue{limit: limit, wake: make(chan struct{}, 1)}
 }
 
 // push queues job, or drops it if the queue is full.
 func (q *fillQueue) push(job fillJob) {
 	q.mu.Lock()
-	if q.bytes+int64(len(job.rec)) > q.limit {
+	if len(q.jobs) >= q.limit {
 		q.mu.Unlock()
 		return
 	}
 	q.jobs = append(q.jobs, job)
-	q.bytes += int64(len(job.rec))
 	first := len(q.jobs) == 1
 	q.mu.Unlock()
 	if first {
@@ -80,7 +79,6 @@ func (q *fillQueue) pop() (fillJob, bool) {
 	job := q.jobs[0]
 	q.jobs[0] = fillJob{}
 	q.jobs = q.jobs[1:]
-	q.bytes -= int64(len(job.rec))
 	return job, true
 }
 
@@ -128,6 +126,13 @@ func (db *DB) snapshotWorker() {
 }
 
 func (db *DB) snapshot(job fillJob) {
+	if job.rec == nil {
+		var err error
+		job.stamp, _ = db.eng.Stamp(job.k)
+		if job.rec, err = db.eng.GetShared(job.k); err != nil {
+			return // deleted since, or unreadable: the next load reports it
+		}
+	}
 	if s := db.decodeSnapshot(job); s != nil {
 		db.install(job, s)
 	}

@@ -58,13 +58,11 @@ func TestSnapshotWaitsForPauseInLoads(t *testing.T) {
 	}
 }
 
-// The queue keeps jobs oldest first and drops those beyond its byte bound.
+// The queue keeps jobs oldest first and drops those beyond its bound.
 func TestFillQueueBounded(t *testing.T) {
-	const limit = 1 << 20
-	q := newFillQueue(limit)
-	rec := make([]byte, limit/4)
+	q := newFillQueue(4)
 	for i := range 6 {
-		q.push(fillJob{k: blazedb.Key{X: int32(i)}, rec: rec})
+		q.push(fillJob{k: blazedb.Key{X: int32(i)}})
 	}
 	select {
 	case <-q.wake:
@@ -78,9 +76,9 @@ func TestFillQueueBounded(t *testing.T) {
 		}
 	}
 	if _, ok := q.pop(); ok {
-		t.Fatal("jobs beyond the byte bound were kept")
+		t.Fatal("jobs beyond the bound were kept")
 	}
-	q.push(fillJob{k: blazedb.Key{X: 9}, rec: rec})
+	q.push(fillJob{k: blazedb.Key{X: 9}})
 	if job, ok := q.pop(); !ok || job.k.X != 9 {
 		t.Fatal("the emptied queue refused a job")
 	}
