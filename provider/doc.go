@@ -20,10 +20,11 @@
 // a probe proves against Dragonfly's own decoder when the process starts;
 // if it refuses, decoding goes through NetworkDecode.
 //
-// A cold load hands its column to the caller and queues the record for
-// the snapshot worker (snapshotworker.go), which decodes the cache's own
-// copy once loads have paused for a millisecond, so that a burst of loads
-// does not compete with its own second decodes.
+// A cold load reads its record into a pooled buffer, hands the decoded
+// column to the caller and queues the key for the snapshot worker
+// (snapshotworker.go), which reads the record again and decodes the
+// cache's own copy once loads have paused for a millisecond, so that a
+// burst of loads does not compete with its own second decodes.
 //
 // # Guarantees
 //
