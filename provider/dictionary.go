@@ -3,6 +3,7 @@ package provider
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,6 +37,7 @@ type dictEntry struct {
 	States    map[string]any `nbt:"states"`
 	Version   int32          `nbt:"version"`
 	persisted bool
+	key       string // stateKey(Name, States)
 }
 
 // noRID marks a dictionary id the registry cannot resolve.
@@ -52,6 +54,9 @@ type dictionary struct {
 	// raw builds decoded sub-chunks directly; nil when its probe refused
 	// this Dragonfly (rawstorage.go). Set once, before any use.
 	raw *rawStorage
+	// brShared reports whether br may key sharedEntries' resolutions
+	// (its dynamic type is comparable).
+	brShared bool
 	// chunks holds an empty chunk of br for each range decoded, the
 	// template rawStorage copies decoded chunks from. Never modified.
 	chunks map[cube.Range]*chunk.Chunk
@@ -90,18 +95,15 @@ func (d *dictionary) load(eng *blazedb.DB) error {
 		if err != nil {
 			return fmt.Errorf("read dictionary entry %d: %w", id, err)
 		}
-		e := &dictEntry{persisted: true}
-		if err := nbt.UnmarshalEncoding(v, e, nbt.LittleEndian); err != nil {
+		e, err := loadEntry(v)
+		if err != nil {
 			return fmt.Errorf("%w: dictionary entry %d: %v", ErrColumnCorrupt, id, err)
-		}
-		if e.States == nil {
-			e.States = map[string]any{}
 		}
 		for int(id) >= len(d.entries) {
 			d.entries = append(d.entries, nil)
 		}
 		d.entries[id] = e
-		d.byKey[stateKey(e.Name, e.States)] = int32(id)
+		d.byKey[e.key] = int32(id)
 	}
 	return nil
 }
@@ -111,6 +113,7 @@ func (d *dictionary) setRegistry(br chunk.BlockRegistry) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.br = br
+	d.brShared = reflect.TypeOf(br).Comparable()
 	d.chunks = map[cube.Range]*chunk.Chunk{}
 	d.ridToID = make([]int32, br.BlockCount())
 	for i := range d.ridToID {
@@ -127,13 +130,11 @@ func (d *dictionary) setRegistry(br chunk.BlockRegistry) {
 
 // resolve maps entry id to the registry; d.mu must be held.
 func (d *dictionary) resolve(id int32, e *dictEntry) {
-	enc := chunk.BlockPaletteEncoding{Blocks: d.br}
-	rid, err := enc.DecodeBlockState(map[string]any{"name": e.Name, "states": e.States, "version": e.Version})
-	if err != nil {
-		d.idToRID[id] = noRID
+	rid := sharedEntries.resolve(d.br, d.brShared, e)
+	d.idToRID[id] = rid
+	if rid == noRID {
 		return
 	}
-	d.idToRID[id] = rid
 	if int(rid) < len(d.ridToID) && d.ridToID[rid] < 0 {
 		d.ridToID[rid] = id
 	}
@@ -158,7 +159,7 @@ func (d *dictionary) idFor(rid uint32) (int32, error) {
 		if props == nil {
 			props = map[string]any{}
 		}
-		d.entries = append(d.entries, &dictEntry{Name: name, States: props, Version: chunk.CurrentBlockVersion})
+		d.entries = append(d.entries, &dictEntry{Name: name, States: props, Version: chunk.CurrentBlockVersion, key: key})
 		d.idToRID = append(d.idToRID, rid)
 		d.byKey[key] = id
 	}
@@ -203,3 +204,82 @@ func (d *dictionary) state(id int32) string {
 }
 
 func marshalEntry(e *dictEntry) ([]byte, error) { return nbt.MarshalEncoding(e, nbt.LittleEndian) }
+
+// sharedEntries caches, for the whole process, what persisted dictionary
+// entries decode to (keyed by their bytes) and what they resolve to in
+// each registry: the regions of a segmented world, and an arena's
+// template and overlay, persist the same entries, and decoding and
+// resolving every entry (through Dragonfly's block upgrader) was most of
+// opening a region. It is safe for concurrent use. What it holds is never
+// modified: an entry's States map is shared by every dictionary that
+// loaded it, and only ever read.
+var sharedEntries = entryCache{decoded: map[string]dictEntry{}, resolved: map[resolvedKey]uint32{}}
+
+// maxSharedEntries bounds each of the cache's maps; beyond it, entries are
+// decoded and resolved as if it did not exist.
+const maxSharedEntries = 1 << 16
+
+type entryCache struct {
+	mu       sync.Mutex
+	decoded  map[string]dictEntry
+	resolved map[resolvedKey]uint32 // noRID: the registry cannot resolve it
+}
+
+type resolvedKey struct {
+	br      chunk.BlockRegistry
+	key     string
+	version int32
+}
+
+// loadEntry decodes a persisted entry, from the cache when it holds the
+// same bytes. The entry returned is the caller's; its States are shared.
+func loadEntry(v []byte) (*dictEntry, error) {
+	c := &sharedEntries
+	c.mu.Lock()
+	e, ok := c.decoded[string(v)]
+	c.mu.Unlock()
+	if !ok {
+		if err := nbt.UnmarshalEncoding(v, &e, nbt.LittleEndian); err != nil {
+			return nil, err
+		}
+		if e.States == nil {
+			e.States = map[string]any{}
+		}
+		e.key = stateKey(e.Name, e.States)
+		c.mu.Lock()
+		if len(c.decoded) < maxSharedEntries {
+			c.decoded[string(v)] = e
+		}
+		c.mu.Unlock()
+	}
+	e.persisted = true
+	return &e, nil
+}
+
+// resolve returns e's runtime id in br, or noRID, from the cache when
+// shared (br may key a map) and it holds the answer.
+func (c *entryCache) resolve(br chunk.BlockRegistry, shared bool, e *dictEntry) uint32 {
+	k := resolvedKey{br, e.key, e.Version}
+	if shared {
+		c.mu.Lock()
+		rid, ok := c.resolved[k]
+		c.mu.Unlock()
+		if ok {
+			return rid
+		}
+	}
+	// The upgrader may rewrite the states it is given: give it a copy.
+	enc := chunk.BlockPaletteEncoding{Blocks: br}
+	rid, err := enc.DecodeBlockState(map[string]any{"name": e.Name, "states": maps.Clone(e.States), "version": e.Version})
+	if err != nil {
+		rid = noRID
+	}
+	if shared {
+		c.mu.Lock()
+		if len(c.resolved) < maxSharedEntries {
+			c.resolved[k] = rid
+		}
+		c.mu.Unlock()
+	}
+	return rid
+}

@@ -3,8 +3,10 @@ package provider
 import (
 	"errors"
 	"fmt"
+	"github.com/blazeworld/blaze/internal/fsutil"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -435,3 +437,62 @@ func TestConcurrentDimensions(t *testing.T) {
 }
 
 func sleepMs(n int) { time.Sleep(time.Duration(n) * time.Millisecond) }
+
+// Databases holding the same dictionary entries (a segmented world's
+// regions, an arena's template and overlay) decode and resolve each once
+// per process: later ones share the first's decoded states, and all load
+// the same columns. The later two open at once, under the race detector.
+func TestDictionaryEntriesSharedAcrossDatabases(t *testing.T) {
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	col := worldtest.Synthetic(11, world.Overworld, world.DefaultBlockRegistry)
+	db := openDB(t, dirs[0], Config{})
+	if err := db.StoreColumn(world.ChunkPos{1, 2}, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for _, dir := range dirs[1:] {
+		if err := fsutil.CopyTree(dirs[0], dir, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dbs := []*DB{openDB(t, dirs[0], Config{}), nil, nil}
+	var wg sync.WaitGroup
+	for i := 1; i < 3; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := Config{Log: quiet}.Open(dirs[i])
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+			dbs[i] = c
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	first := dbs[0].dict
+	for _, db := range dbs {
+		got, err := db.LoadColumn(world.ChunkPos{1, 2}, world.Overworld)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := worldtest.Compare(col, got); err != nil {
+			t.Fatal(err)
+		}
+		if len(db.dict.entries) == 0 || len(db.dict.entries) != len(first.entries) {
+			t.Fatalf("%d and %d entries", len(db.dict.entries), len(first.entries))
+		}
+		for id, e := range db.dict.entries {
+			if db != dbs[0] && (e == first.entries[id] || reflect.ValueOf(e.States).Pointer() != reflect.ValueOf(first.entries[id].States).Pointer()) {
+				t.Fatalf("entry %d: not decoded once and shared (each dictionary keeps its own entry, sharing its states)", id)
+			}
+			if db.dict.idToRID[id] != first.idToRID[id] {
+				t.Fatalf("entry %d resolves differently", id)
+			}
+		}
+	}
+}
