@@ -281,9 +281,17 @@ func TestEndToEnd(t *testing.T) {
 	b = join(t, addr)
 	defer b.close()
 	b.walk(2)
+	// Breaking the surface block exposes the dirt under it to light, and
+	// grass spreads onto it on a random tick, before or after the restart:
+	// the one block that may rightly differ.
+	exposed := broken.Side(cube.FaceDown)
 	for c, before := range first {
 		after := b.column(c[0], c[1])
-		if err := sameBlocks(before, after, air); err != nil {
+		var skip []cube.Pos
+		if c == [2]int32{0, 0} {
+			skip = append(skip, exposed)
+		}
+		if err := sameBlocks(before, after, air, skip...); err != nil {
 			t.Fatalf("chunk %v after restart: %v", c, err)
 		}
 	}
@@ -318,12 +326,25 @@ func playerX(t *testing.T, srv *server.Server) float32 {
 	return 0
 }
 
-// sameBlocks compares two decoded columns block by block in every layer.
-func sameBlocks(a, b [][][]uint32, air uint32) error {
+// sameBlocks compares two decoded columns block by block in every layer,
+// except at the positions in skip.
+func sameBlocks(a, b [][][]uint32, air uint32, skip ...cube.Pos) error {
+	r := world.Overworld.Range()
+	skipped := func(s, i int) bool {
+		for _, p := range skip {
+			if (p[1]-r[0])>>4 == s && (p[0]&15)<<8|(p[2]&15)<<4|p[1]&15 == i {
+				return true
+			}
+		}
+		return false
+	}
 	for s := range a {
 		layers := max(len(a[s]), len(b[s]))
 		for l := 0; l < layers; l++ {
 			for i := 0; i < 4096; i++ {
+				if skipped(s, i) {
+					continue
+				}
 				va, vb := air, air
 				if l < len(a[s]) {
 					va = a[s][l][i]
