@@ -27,8 +27,9 @@ const (
 	pendingCost = 64 << 10
 )
 
-// fillJob asks the snapshot worker to cache a column that was just loaded;
-// the worker reads its record (rec, with stamp) unless Prefetch did.
+// fillJob describes a column to snapshot for the cache. A load queues only
+// its key, range and cache, and the worker reads the record (rec, with its
+// stamp) when it gets to the job; Prefetch reads them itself.
 type fillJob struct {
 	k     blazedb.Key
 	rec   []byte // shared with the engine's cache, never written
@@ -85,11 +86,12 @@ func (q *fillQueue) pop() (fillJob, bool) {
 // snapshotWorker decodes just-loaded columns a second time into private
 // snapshots for the column cache, so that LoadColumn need not clone what it
 // returns, and storing the column again finds what did not change. It
-// decodes only after a pause in loads of db.quiet (snapshotQuiet). A snapshot is
-// installed only if the key's engine stamp is the one taken before its
-// record was read (no write since) and no newer snapshot exists, so it can
-// never be stale; the check is in memory, under the cache lock, with no
-// I/O. Jobs still waiting at Close are dropped: snapshots only save work.
+// decodes only after a pause in loads of db.quiet (snapshotQuiet). A
+// snapshot is installed only if the key's engine stamp is the one taken
+// before its record was read (no write since) and no newer snapshot
+// exists, so it can never be stale; the check is in memory, under the
+// cache lock, with no I/O. Jobs still waiting at Close are dropped:
+// snapshots only save work.
 func (db *DB) snapshotWorker() {
 	defer db.fillDone.Done()
 	timer := time.NewTimer(time.Hour)
