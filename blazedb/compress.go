@@ -2,6 +2,7 @@ package blazedb
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/golang/snappy"
@@ -131,15 +132,6 @@ func grow(b []byte, n int) []byte {
 	return b[:len(b)+n]
 }
 
-// decompress decodes src, which must expand to exactly rawLen bytes, into a
-// new slice.
-func decompress(c codec, src []byte, rawLen int) ([]byte, error) {
-	if rawLen < 0 || rawLen > maxValueLen {
-		return nil, fmt.Errorf("raw length %d out of range", rawLen)
-	}
-	return decompressAppend(make([]byte, 0, rawLen), c, src, rawLen)
-}
-
 // decompressAppend appends to dst what src decodes to, which must be
 // exactly rawLen bytes. A panic inside a codec is turned into an error:
 // bad bytes never crash the server.
@@ -186,7 +178,7 @@ func decompressAppend(dst []byte, c codec, src []byte, rawLen int) (out []byte, 
 		if err := zstdInit(); err != nil {
 			return nil, err
 		}
-		out, err = zstdDec.DecodeAll(src, dst)
+		out, err = zstdDec.DecodeAll(src, slices.Grow(dst, rawLen))
 		if err != nil {
 			return nil, fmt.Errorf("zstd: %w", err)
 		}

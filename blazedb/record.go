@@ -266,9 +266,6 @@ func (r *record) rawValue() ([]byte, error) { return r.appendRawValue(nil) }
 // appendRawValue appends the decompressed, verified value of a put record
 // to dst.
 func (r *record) appendRawValue(dst []byte) ([]byte, error) {
-	if r.rawLen > maxValueLen {
-		return nil, fmt.Errorf("raw length %d out of range", r.rawLen)
-	}
 	start := len(dst)
 	v, err := decompressAppend(dst, r.codec, r.value, int(r.rawLen))
 	if err != nil {
