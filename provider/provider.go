@@ -353,15 +353,14 @@ func (db *DB) Prefetch(pos world.ChunkPos, dim world.Dimension) (bool, error) {
 		cols.readyMade.Add(1)
 		return true, nil
 	}
-	stamp, _ := db.eng.Stamp(k)
-	rec, err := db.eng.GetShared(k)
+	job := fillJob{k: k, rng: dim.Range(), cols: cols}
+	err = db.readRecord(&job)
 	if errors.Is(err, blazedb.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("prefetch column %v (%v): %w", pos, dim, err)
 	}
-	job := fillJob{k: k, rec: rec, stamp: stamp, rng: dim.Range(), cols: cols}
 	if s := db.decodeSnapshot(job); s != nil {
 		if ready, err := s.column(); err == nil {
 			s.ready, s.readyCost = ready, int64(s.lay.rawSize)

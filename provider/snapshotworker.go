@@ -28,8 +28,8 @@ const (
 )
 
 // fillJob describes a column to snapshot for the cache. A load queues only
-// its key, range and cache, and the worker reads the record (rec, with its
-// stamp) when it gets to the job; Prefetch reads them itself.
+// its key, range and cache; readRecord fills in the record and its stamp
+// when the worker (or Prefetch) gets to it.
 type fillJob struct {
 	k     blazedb.Key
 	rec   []byte // shared with the engine's cache, never written
@@ -128,16 +128,21 @@ func (db *DB) snapshotWorker() {
 }
 
 func (db *DB) snapshot(job fillJob) {
-	if job.rec == nil {
-		var err error
-		job.stamp, _ = db.eng.Stamp(job.k)
-		if job.rec, err = db.eng.GetShared(job.k); err != nil {
-			return // deleted since, or unreadable: the next load reports it
-		}
+	if db.readRecord(&job) != nil {
+		return // deleted since, or unreadable: the next load reports it
 	}
 	if s := db.decodeSnapshot(job); s != nil {
 		db.install(job, s)
 	}
+}
+
+// readRecord reads job's record, shared with the engine's cache, and the
+// stamp it had before the read.
+func (db *DB) readRecord(job *fillJob) error {
+	job.stamp, _ = db.eng.Stamp(job.k)
+	var err error
+	job.rec, err = db.eng.GetShared(job.k)
+	return err
 }
 
 // decodeSnapshot decodes job's record into a snapshot, or nil if it does
