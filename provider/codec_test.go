@@ -329,6 +329,39 @@ func TestIndicesBelowMatchesScalar(t *testing.T) {
 	}
 }
 
+// A biome storage whose index words repeat the storage below it skips the
+// index check only when its palette is at least as long: the same words
+// under a shorter palette are still refused, and index 3 under a palette
+// of 4 is still accepted after a palette of 3 refused nothing.
+func TestBiomeRepeatedWordsChecked(t *testing.T) {
+	words := make([]byte, 256*4) // bits 2: 256 words
+	words[0] = 3                 // the first index is 3
+	storage := func(n int) []byte {
+		b := append([]byte{2<<1 | 1}, words...)
+		b = append(b, byte(n<<1)) // zig-zag varint: palette length
+		for j := range n {
+			b = append(b, byte(j<<1))
+		}
+		return b
+	}
+	enc := func(ns ...int) []byte {
+		var b []byte
+		for _, n := range ns {
+			b = append(b, storage(n)...)
+		}
+		return b
+	}
+	if err := checkBiomes(enc(4, 4, 4), 3); err != nil {
+		t.Fatalf("valid repeated storages refused: %v", err)
+	}
+	if err := checkBiomes(enc(4, 3), 2); err == nil {
+		t.Fatal("index 3 under a palette of 3 accepted after the same words under a palette of 4")
+	}
+	if err := checkBiomes(enc(3, 4), 2); err == nil {
+		t.Fatal("index 3 under a palette of 3 accepted")
+	}
+}
+
 // A world written with version 1 records (testdata/v1-world, made by the
 // build before frames) loads; storing a column rewrites it as version 2.
 func TestVersion1World(t *testing.T) {

@@ -1,6 +1,9 @@
 package provider
 
-import "encoding/binary"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // The checks in this file guard the packed paletted storages of the
 // network encoding (sub-chunk layers and biomes). Dragonfly's decoder does
@@ -126,6 +129,13 @@ func checkBiomes(b []byte, subs int) error { return walkBiomes(b, subs, nil) }
 func walkBiomes(b []byte, subs int, fn func(i int, bits byte, words []byte, palette []uint32)) error {
 	r := &reader{b: b}
 	var palette []uint32
+	// The last storage checked: biomes change little with height, so a
+	// storage often has the same index words as the one below it without
+	// being written as a repeat (Dragonfly's encoder never repeats a storage
+	// whose palette starts with biome 0). Words already found below a palette
+	// of lastN entries are below any palette at least as long.
+	var lastWords []byte
+	lastBits, lastN := byte(0), 0
 	for i := 0; i < subs && r.err == nil; i++ {
 		hdr := r.byte()
 		if hdr>>1 == 0x7f {
@@ -150,10 +160,12 @@ func walkBiomes(b []byte, subs int, fn func(i int, bits byte, words []byte, pale
 				r.fail("biome palette of %d entries", n)
 				break
 			}
-			if !indicesBelow(idx, bits, n) {
+			checked := bits == lastBits && n >= lastN && bytes.Equal(idx, lastWords)
+			if !checked && !indicesBelow(idx, bits, n) {
 				r.fail("biome storage %d has an index beyond its palette", i)
 				break
 			}
+			lastWords, lastBits, lastN = idx, bits, n
 		}
 		palette = palette[:0]
 		for j := 0; j < n && r.err == nil; j++ {
