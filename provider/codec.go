@@ -183,6 +183,28 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 
 	np := scratchBufs.Get().(*[]byte)
 	defer scratchBufs.Put(np)
+	// The snapshot's copies of the changed sub-chunks come from one arena,
+	// each of its blocks sized to hold all of theirs.
+	var a *columnArena
+	var air uint32
+	if d.raw != nil {
+		a = &columnArena{}
+		for i, sub := range subs {
+			if sameSub[i] {
+				continue
+			}
+			a.subBlock++
+			a.layerBlock += len(sub.Layers())
+			for _, l := range sub.Layers() {
+				a.wordBlock += len(d.raw.indicesOf(l))
+				a.valueBlock += l.Palette().Len()
+			}
+		}
+		a.storageBlock = a.layerBlock
+		d.mu.Lock()
+		air = d.br.AirRuntimeID()
+		d.mu.Unlock()
+	}
 	for i, sub := range subs {
 		if sameSub[i] {
 			b = append(b, prev.lay.sub(prev.rec, i)...)
@@ -204,7 +226,11 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 			if b, err = appendFrame(b, comp, *sp); err != nil {
 				return nil, err
 			}
-			e.subs[i] = sub.Clone()
+			if a != nil {
+				e.subs[i] = d.raw.clone(a, sub, air)
+			} else {
+				e.subs[i] = sub.Clone()
+			}
 			e.lay.rawSize += len(*sp)
 		}
 		e.lay.subEnds[i] = len(b)

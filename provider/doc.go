@@ -46,7 +46,9 @@
 // ahead of time is handed out to one LoadColumn, under the cache's lock,
 // and never to anyone else. StoreColumn has taken what
 // it keeps of the column (its encoding and a private copy) when it returns,
-// so the World may go on mutating the column.
+// so the World may go on mutating the column. The private copy of the
+// blocks comes from a few shared allocations, as a decoded column's do, and
+// leaves out the light: a World computes a loaded chunk's light afresh.
 //
 // # Concurrency
 //

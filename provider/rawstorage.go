@@ -113,9 +113,9 @@ func (rs *rawStorage) chunk(a *columnArena, tmpl *chunk.Chunk, subs []*chunk.Sub
 // template's palette with palette as its values.
 func (rs *rawStorage) storage(a *columnArena, bits byte, words []byte, palette []uint32) *chunk.PalettedStorage {
 	t := rs.templates[bits]
-	s := &a.storages.take(1, 32)[0]
+	s := &a.storages.take(1, blockOr(a.storageBlock, 32))[0]
 	*s = *t
-	p := &a.palettes.take(1, 32)[0]
+	p := &a.palettes.take(1, blockOr(a.storageBlock, 32))[0]
 	*p = *t.Palette()
 	*(*[]uint32)(unsafe.Add(unsafe.Pointer(p), rs.values)) = palette
 	*(**chunk.Palette)(unsafe.Add(unsafe.Pointer(s), rs.palette)) = p
@@ -164,6 +164,35 @@ func (rs *rawStorage) sub(a *columnArena, r *reader, air uint32, read func(*read
 	return sub, y, nil
 }
 
+// clone returns a copy of sub (whose air is air) from a, for a stored
+// column's snapshot: its
+// layers are storages built as sub's decode would build them, with their
+// own words and palettes, in a few allocations for the whole column where
+// SubChunk.Clone makes four for every layer. The copy has no light: sub's
+// light is the World's (often 4 KiB a sub-chunk that Clone would copy),
+// and a World computes a loaded chunk's light afresh (chunk.LightArea's
+// Fill replaces every sub-chunk's), as it does for a decoded one.
+func (rs *rawStorage) clone(a *columnArena, sub *chunk.SubChunk, air uint32) *chunk.SubChunk {
+	c := &a.subs.take(1, blockOr(a.subBlock, 24))[0]
+	*c = *chunk.NewSubChunk(air)
+	layers := sub.Layers()
+	if len(layers) == 0 {
+		return c
+	}
+	storages := a.layers.take(len(layers), blockOr(a.layerBlock, 32))
+	for i, l := range layers {
+		idx := rs.indicesOf(l)
+		var words []byte
+		if len(idx) > 0 {
+			words = unsafe.Slice((*byte)(unsafe.Pointer(&idx[0])), 4*len(idx))
+		}
+		values := *(*[]uint32)(unsafe.Add(unsafe.Pointer(l.Palette()), rs.values))
+		storages[i] = rs.storage(a, byte(len(idx)/128), words, a.palette(values))
+	}
+	*(*[]*chunk.PalettedStorage)(unsafe.Add(unsafe.Pointer(c), rs.storages)) = storages
+	return c
+}
+
 // columnArena hands out the parts of one column's storages (the storages,
 // their palettes, palette values and index words, the sub-chunks and
 // their lists of layers) from a few large allocations instead of five
@@ -184,11 +213,22 @@ type columnArena struct {
 	values    slab[uint32]
 	words     slab[uint32]
 	wordBlock int // the size of a new block of words
+	// The sizes of new blocks of storages (and palettes), palette values,
+	// sub-chunks and layer lists when not 0, for a caller that knows them.
+	storageBlock, valueBlock, subBlock, layerBlock int
+}
+
+// blockOr returns n, or def when n is 0.
+func blockOr(n, def int) int {
+	if n == 0 {
+		return def
+	}
+	return n
 }
 
 // palette returns a copy of values taken from a.
 func (a *columnArena) palette(values []uint32) []uint32 {
-	p := a.values.take(len(values), 256)
+	p := a.values.take(len(values), blockOr(a.valueBlock, 256))
 	copy(p, values)
 	return p
 }

@@ -147,3 +147,69 @@ func TestRawStorageMatchesNetworkDecode(t *testing.T) {
 		}
 	}
 }
+
+// A stored column's snapshot holds copies of its sub-chunks, built in an
+// arena: layer for layer the same words and palettes as the World's, and
+// sharing nothing with them, whichever side then sets blocks.
+func TestSnapshotSubChunksAreCopies(t *testing.T) {
+	br, d := testDictionary()
+	rs := rawStorageOnce()
+	if rs == nil {
+		t.Fatal("probe refused")
+	}
+	subBytes := func(s *chunk.SubChunk) []byte {
+		var b []byte
+		for _, l := range s.Layers() {
+			b = rs.appendStorage(b, l)
+		}
+		return b
+	}
+	check := func(t *testing.T, what string, col *chunk.Column) {
+		t.Helper()
+		enc, err := d.encodeColumn(col, nil, blazedb.CompressionLZ4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, sub := range col.Chunk.Sub() {
+			cp := enc.subs[i]
+			if cp == sub || len(cp.Layers()) != len(sub.Layers()) || !bytes.Equal(subBytes(cp), subBytes(sub)) {
+				t.Fatalf("%s: sub-chunk %d: the snapshot is not an exact copy", what, i)
+			}
+			for l := range sub.Layers() {
+				if cp.Layers()[l] == sub.Layers()[l] {
+					t.Fatalf("%s: sub-chunk %d layer %d is shared", what, i, l)
+				}
+			}
+			// Setting blocks (new states, so palettes grow and storages
+			// are replaced) on either side leaves the other as it was.
+			before := subBytes(sub)
+			for j := range 40 {
+				cp.SetBlock(byte(j%16), byte(j*7%16), byte(j*3%16), 0, uint32(5000+j))
+			}
+			if !bytes.Equal(subBytes(sub), before) {
+				t.Fatalf("%s: sub-chunk %d: setting blocks in the copy changed the original", what, i)
+			}
+			after := subBytes(cp)
+			for j := range 40 {
+				sub.SetBlock(byte(j*5%16), byte(j%16), byte(j*11%16), 0, uint32(6000+j))
+			}
+			if !bytes.Equal(subBytes(cp), after) {
+				t.Fatalf("%s: sub-chunk %d: setting blocks in the original changed the copy", what, i)
+			}
+		}
+	}
+	for _, dim := range []world.Dimension{world.Overworld, world.Nether, world.End} {
+		for i := range uint64(3) {
+			check(t, fmt.Sprintf("%v column %d", dim, i), worldtest.Synthetic(i, dim, br))
+		}
+	}
+	for _, path := range worldtest.Worlds(t) {
+		cols, err := worldtest.ReadAll(worldtest.UnpackTemp(t, path), br)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cols {
+			check(t, fmt.Sprintf("%s %v %v", worldtest.Name(path), c.Pos, c.Dim), c.Col)
+		}
+	}
+}
