@@ -2,6 +2,7 @@ package provider
 
 import (
 	"bytes"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -41,19 +42,34 @@ func cloneMap(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
 	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = cloneValue(v)
+	// maps.Clone copies the table without hashing a key again; only the
+	// mutable values (compounds, lists, arrays) need copies of their own.
+	out := maps.Clone(m)
+	for k, v := range out {
+		if !immutable(v) {
+			out[k] = cloneValue(v)
+		}
 	}
 	return out
+}
+
+// immutable reports whether v is one of the NBT values that cannot be
+// changed in place (a number or a string), which copies may share.
+func immutable(v any) bool {
+	switch v.(type) {
+	case nil, bool, uint8, int8, int16, int32, int64, float32, float64, string:
+		return true
+	}
+	return false
 }
 
 // cloneValue deep-copies the values NBT decoding produces; anything else
 // that is mutable is copied through reflection.
 func cloneValue(v any) any {
-	switch t := v.(type) {
-	case nil, bool, uint8, int8, int16, int32, int64, float32, float64, string:
+	if immutable(v) {
 		return v
+	}
+	switch t := v.(type) {
 	case map[string]any:
 		return cloneMap(t)
 	case []any:

@@ -75,3 +75,43 @@ func TestEqualValue(t *testing.T) {
 		t.Fatal("entity equality wrong")
 	}
 }
+
+// cloneMap's copy equals its original and shares nothing that can change:
+// editing any compound, list or array inside the copy leaves the original
+// as it was.
+func TestCloneMapDeep(t *testing.T) {
+	orig := func() map[string]any {
+		return map[string]any{
+			"id": "Chest", "x": int32(1), "Findable": uint8(0), "UniqueID": int64(42),
+			"Items": []any{
+				map[string]any{"Name": "minecraft:diamond", "Count": uint8(3), "tag": map[string]any{"Damage": int32(0)}},
+			},
+			"Pos": []float32{1.5, 64, -2.5}, "Bytes": []byte{1, 2}, "Ints": []int32{7}, "Longs": []int64{8},
+			"Nested": map[string]any{"Deeper": map[string]any{"v": int16(1)}, "List": []any{int32(1), int32(2)}},
+		}
+	}
+	edits := []func(m map[string]any){
+		func(m map[string]any) { m["x"] = int32(2) },
+		func(m map[string]any) { m["Items"].([]any)[0].(map[string]any)["Count"] = uint8(4) },
+		func(m map[string]any) { m["Items"].([]any)[0].(map[string]any)["tag"].(map[string]any)["Damage"] = int32(5) },
+		func(m map[string]any) { m["Items"].([]any)[0] = "replaced" },
+		func(m map[string]any) { m["Pos"].([]float32)[0] = 9 },
+		func(m map[string]any) { m["Bytes"].([]byte)[0] = 9 },
+		func(m map[string]any) { m["Ints"].([]int32)[0] = 9 },
+		func(m map[string]any) { m["Longs"].([]int64)[0] = 9 },
+		func(m map[string]any) { m["Nested"].(map[string]any)["Deeper"].(map[string]any)["v"] = int16(2) },
+		func(m map[string]any) { m["Nested"].(map[string]any)["List"].([]any)[1] = int32(3) },
+		func(m map[string]any) { delete(m["Nested"].(map[string]any), "List") },
+	}
+	for i, edit := range edits {
+		src := orig()
+		cp := cloneMap(src)
+		if !equalValue(cp, src) {
+			t.Fatalf("edit %d: the copy differs from its original before any edit", i)
+		}
+		edit(cp)
+		if !equalValue(src, orig()) {
+			t.Fatalf("edit %d: editing the copy changed the original", i)
+		}
+	}
+}
