@@ -126,6 +126,9 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*
 		defer netBufs.Put(bp)
 		buf = (*bp)[:0]
 	}
+	// One reader for every frame: a new one for each escaped to the heap,
+	// a third of a decode's allocations.
+	var fr reader
 	for i := 0; i < n; i++ {
 		sr := r
 		if framed {
@@ -136,7 +139,8 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*
 			if inDst && cap(raw) <= maxPooledScratch {
 				*sp = raw // keep the grown buffer, unless a huge frame grew it
 			}
-			sr = &reader{b: raw}
+			fr = reader{b: raw}
+			sr = &fr
 		}
 		var err error
 		if d.raw != nil {
