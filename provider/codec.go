@@ -101,6 +101,9 @@ type encoded struct {
 	subs   []*chunk.SubChunk // private snapshot of the sub-chunks
 	biomes []byte            // the network biome encoding, uncompressed
 	fresh  []int32           // dictionary ids not yet on disk
+	// sameNBT reports that the block entities and entities equal prev's,
+	// whose copies the new snapshot may then share.
+	sameNBT bool
 }
 
 var scratchBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
@@ -173,8 +176,9 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 		return nil, err
 	}
 	if same && sameBiomes && sameNBT && len(e.fresh) == 0 && bytes.Equal(tail, prev.rec[prev.lay.nbtEnd:]) {
-		return &encoded{rec: prev.rec, lay: prev.lay, subs: prev.subs, biomes: prev.biomes}, nil
+		return &encoded{rec: prev.rec, lay: prev.lay, subs: prev.subs, biomes: prev.biomes, sameNBT: true}, nil
 	}
+	e.sameNBT = sameNBT
 	if sameBiomes {
 		e.biomes = prev.biomes
 	} else {

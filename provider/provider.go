@@ -312,8 +312,13 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 		return err
 	}
 	snap := &snapshot{key: k, rng: col.Chunk.Range(), br: br, rec: enc.rec, lay: enc.lay, subs: enc.subs, biomes: enc.biomes,
-		tick: col.Tick, blockEntities: cloneBlockEntities(col.BlockEntities), entities: cloneEntities(col.Entities),
-		scheduled: slices.Clone(col.ScheduledBlocks)}
+		tick: col.Tick, scheduled: slices.Clone(col.ScheduledBlocks)}
+	if enc.sameNBT {
+		// Snapshots are never modified: the new one shares prev's copies.
+		snap.blockEntities, snap.entities = prev.blockEntities, prev.entities
+	} else {
+		snap.blockEntities, snap.entities = cloneBlockEntities(col.BlockEntities), cloneEntities(col.Entities)
+	}
 	cols.put(snap)
 	return nil
 }

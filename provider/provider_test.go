@@ -87,6 +87,54 @@ func TestColumnOwnership(t *testing.T) {
 	}
 }
 
+// A store that changes blocks but not NBT keeps the previous snapshot's
+// copies of the block entities and entities; those stay the provider's
+// own, whatever the World does to its maps after the store, and a store
+// that changes NBT takes new copies.
+func TestStoreWithSameNBTSharesPrivateCopies(t *testing.T) {
+	db := openDB(t, t.TempDir(), Config{})
+	pos := world.ChunkPos{3, 4}
+	obsidian := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
+	col := worldtest.Synthetic(5, world.Overworld, world.DefaultBlockRegistry)
+	want := worldtest.Synthetic(5, world.Overworld, world.DefaultBlockRegistry)
+	if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	k, _ := key(pos, world.Overworld)
+	first, _ := db.cols.peek(k)
+	col.Chunk.SetBlock(1, 2, 3, 0, obsidian)
+	want.Chunk.SetBlock(1, 2, 3, 0, obsidian)
+	if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := db.cols.peek(k)
+	if second == first || len(second.blockEntities) == 0 || &second.blockEntities[0] != &first.blockEntities[0] {
+		t.Fatal("a store with unchanged NBT did not share the previous snapshot's copies")
+	}
+	// The World edits its maps in place after the store.
+	col.BlockEntities[0].Data["CustomName"] = "after the store"
+	col.Entities[0].Data["Pos"].([]any)[0] = float32(99)
+	got, err := db.LoadColumn(pos, world.Overworld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := worldtest.Compare(want, got); err != nil {
+		t.Fatalf("the World's edits after a store reached the snapshot: %v", err)
+	}
+	// Stored again, the edits are the column's.
+	if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	want.BlockEntities[0].Data["CustomName"] = "after the store"
+	want.Entities[0].Data["Pos"].([]any)[0] = float32(99)
+	if got, err = db.LoadColumn(pos, world.Overworld); err != nil {
+		t.Fatal(err)
+	}
+	if err := worldtest.Compare(want, got); err != nil {
+		t.Fatalf("a store that changed NBT kept the old copies: %v", err)
+	}
+}
+
 // A prefetched column's ready copy is handed out once, is the caller's
 // alone, and never outlives a store of the column.
 func TestPrefetchedColumnReadyOnce(t *testing.T) {
