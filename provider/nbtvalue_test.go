@@ -93,7 +93,9 @@ func TestCloneMapDeep(t *testing.T) {
 	edits := []func(m map[string]any){
 		func(m map[string]any) { m["x"] = int32(2) },
 		func(m map[string]any) { m["Items"].([]any)[0].(map[string]any)["Count"] = uint8(4) },
-		func(m map[string]any) { m["Items"].([]any)[0].(map[string]any)["tag"].(map[string]any)["Damage"] = int32(5) },
+		func(m map[string]any) {
+			m["Items"].([]any)[0].(map[string]any)["tag"].(map[string]any)["Damage"] = int32(5)
+		},
 		func(m map[string]any) { m["Items"].([]any)[0] = "replaced" },
 		func(m map[string]any) { m["Pos"].([]float32)[0] = 9 },
 		func(m map[string]any) { m["Bytes"].([]byte)[0] = 9 },
