@@ -121,18 +121,10 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 		return nil, errors.New("nil column or chunk")
 	}
 	subs := col.Chunk.Sub()
-	e := &encoded{subs: make([]*chunk.SubChunk, len(subs))}
+	e := &encoded{}
 	if prev != nil && (prev.lay.version != recordVersion || len(prev.subs) != len(subs)) {
 		prev = nil
 	}
-	size := 8 << 10
-	if prev != nil {
-		size = len(prev.rec) + 2<<10 // most stores change little: no regrowth
-	}
-	b := append(make([]byte, 0, size), recordSignature...)
-	b = append(b, recordVersion, 0)
-	b = binary.AppendUvarint(b, uint64(len(subs)))
-	e.lay = layout{version: recordVersion, subStart: len(b), subEnds: make([]int, len(subs))}
 
 	d.mu.Lock()
 	ready := d.br != nil
@@ -179,6 +171,17 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 		return &encoded{rec: prev.rec, lay: prev.lay, subs: prev.subs, biomes: prev.biomes, sameNBT: true}, nil
 	}
 	e.sameNBT = sameNBT
+	// Something changed: build a record (not before, or every autosave of
+	// an unchanged column would allocate one).
+	size := 8 << 10
+	if prev != nil {
+		size = len(prev.rec) + 2<<10 // most stores change little: no regrowth
+	}
+	b := append(make([]byte, 0, size), recordSignature...)
+	b = append(b, recordVersion, 0)
+	b = binary.AppendUvarint(b, uint64(len(subs)))
+	e.subs = make([]*chunk.SubChunk, len(subs))
+	e.lay = layout{version: recordVersion, subStart: len(b), subEnds: make([]int, len(subs))}
 	if sameBiomes {
 		e.biomes = prev.biomes
 	} else {
