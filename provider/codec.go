@@ -172,12 +172,25 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 	}
 	e.sameNBT = sameNBT
 	// Something changed: build a record (not before, or every autosave of
-	// an unchanged column would allocate one).
-	size := 8 << 10
+	// an unchanged column would allocate one). A changed column's record
+	// is about as long as prev's; a new one's size is unknown, so it is
+	// built in a pooled buffer and copied out once at its length: grown by
+	// appends from 8 KiB, a realistic record went through four more
+	// buffers, each about a quarter larger than the last, and their copies.
+	var b []byte
 	if prev != nil {
-		size = len(prev.rec) + 2<<10 // most stores change little: no regrowth
+		b = make([]byte, 0, len(prev.rec)+2<<10) // most stores change little: no regrowth
+	} else {
+		rp := recBufs.Get().(*[]byte)
+		defer func() {
+			if cap(*rp) <= maxPooledRecord {
+				recBufs.Put(rp)
+			}
+		}()
+		defer func() { *rp = b[:0] }()
+		b = (*rp)[:0]
 	}
-	b := append(make([]byte, 0, size), recordSignature...)
+	b = append(b, recordSignature...)
 	b = append(b, recordVersion, 0)
 	b = binary.AppendUvarint(b, uint64(len(subs)))
 	e.subs = make([]*chunk.SubChunk, len(subs))
@@ -268,7 +281,11 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 	e.lay.nbtEnd = len(b)
 	b = append(b, tail...)
 	e.lay.rawSize += e.lay.subStart + len(tail)
-	e.rec = b
+	if prev == nil {
+		e.rec = slices.Clone(b)
+	} else {
+		e.rec = b
+	}
 	return e, nil
 }
 
