@@ -179,10 +179,22 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*
 	if d.raw != nil {
 		a.wordBlock = len(biomes) / 4 // the biomes' words, in one more block
 		c, err = d.raw.chunk(a, tmpl, subs, ys, biomes)
-	} else if err = checkBiomes(biomes, rng.Height()>>4+1); err == nil {
-		buf = append(buf, biomes...)
-		*bp = buf
-		c, err = chunk.NetworkDecode(br, buf, n, rng)
+	} else {
+		repeats := false
+		err = walkBiomes(biomes, rng.Height()>>4+1, func(_ int, _ byte, _ []byte, palette []uint32) {
+			repeats = repeats || palette == nil
+		})
+		if err == nil {
+			buf = append(buf, biomes...)
+			*bp = buf
+			c, err = chunk.NetworkDecode(br, buf, n, rng)
+		}
+		if err == nil && repeats {
+			// NetworkDecode makes a biome storage that repeats the one
+			// below the same storage; a clone gives each its own, as the
+			// fast path does.
+			c = c.Clone()
+		}
 	}
 	if err != nil {
 		return bad("%v", err)

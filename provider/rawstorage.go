@@ -60,8 +60,9 @@ var rawStorageOnce = sync.OnceValue(probeRawStorage)
 // chunk builds a chunk like tmpl, an empty chunk made by chunk.New that it
 // never modifies, from sub-chunks read by sub, each placed where its y
 // says, and the network biome encoding, with the checks and the results of
-// NetworkDecode: a biome storage that repeats the previous one is that
-// same storage, as there. The chunk is a copy of tmpl with its own height
+// NetworkDecode, except that a biome storage that repeats the previous one
+// is a copy of it, not (as there) the same storage, which a SetBiome in
+// either sub-chunk would change for both. The chunk is a copy of tmpl with its own height
 // map, list of sub-chunks (empty ones copied from tmpl's) and biome
 // storages, all but the height map from a.
 func (rs *rawStorage) chunk(a *columnArena, tmpl *chunk.Chunk, subs []*chunk.SubChunk, ys []byte, biomes []byte) (*chunk.Chunk, error) {
@@ -87,7 +88,7 @@ func (rs *rawStorage) chunk(a *columnArena, tmpl *chunk.Chunk, subs []*chunk.Sub
 	bs := a.layers.take(len(empty), 32)
 	err := walkBiomes(biomes, len(bs), func(i int, bits byte, words []byte, palette []uint32) {
 		if palette == nil {
-			bs[i] = bs[i-1]
+			bs[i] = rs.copyOf(a, bs[i-1])
 		} else {
 			bs[i] = rs.storage(a, bits, words, a.palette(palette))
 		}
@@ -181,16 +182,21 @@ func (rs *rawStorage) clone(a *columnArena, sub *chunk.SubChunk, air uint32) *ch
 	}
 	storages := a.layers.take(len(layers), blockOr(a.layerBlock, 32))
 	for i, l := range layers {
-		idx := rs.indicesOf(l)
-		var words []byte
-		if len(idx) > 0 {
-			words = unsafe.Slice((*byte)(unsafe.Pointer(&idx[0])), 4*len(idx))
-		}
-		values := *(*[]uint32)(unsafe.Add(unsafe.Pointer(l.Palette()), rs.values))
-		storages[i] = rs.storage(a, byte(len(idx)/128), words, a.palette(values))
+		storages[i] = rs.copyOf(a, l)
 	}
 	*(*[]*chunk.PalettedStorage)(unsafe.Add(unsafe.Pointer(c), rs.storages)) = storages
 	return c
+}
+
+// copyOf returns a copy of s from a, with its own words and palette.
+func (rs *rawStorage) copyOf(a *columnArena, s *chunk.PalettedStorage) *chunk.PalettedStorage {
+	idx := rs.indicesOf(s)
+	var words []byte
+	if len(idx) > 0 {
+		words = unsafe.Slice((*byte)(unsafe.Pointer(&idx[0])), 4*len(idx))
+	}
+	values := *(*[]uint32)(unsafe.Add(unsafe.Pointer(s.Palette()), rs.values))
+	return rs.storage(a, byte(len(idx)/128), words, a.palette(values))
 }
 
 // columnArena hands out the parts of one column's storages (the storages,
@@ -468,6 +474,10 @@ func probeRawStorage() (rs *rawStorage) {
 	if err != nil || !bytes.Equal(chunk.EncodeBiomes(fast, chunk.NetworkEncoding), enc) || !rs.encodesLike(slow) || !chunksAgree(fast, slow) {
 		return nil
 	}
+	// NetworkDecode made the third biome storage the second itself; Blaze
+	// gives it a copy, as Chunk.Clone does, so they agree after a SetBiome
+	// only against a clone.
+	slow = slow.Clone()
 	for _, c := range []*chunk.Chunk{fast, slow} {
 		c.HeightMap()
 		c.SetBlock(3, 40, 5, 0, 3) // a light blocker: the height map moves

@@ -213,3 +213,57 @@ func TestSnapshotSubChunksAreCopies(t *testing.T) {
 		}
 	}
 }
+
+// A biome storage written as "the same as the one below" decodes, in both
+// decode paths, to a copy of that storage: NetworkDecode makes it the same
+// storage, so that a SetBiome in one sub-chunk changed the other too. A
+// hot load (a Chunk.Clone) always gave each its own.
+func TestRepeatedBiomeStoragesAreIndependent(t *testing.T) {
+	br, d := testDictionary()
+	rng := world.Overworld.Range()
+	subs := rng.Height()>>4 + 1
+	// The first storage: 1 bit per index, biomes 1 and 2 alternating; the
+	// rest repeat it.
+	bio := []byte{1<<1 | 1}
+	for range 128 {
+		bio = append(bio, 0x55, 0x55, 0x55, 0x55)
+	}
+	bio = append(bio, 2<<1, 1<<1, 2<<1) // zig-zag varints: length 2, biomes 1 and 2
+	for range subs - 1 {
+		bio = append(bio, 0x7f<<1|1)
+	}
+	c, err := chunk.NetworkDecode(br, bio, 0, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SetBiome(0, 0, 0, 2); c.Biome(0, 16, 0) != 2 {
+		t.Fatal("NetworkDecode no longer shares repeated storages: this test's premise is gone")
+	}
+	c.SetBiome(0, 0, 0, 1)
+	enc, err := d.encodeColumn(&chunk.Column{Chunk: c}, nil, blazedb.CompressionLZ4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(enc.biomes, []byte{0x7f<<1 | 1}) {
+		t.Fatal("the record has no repeated biome storage")
+	}
+	for name, decode := range map[string]func() (*chunk.Column, error){
+		"fast":   func() (*chunk.Column, error) { return d.decodeColumn(enc.rec, rng) },
+		"public": func() (*chunk.Column, error) { return decodeSlow(d, enc.rec, rng) },
+	} {
+		col, err := decode()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if col.Chunk.Biome(0, 0, 0) != 1 || col.Chunk.Biome(0, 16, 0) != 1 || col.Chunk.Biome(1, 16, 0) != 2 {
+			t.Fatalf("%s: biomes decoded wrong", name)
+		}
+		col.Chunk.SetBiome(0, 0, 0, 7)
+		if got := col.Chunk.Biome(0, 16, 0); got != 1 {
+			t.Fatalf("%s: a biome set at y 0 changed y 16 to %d", name, got)
+		}
+		if got := col.Chunk.Biome(0, 0, 0); got != 7 {
+			t.Fatalf("%s: the biome set reads %d", name, got)
+		}
+	}
+}
