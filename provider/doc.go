@@ -42,7 +42,10 @@
 // # Ownership
 //
 // LoadColumn returns a column the caller owns alone: the cache keeps its
-// own private snapshot and hands out deep copies. A copy Prefetch made
+// own private snapshot and hands out deep copies. No two of its sub-chunks
+// share a storage either: where a record writes a biome storage as a repeat
+// of the one below, Dragonfly's decoders make both sub-chunks point at one
+// storage (a SetBiome in either would change both); Blaze copies it. A copy Prefetch made
 // ahead of time is handed out to one LoadColumn, under the cache's lock,
 // and never to anyone else. StoreColumn has taken what
 // it keeps of the column (its encoding and a private copy) when it returns,
