@@ -42,6 +42,13 @@ type Config struct {
 	// ReadOnly opens without writing anything: stores fail and level.dat is
 	// never rewritten.
 	ReadOnly bool
+	// NoLevelDat opens a database that is part of a larger world whose
+	// owner keeps the settings (a segment's region): Open neither reads nor
+	// writes level.dat or levelname.txt, and neither does Close or
+	// SaveSettings; Settings starts from Dragonfly's defaults and lives
+	// only in memory. Reading, parsing and (on Close) atomically replacing
+	// both files was about half of opening a region.
+	NoLevelDat bool
 	// FS is the filesystem. Default the operating system's.
 	FS vfs.FS
 }

@@ -91,8 +91,10 @@ func (conf Config) open(dir string) (*DB, error) {
 	if slices.Contains(names, "db") && !slices.Contains(names, engineDir) {
 		return nil, fmt.Errorf("%w: %s/db is LevelDB; convert it with `blaze convert`", ErrLevelDBWorld, dir)
 	}
-	ldat, err := readLevelDat(fs, dir)
-	if err != nil {
+	ldat := &leveldat.Data{}
+	if conf.NoLevelDat {
+		ldat.FillDefault()
+	} else if ldat, err = readLevelDat(fs, dir); err != nil {
 		return nil, fmt.Errorf("read level.dat: %w", err)
 	}
 	eng, err := blazedb.Open(filepath.Join(dir, engineDir), conf.engineOptions())
@@ -110,7 +112,7 @@ func (conf Config) open(dir string) (*DB, error) {
 	}
 	db.SetBlockRegistry(conf.Blocks)
 	db.set = ldat.Settings()
-	if !slices.Contains(names, levelDatName) && !conf.ReadOnly {
+	if !slices.Contains(names, levelDatName) && !conf.ReadOnly && !conf.NoLevelDat {
 		if err := writeLevelDat(fs, dir, ldat); err != nil {
 			eng.Close()
 			return nil, fmt.Errorf("write level.dat: %w", err)
@@ -429,7 +431,7 @@ func (db *DB) SaveSettings(s *world.Settings) {
 	db.setMu.Lock()
 	defer db.setMu.Unlock()
 	db.ldat.PutSettings(s)
-	if db.conf.ReadOnly {
+	if db.conf.ReadOnly || db.conf.NoLevelDat {
 		return
 	}
 	if err := writeLevelDat(db.conf.FS, db.dir, db.ldat); err != nil {
@@ -500,7 +502,7 @@ func (db *DB) close(persist bool) error {
 	if db.saveErr != nil {
 		errs = append(errs, db.saveErr)
 	}
-	if !db.conf.ReadOnly && persist {
+	if !db.conf.ReadOnly && !db.conf.NoLevelDat && persist {
 		db.ldat.LastPlayed = time.Now().Unix()
 		if err := writeLevelDat(db.conf.FS, db.dir, db.ldat); err != nil {
 			errs = append(errs, fmt.Errorf("write level.dat: %w", err))

@@ -1,9 +1,9 @@
 package provider
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"github.com/blazeworld/blaze/internal/fsutil"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/internal/fsutil"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/block"
 	"github.com/df-mc/dragonfly/server/block/cube"
@@ -278,6 +279,50 @@ func TestSettingsSharedAndSavedAtomically(t *testing.T) {
 	db = openDB(t, dir, Config{})
 	if got := db.Settings(); got.Name != "Arena of Blaze" || got.Spawn != s.Spawn || got.Time != 12345 {
 		t.Fatalf("settings after reopen: %+v", got)
+	}
+}
+
+// With NoLevelDat a database never touches level.dat or levelname.txt:
+// none is made, an existing one (even unreadable) is neither read nor
+// rewritten, and its settings live in memory only.
+func TestNoLevelDat(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t, dir, Config{NoLevelDat: true})
+	s := db.Settings()
+	if s == nil || s != db.Settings() {
+		t.Fatal("no shared settings")
+	}
+	s.Name = "region"
+	db.SaveSettings(s)
+	if err := db.StoreColumn(world.ChunkPos{1, 1}, world.Overworld, worldtest.Synthetic(1, world.Overworld, world.DefaultBlockRegistry)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"level.dat", "levelname.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			t.Fatalf("%s written", name)
+		}
+	}
+	junk := []byte("not a level.dat")
+	if err := os.WriteFile(filepath.Join(dir, "level.dat"), junk, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db = openDB(t, dir, Config{NoLevelDat: true})
+	if _, err := db.LoadColumn(world.ChunkPos{1, 1}, world.Overworld); err != nil {
+		t.Fatal(err)
+	}
+	db.SaveSettings(db.Settings())
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "level.dat")); !bytes.Equal(b, junk) {
+		t.Fatal("level.dat rewritten")
+	}
+	// Without the option the same file is read, and refused.
+	if _, err := (Config{Log: quiet}).Open(dir); err == nil {
+		t.Fatal("an unreadable level.dat opened")
 	}
 }
 
