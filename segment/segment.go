@@ -238,7 +238,7 @@ func (p *Provider) acquire(k segKey, create bool) (*seg, error) {
 		s.db, s.err = provider.Config{
 			Log: p.conf.Log, Blocks: reg, Durability: p.conf.Durability, Compression: p.conf.Compression,
 			CacheBytes: p.conf.CacheBytes, ColumnCacheBytes: p.conf.ColumnCacheBytes, FS: p.conf.FS,
-			ExternalMaintenance: true,
+			ExternalMaintenance: true, NoLevelDat: true, // the root world keeps the settings
 		}.Open(p.segDir(k))
 		close(s.ready)
 		if s.err != nil {

@@ -85,6 +85,17 @@ func TestRoutingAndRoundTrip(t *testing.T) {
 		t.Fatal("a load created a region")
 	}
 	p.Close()
+	// The root world keeps the settings: a region has no level.dat.
+	for _, w := range want {
+		for _, name := range []string{"level.dat", "levelname.txt"} {
+			if _, err := os.Stat(filepath.Join(dir, "regions", w, name)); err == nil {
+				t.Fatalf("region %s has a %s", w, name)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "level.dat")); err != nil {
+		t.Fatalf("the root world has no level.dat: %v", err)
+	}
 	p = openSeg(t, dir, Config{SegmentSize: 4})
 	for i, pl := range places {
 		got, err := p.LoadColumn(pl.pos, pl.dim)
