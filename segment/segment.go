@@ -5,8 +5,9 @@
 // # On disk
 //
 //	dir/level.dat, dir/blaze/       settings and player spawns (a Blaze world)
-//	dir/regions/<dim>/r.<x>.<z>/    one Blaze world per region of
-//	                                SegmentSize x SegmentSize chunks
+//	dir/regions/<dim>/r.<x>.<z>/    one Blaze database per region of
+//	                                SegmentSize x SegmentSize chunks,
+//	                                without a level.dat of its own
 //
 // Region x of chunk x is floor(x / SegmentSize). Segments are opened when
 // first used and closed when idle, with at most MaxOpen open while idle
