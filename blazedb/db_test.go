@@ -181,6 +181,129 @@ func TestGetAppend(t *testing.T) {
 	}
 }
 
+// ReadNamed reads every named key with a prefix, and only those, with the
+// values GetNamed gives: records next to each other, scattered among chunk
+// records, larger than a read's gap, in batches, overwritten, and after a
+// compaction; fn's error stops it; a damaged record is ErrCorrupt.
+func TestReadNamed(t *testing.T) {
+	fs := vfs.NewMem()
+	db := open(t, fs, "/db", Options{Compression: CompressionLZ4})
+	want := map[string][]byte{}
+	for i := range 300 {
+		name := fmt.Sprintf("dict/%04x", i)
+		v := value(i, 20+i%7*40)
+		if i%50 == 0 {
+			v = value(i, readGap*3) // wider than a read's gap
+		}
+		switch {
+		case i%3 == 0:
+			if err := db.Put(Key{X: int32(i)}, value(i, 6<<10)); err != nil { // scatter
+				t.Fatal(err)
+			}
+			fallthrough
+		case i%3 == 1:
+			if err := db.PutNamed(name, v); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			var b Batch
+			b.PutNamed(name, v)
+			b.Put(Key{Z: int32(i)}, value(i, 100))
+			if err := db.Apply(&b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want[name] = v
+		if err := db.PutNamed(fmt.Sprintf("spawn/%d", i), []byte("other")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want["dict/0001"] = []byte("overwritten")
+	if err := db.PutNamed("dict/0001", want["dict/0001"]); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		got := map[string][]byte{}
+		err := db.ReadNamed("dict/", func(name string, v []byte) error {
+			if _, dup := got[name]; dup {
+				return fmt.Errorf("%s twice", name)
+			}
+			got[name] = v
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d names, want %d", when, len(got), len(want))
+		}
+		for name, v := range want {
+			if !bytes.Equal(got[name], v) {
+				t.Fatalf("%s: %s has the wrong value", when, name)
+			}
+			if g, err := db.GetNamed(name); err != nil || !bytes.Equal(g, v) {
+				t.Fatalf("%s: GetNamed %s: %v", when, name, err)
+			}
+		}
+	}
+	check("written")
+	db.Close()
+	db = open(t, fs, "/db", Options{Compression: CompressionLZ4})
+	check("reopened")
+	if err := db.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	check("compacted")
+	// Records close together are read together: count the reads of the
+	// log while ReadNamed runs over the compacted file.
+	db.Close()
+	reads := 0
+	counting := vfs.Inject(fs, func(op vfs.Op, name string) error {
+		if op == vfs.OpRead && filepath.Base(name) == logName {
+			reads++
+		}
+		return nil
+	})
+	db = open(t, counting, "/db", Options{Compression: CompressionLZ4})
+	reads = 0
+	if err := db.ReadNamed("dict/", func(string, []byte) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if reads > len(want)/10 {
+		t.Fatalf("%d reads for %d records", reads, len(want))
+	}
+	t.Logf("%d reads for %d records", reads, len(want))
+	stop := errors.New("stop")
+	n := 0
+	if err := db.ReadNamed("dict/", func(string, []byte) error { n++; return stop }); err != stop || n != 1 {
+		t.Fatalf("fn's error: %v after %d calls", err, n)
+	}
+	// Damage one record's value in the file: ReadNamed reports it.
+	db.mu.RLock()
+	e := db.idx.named["dict/0002"]
+	db.mu.RUnlock()
+	db.Close()
+	f, err := fs.OpenReadWrite(filepath.Join("/db", logName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0xff, 0xff, 0xff, 0xff}, e.off+int64(e.size)-6); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	// The index was persisted at Close, so Open finds the damage only
+	// when the record is read.
+	db, err = Open("/db", Options{FS: fs, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.ReadNamed("dict/", func(string, []byte) error { return nil }); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("damaged record: %v", err)
+	}
+}
+
 // PutShared stores like Put, with every codec, and elides an unchanged
 // value like Put.
 func TestPutShared(t *testing.T) {

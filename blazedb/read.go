@@ -2,10 +2,12 @@ package blazedb
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -185,14 +187,29 @@ func readEntry(l *logFile, e entry, key, dst []byte) ([]byte, error) {
 		*bp = make([]byte, e.size)
 	}
 	buf := (*bp)[:e.size]
-	n, err := l.f.ReadAt(buf, e.off)
+	if err := readAt(l, buf, e.off); err != nil {
+		return nil, err
+	}
+	return entryValue(buf, e, key, dst)
+}
+
+// readAt fills buf from the log at off; bytes past the end of the file are
+// damage.
+func readAt(l *logFile, buf []byte, off int64) error {
+	n, err := l.f.ReadAt(buf, off)
 	if n < len(buf) {
 		if err == nil || errors.Is(err, io.EOF) {
-			return nil, corruptf(logName, e.off, "record of %d bytes runs past the end of the file", e.size)
+			return corruptf(logName, off, "%d bytes of records run past the end of the file", len(buf))
 		}
-		return nil, fmt.Errorf("read %s at %d: %w", logName, e.off, err)
+		return fmt.Errorf("read %s at %d: %w", logName, off, err)
 	}
-	r, _, err := decodeRecord(buf, buf[16]&0x80 == 0)
+	return nil
+}
+
+// entryValue verifies rec, the bytes of the put record e of key, and
+// appends its decompressed value to dst (nil: a new slice).
+func entryValue(rec []byte, e entry, key, dst []byte) ([]byte, error) {
+	r, _, err := decodeRecord(rec, rec[16]&0x80 == 0)
 	if err != nil {
 		return nil, corruptf(logName, e.off, "%v", err)
 	}
@@ -209,4 +226,82 @@ func readEntry(l *logFile, e entry, key, dst []byte) ([]byte, error) {
 		return nil, corruptf(logName, e.off, "%v", err)
 	}
 	return v, nil
+}
+
+// Records that ReadNamed reads together: one read covers records at most
+// readGap bytes apart, up to readSpan bytes in all.
+const (
+	readGap  = 4 << 10
+	readSpan = 1 << 20
+)
+
+// ReadNamed calls fn with the name and value of every named key that
+// starts with prefix, in the order of their records in the file, reading
+// records that lie close together with one read instead of one each (a
+// provider's block dictionary is hundreds of small records, read when it
+// opens). Each value is the caller's own. It stops at the first error,
+// fn's included; damage gives one wrapping ErrCorrupt, as Get's does.
+// Safe for concurrent use; a key written meanwhile may be seen with either
+// value, or not at all if it is new.
+func (db *DB) ReadNamed(prefix string, fn func(name string, value []byte) error) error {
+	if db.closed.Load() {
+		return ErrClosed
+	}
+	type item struct {
+		name string
+		e    entry
+	}
+	db.mu.RLock()
+	l := db.log
+	if l == nil {
+		db.mu.RUnlock()
+		return ErrClosed
+	}
+	var items []item
+	for n, e := range db.idx.named {
+		if strings.HasPrefix(n, prefix) {
+			items = append(items, item{n, e})
+		}
+	}
+	l.refs.Add(1)
+	db.mu.RUnlock()
+	defer l.refs.Done()
+	slices.SortFunc(items, func(a, b item) int { return cmp.Compare(a.e.off, b.e.off) })
+
+	bp := readBufs.Get().(*[]byte)
+	defer readBufs.Put(bp)
+	var key []byte
+	for i := 0; i < len(items); {
+		start := items[i].e.off
+		end := start + int64(items[i].e.size)
+		j := i + 1
+		for ; j < len(items); j++ {
+			e := items[j].e
+			if e.off-end > readGap || e.off+int64(e.size)-start > readSpan {
+				break
+			}
+			end = max(end, e.off+int64(e.size))
+		}
+		if cap(*bp) < int(end-start) {
+			*bp = make([]byte, end-start)
+		}
+		buf := (*bp)[:end-start]
+		if err := readAt(l, buf, start); err != nil {
+			return fmt.Errorf("blazedb: read named %q: %w", prefix, err)
+		}
+		for _, it := range items[i:j] {
+			db.stats.reads.Add(1)
+			key = appendNamedKey(key[:0], it.name)
+			rec := buf[it.e.off-start : it.e.off-start+int64(it.e.size)]
+			v, err := entryValue(rec, it.e, key, nil)
+			if err != nil {
+				return fmt.Errorf("blazedb: get %q: %w", it.name, err)
+			}
+			if err := fn(it.name, v); err != nil {
+				return err
+			}
+		}
+		i = j
+	}
+	return nil
 }
