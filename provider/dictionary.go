@@ -79,21 +79,12 @@ func stateKey(name string, props map[string]any) string {
 
 // load reads every dictionary entry from the engine.
 func (d *dictionary) load(eng *blazedb.DB) error {
-	names, err := eng.Names()
-	if err != nil {
-		return err
-	}
-	for _, n := range names {
-		if !strings.HasPrefix(n, dictPrefix) {
-			continue
-		}
+	// One engine read covers many entries (they are small and mostly
+	// written together): a read each was most of opening a small world.
+	return eng.ReadNamed(dictPrefix, func(n string, v []byte) error {
 		id, err := strconv.ParseUint(strings.TrimPrefix(n, dictPrefix), 16, 31)
 		if err != nil {
 			return fmt.Errorf("%w: dictionary record %q", ErrColumnCorrupt, n)
-		}
-		v, err := eng.GetNamed(n)
-		if err != nil {
-			return fmt.Errorf("read dictionary entry %d: %w", id, err)
 		}
 		e, err := loadEntry(v)
 		if err != nil {
@@ -104,8 +95,8 @@ func (d *dictionary) load(eng *blazedb.DB) error {
 		}
 		d.entries[id] = e
 		d.byKey[e.key] = int32(id)
-	}
-	return nil
+		return nil
+	})
 }
 
 // setRegistry resolves every entry against br.
