@@ -109,15 +109,32 @@ func (d *nbtDecoder) length() (int, error) {
 }
 
 func (d *nbtDecoder) string() (string, error) {
-	v, err := d.fixed(2)
+	p, err := d.stringBytes()
 	if err != nil {
 		return "", err
 	}
-	if int16(v) < 0 {
-		return "", fmt.Errorf("nbt: string of %d bytes", v)
+	return interned.get(p), nil
+}
+
+// stringValue reads a string as an any: from the intern table already
+// boxed, so that a string value found there costs no allocation at all.
+func (d *nbtDecoder) stringValue() (any, error) {
+	p, err := d.stringBytes()
+	if err != nil {
+		return "", err
 	}
-	p, err := d.take(int(v))
-	return interned.get(p), err
+	return interned.getAny(p), nil
+}
+
+func (d *nbtDecoder) stringBytes() ([]byte, error) {
+	v, err := d.fixed(2)
+	if err != nil {
+		return nil, err
+	}
+	if int16(v) < 0 {
+		return nil, fmt.Errorf("nbt: string of %d bytes", v)
+	}
+	return d.take(int(v))
 }
 
 func (d *nbtDecoder) tag() (byte, string, error) {
@@ -204,7 +221,7 @@ func (d *nbtDecoder) value(t byte) (any, error) {
 		v, err := d.fixed(8)
 		return math.Float64frombits(v), err
 	case tagString:
-		return d.string()
+		return d.stringValue()
 	case tagByteArray:
 		return d.array(byteType, 1)
 	case tagIntArray:
@@ -294,7 +311,13 @@ var interned internTable
 // last string hashed to it. It is safe for concurrent use, without locks.
 type internTable struct {
 	seed  maphash.Seed
-	slots [1024]atomic.Pointer[string]
+	slots [1024]atomic.Pointer[internEntry]
+}
+
+// internEntry is a string of the table, and the same string as an any.
+type internEntry struct {
+	s string
+	v any
 }
 
 func init() { interned.seed = maphash.MakeSeed() }
@@ -305,14 +328,32 @@ const maxInterned = 48
 
 // get returns p as a string, from the table if it holds it.
 func (t *internTable) get(p []byte) string {
+	if e := t.entry(p); e != nil {
+		return e.s
+	}
+	return string(p)
+}
+
+// getAny returns p as a string in an any, from the table if it holds it.
+func (t *internTable) getAny(p []byte) any {
+	if e := t.entry(p); e != nil {
+		return e.v
+	}
+	return string(p)
+}
+
+// entry returns p's entry, adding it unless p is too short or too long to
+// intern (then nil).
+func (t *internTable) entry(p []byte) *internEntry {
 	if len(p) == 0 || len(p) > maxInterned {
-		return string(p)
+		return nil
 	}
 	slot := &t.slots[maphash.Bytes(t.seed, p)%uint64(len(t.slots))]
-	if s := slot.Load(); s != nil && *s == string(p) {
-		return *s
+	if e := slot.Load(); e != nil && e.s == string(p) {
+		return e
 	}
-	s := string(p)
-	slot.Store(&s)
-	return s
+	e := &internEntry{s: string(p)}
+	e.v = e.s
+	slot.Store(e)
+	return e
 }

@@ -157,12 +157,23 @@ func TestInternTable(t *testing.T) {
 					t.Errorf("got %q, want %q", got, want)
 					return
 				}
+				if got := interned.getAny([]byte(want)); got != any(want) {
+					t.Errorf("got %v, want %q", got, want)
+					return
+				}
 			}
 		}()
 	}
 	wg.Wait()
 	long := bytes.Repeat([]byte("x"), maxInterned+1)
-	if interned.get(long) != string(long) || interned.get(nil) != "" {
+	if interned.get(long) != string(long) || interned.get(nil) != "" ||
+		interned.getAny(long) != any(string(long)) || interned.getAny(nil) != any("") {
 		t.Fatal("strings outside the interned range changed")
+	}
+	// A string value the table holds costs no allocation, boxed or not.
+	p := []byte("minecraft:chest")
+	interned.getAny(p)
+	if n := testing.AllocsPerRun(100, func() { interned.getAny(p); interned.get(p) }); n != 0 {
+		t.Fatalf("%v allocations for an interned string", n)
 	}
 }
