@@ -206,7 +206,6 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 	// The snapshot's copies of the changed sub-chunks come from one arena,
 	// each of its blocks sized to hold all of theirs.
 	var a *columnArena
-	var air uint32
 	if d.raw != nil {
 		a = &columnArena{}
 		for i, sub := range subs {
@@ -221,9 +220,6 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 			}
 		}
 		a.storageBlock = a.layerBlock
-		d.mu.Lock()
-		air = d.br.AirRuntimeID()
-		d.mu.Unlock()
 	}
 	for i, sub := range subs {
 		if sameSub[i] {
@@ -247,7 +243,7 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 				return nil, err
 			}
 			if a != nil {
-				e.subs[i] = d.raw.clone(a, sub, air)
+				e.subs[i] = d.raw.clone(a, sub)
 			} else {
 				e.subs[i] = sub.Clone()
 			}

@@ -165,17 +165,17 @@ func (rs *rawStorage) sub(a *columnArena, r *reader, air uint32, read func(*read
 	return sub, y, nil
 }
 
-// clone returns a copy of sub (whose air is air) from a, for a stored
-// column's snapshot: its
+// clone returns a copy of sub from a, for a stored column's snapshot: its
 // layers are storages built as sub's decode would build them, with their
 // own words and palettes, in a few allocations for the whole column where
 // SubChunk.Clone makes four for every layer. The copy has no light: sub's
 // light is the World's (often 4 KiB a sub-chunk that Clone would copy),
 // and a World computes a loaded chunk's light afresh (chunk.LightArea's
 // Fill replaces every sub-chunk's), as it does for a decoded one.
-func (rs *rawStorage) clone(a *columnArena, sub *chunk.SubChunk, air uint32) *chunk.SubChunk {
+func (rs *rawStorage) clone(a *columnArena, sub *chunk.SubChunk) *chunk.SubChunk {
 	c := &a.subs.take(1, blockOr(a.subBlock, 24))[0]
-	*c = *chunk.NewSubChunk(air)
+	// A layer past the last reads as the sub-chunk's own air.
+	*c = *chunk.NewSubChunk(sub.Block(0, 0, 0, 255))
 	layers := sub.Layers()
 	if len(layers) == 0 {
 		return c

@@ -172,7 +172,7 @@ func TestSnapshotSubChunksAreCopies(t *testing.T) {
 		}
 		for i, sub := range col.Chunk.Sub() {
 			cp := enc.subs[i]
-			if cp == sub || len(cp.Layers()) != len(sub.Layers()) || !bytes.Equal(subBytes(cp), subBytes(sub)) {
+			if cp == sub || len(cp.Layers()) != len(sub.Layers()) || !bytes.Equal(subBytes(cp), subBytes(sub)) || cp.Block(0, 0, 0, 255) != sub.Block(0, 0, 0, 255) {
 				t.Fatalf("%s: sub-chunk %d: the snapshot is not an exact copy", what, i)
 			}
 			for l := range sub.Layers() {
@@ -203,6 +203,10 @@ func TestSnapshotSubChunksAreCopies(t *testing.T) {
 			check(t, fmt.Sprintf("%v column %d", dim, i), worldtest.Synthetic(i, dim, br))
 		}
 	}
+	// A sub-chunk keeps its own air, whatever the registry's.
+	odd := worldtest.Synthetic(4, world.Overworld, br)
+	odd.Chunk.Sub()[len(odd.Chunk.Sub())-1] = chunk.NewSubChunk(777)
+	check(t, "a sub-chunk of another air", odd)
 	for _, path := range worldtest.Worlds(t) {
 		cols, err := worldtest.ReadAll(worldtest.UnpackTemp(t, path), br)
 		if err != nil {
