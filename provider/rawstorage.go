@@ -62,9 +62,9 @@ var rawStorageOnce = sync.OnceValue(probeRawStorage)
 // says, and the network biome encoding, with the checks and the results of
 // NetworkDecode, except that a biome storage that repeats the previous one
 // is a copy of it, not (as there) the same storage, which a SetBiome in
-// either sub-chunk would change for both. The chunk is a copy of tmpl with its own height
-// map, list of sub-chunks (empty ones copied from tmpl's) and biome
-// storages, all but the height map from a.
+// either sub-chunk would change for both. The chunk is a copy of tmpl with
+// its own height map, list of sub-chunks (empty ones copied from tmpl's)
+// and biome storages, all but the height map from a.
 func (rs *rawStorage) chunk(a *columnArena, tmpl *chunk.Chunk, subs []*chunk.SubChunk, ys []byte, biomes []byte) (*chunk.Chunk, error) {
 	rng, empty := tmpl.Range(), tmpl.Sub()
 	if len(subs) > len(empty) {
