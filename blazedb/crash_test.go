@@ -324,6 +324,7 @@ func verify(t testing.TB, fs *vfs.MemFS, opts Options, m *model, desc string) {
 	if err != nil {
 		t.Fatalf("%s: second reopen: %v", desc, err)
 	}
+	defer db.Close() // the deferred Close above holds the first one
 	if v, err := db.Get(Key{X: 1000}); err != nil || string(v) != "after" {
 		t.Fatalf("%s: write after recovery lost: %q %v", desc, v, err)
 	}
