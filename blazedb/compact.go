@@ -211,6 +211,7 @@ func (db *DB) compact(afterCopy func()) (err error) {
 		// The log is complete without it; the next Open scans instead.
 		return fmt.Errorf("write %s after compaction: %w", indexName, err)
 	}
+	db.checkpointed.Store(w.off)
 	return nil
 }
 

@@ -341,6 +341,8 @@ func runCrash(t testing.TB, mode Durability, seed uint64) {
 		SyncInterval:    time.Duration(1+rng.IntN(20)) * time.Millisecond,
 		CompactMinBytes: int64(rng.IntN(32 << 10)),
 		CacheBytes:      int64(rng.IntN(3)-1) * 64 << 10,
+		// Checkpoints of index.dat every few records, or none.
+		IndexCheckpointBytes: []int64{-1, 2 << 10, 16 << 10}[rng.IntN(3)],
 	}
 	db, err := Open("/db", opts)
 	if err != nil {

@@ -40,12 +40,17 @@ type DB struct {
 	poisonErr atomic.Pointer[error]
 	compactMu sync.Mutex // one compaction (or Check) at a time
 
+	// checkpointed is the length of the log that index.dat describes (0
+	// when it describes none of it).
+	checkpointed atomic.Int64
+
 	bg struct {
-		syncNow    chan struct{}
-		compactNow chan struct{}
-		stop       chan struct{}
-		wg         sync.WaitGroup
-		running    atomic.Bool // a background compaction is under way
+		syncNow       chan struct{}
+		compactNow    chan struct{}
+		checkpointNow chan struct{}
+		stop          chan struct{}
+		wg            sync.WaitGroup
+		running       atomic.Bool // a background compaction is under way
 
 		mu         sync.Mutex
 		err        error // not yet returned to a caller
@@ -150,6 +155,7 @@ func (db *DB) open() error {
 	}
 	db.bg.syncNow = make(chan struct{}, 1)
 	db.bg.compactNow = make(chan struct{}, 1)
+	db.bg.checkpointNow = make(chan struct{}, 1)
 	db.bg.stop = make(chan struct{})
 	if !ro && !db.opts.ExternalMaintenance {
 		db.bg.wg.Add(1)
@@ -176,7 +182,13 @@ func (db *DB) Maintain() error {
 		return err
 	}
 	due := db.compactionDue(l)
+	checkpoint := db.checkpointDue(l)
 	l.refs.Done()
+	if checkpoint && !due { // a compaction writes index.dat itself
+		if err := db.checkpoint(); err != nil && !errors.Is(err, ErrClosed) {
+			db.reportBackground(fmt.Errorf("index checkpoint: %w", err))
+		}
+	}
 	if due {
 		if err := db.compact(nil); err != nil && !errors.Is(err, ErrClosed) {
 			db.reportBackground(fmt.Errorf("compaction: %w", err))
@@ -250,6 +262,10 @@ func (db *DB) openLog(f vfs.File) error {
 	db.idx = ix
 	db.seq = nextSeq
 	db.log = newLogFile(f, h.generation, end, synced)
+	if db.recovery.IndexLoaded {
+		// index.dat covered the log up to where the scan started.
+		db.checkpointed.Store(end + db.recovery.TornBytes - db.recovery.ScannedBytes)
+	}
 	return nil
 }
 
@@ -367,6 +383,8 @@ func (db *DB) background() {
 			db.backgroundSync()
 		case <-db.bg.syncNow:
 			db.backgroundSync()
+		case <-db.bg.checkpointNow:
+			db.backgroundCheckpoint()
 		case <-db.bg.compactNow:
 			if db.bg.running.CompareAndSwap(false, true) {
 				db.bg.wg.Add(1)

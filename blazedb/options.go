@@ -82,9 +82,16 @@ type Options struct {
 	// DisableAutoCompaction turns off compaction by garbage ratio; Compact
 	// still works.
 	DisableAutoCompaction bool
+	// IndexCheckpointBytes rewrites index.dat in the background once this
+	// many bytes have been appended since it last described the log, so
+	// that Open after a crash scans at most about this much of the log
+	// (see checkpoint.go). Default 256 MiB; negative turns it off, leaving
+	// index.dat to Close and compaction.
+	IndexCheckpointBytes int64
 	// ExternalMaintenance starts no background goroutine: the owner calls
 	// Maintain regularly (at least every SyncInterval/2), which does the
-	// periodic sync of DurabilityBalanced and the automatic compaction.
+	// periodic sync of DurabilityBalanced, the automatic compaction and the
+	// index checkpoints.
 	// For owners of many databases with a shared pool of workers.
 	ExternalMaintenance bool
 	// ReadOnly opens without writing anything: no lock file is created, a
@@ -112,6 +119,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.CompactMinBytes == 0 {
 		o.CompactMinBytes = 16 << 20
+	}
+	if o.IndexCheckpointBytes == 0 {
+		o.IndexCheckpointBytes = 256 << 20
 	}
 	if o.FS == nil {
 		o.FS = vfs.Default

@@ -30,12 +30,14 @@ type Stats struct {
 	Compactions   int64
 	CompactTime   time.Duration // total time spent compacting
 	CompactCopied int64         // bytes written by compactions
+	Checkpoints   int64         // index.dat rewritten while open (checkpoint.go)
 }
 
 type counters struct {
 	appends, appendBytes, elided, reads, notFound atomic.Int64
 	fsyncs, fsyncNanos                            atomic.Int64
 	compactions, compactNanos, compactCopied      atomic.Int64
+	checkpoints                                   atomic.Int64
 }
 
 // Stats returns current figures. It is cheap enough to call every tick.
@@ -51,6 +53,7 @@ func (db *DB) Stats() Stats {
 		Compactions:   db.stats.compactions.Load(),
 		CompactTime:   time.Duration(db.stats.compactNanos.Load()),
 		CompactCopied: db.stats.compactCopied.Load(),
+		Checkpoints:   db.stats.checkpoints.Load(),
 	}
 	if c := db.cache; c != nil {
 		s.CacheHits, s.CacheMisses, s.CacheEvictions = c.hits.Load(), c.misses.Load(), c.evictions.Load()

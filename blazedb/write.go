@@ -196,6 +196,7 @@ func (db *DB) write(ops []op) error {
 	l.refs.Done()
 	if err == nil {
 		db.maybeCompact(l)
+		db.maybeCheckpoint(l)
 	}
 	return err
 }
