@@ -28,7 +28,10 @@ var errAborted = fmt.Errorf("%w: compaction aborted", ErrClosed)
 // A crash before the rename leaves the old log untouched and a temporary
 // file Open deletes; after it, the new log, which holds every record the old
 // one held. The old file goes only when the rename and the directory are
-// durable. Finally index.dat is rewritten for the new generation.
+// durable. Finally, with the index as the swap left it (cloned before the
+// write lock is released), index.dat is rewritten for the new generation
+// while writers go on: it covers the compacted file, and Open replays what
+// they append after it.
 
 // catchUpFinal is the most a compaction copies under the write lock.
 const catchUpFinal = 256 << 10
@@ -167,7 +170,12 @@ func (db *DB) compact(afterCopy func()) (err error) {
 
 	// 3. Swap.
 	db.writeMu.Lock()
-	defer db.writeMu.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			db.writeMu.Unlock()
+		}
+	}()
 	if db.log != old {
 		return ErrClosed
 	}
@@ -206,8 +214,13 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	if dirErr != nil {
 		return db.poisoned()
 	}
+	// The index as the swap left it, then writes may go on: they land past
+	// w.off, which Open replays. index.dat is written without the lock.
 	meta := indexMeta{generation: nl.gen, covered: w.off, nextSeq: db.seq}
-	if err := vfs.ReplaceFile(db.fs, db.dir, indexName, encodeIndex(nix.clone(), meta)); err != nil {
+	ix := nix.clone()
+	db.writeMu.Unlock()
+	locked = false
+	if err := vfs.ReplaceFile(db.fs, db.dir, indexName, encodeIndex(ix, meta)); err != nil {
 		// The log is complete without it; the next Open scans instead.
 		return fmt.Errorf("write %s after compaction: %w", indexName, err)
 	}
