@@ -16,8 +16,9 @@
 //
 // Decoding builds Dragonfly's paletted storages straight from a record's
 // index words (rawstorage.go), a column's storages from a few shared
-// allocations, through eight private fields of Dragonfly's chunk types that
-// a probe proves against Dragonfly's own decoder when the process starts;
+// allocations (arena.go), through eight private fields of Dragonfly's chunk
+// types that a probe (probe.go) proves against Dragonfly's own decoder when
+// the process starts;
 // if it refuses, decoding goes through NetworkDecode.
 //
 // A cold load reads its record into a pooled buffer, hands the decoded
