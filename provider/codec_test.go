@@ -351,13 +351,13 @@ func TestBiomeRepeatedWordsChecked(t *testing.T) {
 		}
 		return b
 	}
-	if err := checkBiomes(enc(4, 4, 4), 3); err != nil {
+	if err := walkBiomes(enc(4, 4, 4), 3, nil); err != nil {
 		t.Fatalf("valid repeated storages refused: %v", err)
 	}
-	if err := checkBiomes(enc(4, 3), 2); err == nil {
+	if err := walkBiomes(enc(4, 3), 2, nil); err == nil {
 		t.Fatal("index 3 under a palette of 3 accepted after the same words under a palette of 4")
 	}
-	if err := checkBiomes(enc(3, 4), 2); err == nil {
+	if err := walkBiomes(enc(3, 4), 2, nil); err == nil {
 		t.Fatal("index 3 under a palette of 3 accepted")
 	}
 }

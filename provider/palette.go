@@ -117,12 +117,9 @@ var laneTables = func() (t [17]lanes) {
 	return t
 }()
 
-// checkBiomes validates the network biome encoding of a column of subs
-// sub-chunks: one storage per sub-chunk, the first not "same as previous",
-// every index inside its palette.
-func checkBiomes(b []byte, subs int) error { return walkBiomes(b, subs, nil) }
-
-// walkBiomes checks b as checkBiomes does and, unless fn is nil, calls fn
+// walkBiomes validates the network biome encoding b of a column of subs
+// sub-chunks (one storage per sub-chunk, the first not "same as previous",
+// every index inside its palette) and, unless fn is nil, calls fn
 // with each storage: its bits per index, index words and palette, or a nil
 // palette for a storage that repeats the previous one. The palette is
 // valid only during the call.

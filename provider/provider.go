@@ -91,8 +91,9 @@ func (conf Config) open(dir string) (*DB, error) {
 	if slices.Contains(names, "db") && !slices.Contains(names, engineDir) {
 		return nil, fmt.Errorf("%w: %s/db is LevelDB; convert it with `blaze convert`", ErrLevelDBWorld, dir)
 	}
-	ldat := &leveldat.Data{}
+	var ldat *leveldat.Data
 	if conf.NoLevelDat {
+		ldat = &leveldat.Data{}
 		ldat.FillDefault()
 	} else if ldat, err = readLevelDat(fs, dir); err != nil {
 		return nil, fmt.Errorf("read level.dat: %w", err)
