@@ -206,6 +206,7 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	db.mu.Lock()
 	db.idx, db.log = nix, nl
 	db.mu.Unlock()
+	db.checkpointed.Store(0) // index.dat describes the old generation
 	old.retire()
 
 	db.stats.compactions.Add(1)

@@ -277,8 +277,9 @@ func (db *DB) Recovery() Recovery {
 	return r
 }
 
-// Close syncs the log, writes index.dat, stops background work and releases
-// the directory. It returns every error it met, joined, including a
+// Close syncs the log, writes index.dat (unless the one on disk already
+// describes the whole log: a database only read closes without writing),
+// stops background work and releases the directory. It returns every error it met, joined, including a
 // background error no call has reported yet. Close is idempotent: a second
 // call returns nil. Every other method returns ErrClosed after it.
 func (db *DB) Close() error { return db.close(true) }
@@ -308,10 +309,14 @@ func (db *DB) close(persist bool) error {
 	if !db.opts.ReadOnly && persist {
 		if err := db.poisoned(); err != nil {
 			errs = append(errs, err)
-		} else if err := db.fsync(l); err != nil {
+		} else if err := db.syncTo(l, l.written.Load(), false); err != nil {
 			errs = append(errs, err)
-		} else {
-			meta := indexMeta{generation: l.gen, covered: l.written.Load(), nextSeq: db.seq}
+		} else if covered := l.written.Load(); db.checkpointed.Load() != covered {
+			// Not when index.dat already describes the whole log (nothing
+			// was written since Open, the last checkpoint or compaction):
+			// rewriting it would cost two fsyncs and a rename for the same
+			// bytes, at every close of a world only read.
+			meta := indexMeta{generation: l.gen, covered: covered, nextSeq: db.seq}
 			if err := vfs.ReplaceFile(db.fs, db.dir, indexName, encodeIndex(ix, meta)); err != nil {
 				errs = append(errs, fmt.Errorf("write %s: %w", indexName, err))
 			}

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
@@ -496,6 +497,71 @@ func TestCloseIdempotentAndErrClosed(t *testing.T) {
 			t.Errorf("%s after Close: %v", name, err)
 		}
 	}
+}
+
+// A database opened read-write and only read closes without writing:
+// index.dat already describes the whole log. Once anything is appended,
+// Close writes index.dat again, and the next Open scans nothing.
+func TestCloseWritesIndexOnlyWhenStale(t *testing.T) {
+	mem := vfs.NewMem()
+	var writes []string // mutating operations on anything but LOCK
+	fs := vfs.Inject(mem, func(op vfs.Op, name string) error {
+		if op != vfs.OpOpen && op != vfs.OpRead && filepath.Base(name) != lockName {
+			writes = append(writes, fmt.Sprintf("%d %s", op, filepath.Base(name)))
+		}
+		return nil
+	})
+	db := open(t, fs, "/db", Options{})
+	for i := range 10 {
+		db.Put(Key{X: int32(i)}, value(i, 300))
+	}
+	db.Close()
+	reopen := func() *DB {
+		t.Helper()
+		writes = nil
+		db := open(t, fs, "/db", Options{})
+		if rec := db.Recovery(); !rec.IndexLoaded || rec.ScannedBytes != 0 {
+			t.Fatalf("recovery %+v: index.dat did not cover the log", rec)
+		}
+		return db
+	}
+	closed := func(db *DB) []string {
+		t.Helper()
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return writes
+	}
+
+	db = reopen()
+	mustGet(t, db, Key{X: 3})
+	db.Put(Key{X: 4}, value(4, 300)) // the value it holds: appends nothing
+	if w := closed(db); len(w) != 0 {
+		t.Fatalf("open, read and close wrote: %v", w)
+	}
+	db = reopen()
+	db.Put(Key{X: 4}, value(40, 300))
+	if w := closed(db); !slices.Contains(w, fmt.Sprintf("%d %s", vfs.OpRename, indexName)) {
+		t.Fatalf("close after a write did not replace index.dat: %v", w)
+	}
+	db = reopen()
+	if got := mustGet(t, db, Key{X: 4}); !bytes.Equal(got, value(40, 300)) {
+		t.Fatal("the write before close is lost")
+	}
+	// Compaction writes index.dat for the new log; Close need not again.
+	db.Put(Key{X: 5}, value(50, 300))
+	if err := db.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	writes = nil
+	if w := closed(db); len(w) != 0 {
+		t.Fatalf("close right after compaction wrote: %v", w)
+	}
+	db = reopen()
+	if got := mustGet(t, db, Key{X: 5}); !bytes.Equal(got, value(50, 300)) {
+		t.Fatal("the write before compaction is lost")
+	}
+	db.Close()
 }
 
 func TestLockExcludesSecondOpen(t *testing.T) {

@@ -7,8 +7,9 @@
 //
 // A database is a directory holding chunks.dat (the log), index.dat (a
 // snapshot of the index and the durable part of the log it covers; an
-// accelerator that can always be rebuilt, written by Close, by compaction
-// and by checkpoints every Options.IndexCheckpointBytes appended) and
+// accelerator that can always be rebuilt, written by Close when anything
+// was appended since it was last written, by compaction and by checkpoints
+// every Options.IndexCheckpointBytes appended) and
 // LOCK. Keys are chunk keys (Key: dimension and chunk X, Z) or named keys
 // (short strings, for player data and the like); both live in the one log,
 // so one Batch can cover both. The formats are drawn in record.go and
