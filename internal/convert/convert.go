@@ -22,6 +22,7 @@ import (
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/colcmp"
 	"github.com/blazeworld/blaze/internal/fsutil"
+	"github.com/blazeworld/blaze/internal/progress"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
@@ -29,7 +30,6 @@ import (
 	"github.com/df-mc/goleveldb/leveldb"
 	"github.com/df-mc/goleveldb/leveldb/opt"
 	"github.com/google/uuid"
-	"github.com/schollz/progressbar/v3"
 )
 
 var (
@@ -128,7 +128,7 @@ type pair struct {
 // copyColumns copies every place from p.from to p.to, then verifies each
 // written column against the source.
 func copyColumns(p pair, places []place, o Options, r *Report) error {
-	bar := newBar(o.Progress, len(places))
+	bar := progress.New(o.Progress, len(places), "converting")
 	var written []place
 	for _, pl := range places {
 		col, err := p.from.LoadColumn(pl.pos, pl.dim)
@@ -140,13 +140,9 @@ func copyColumns(p pair, places []place, o Options, r *Report) error {
 		} else {
 			written = append(written, pl)
 		}
-		if bar != nil {
-			bar.Add(1)
-		}
+		bar.Add()
 	}
-	if bar != nil {
-		bar.Finish()
-	}
+	bar.Finish()
 	r.Columns = len(written)
 	return nil
 }
@@ -202,22 +198,6 @@ func verify(from, to world.Provider, places []place, failed []Failure, view func
 		}
 	}
 	return nil
-}
-
-func newBar(w io.Writer, n int) *progressbar.ProgressBar {
-	if w == nil {
-		return nil
-	}
-	return progressbar.NewOptions(n,
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription("converting"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("columns"),
-		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
-	)
 }
 
 // fromLevelDB converts a LevelDB world to Blaze.
