@@ -21,7 +21,8 @@ DEMO_IMPORT := $(wildcard ../shared/testdata/worlds/example2-1.21.mcworld)
 run:
 	$(GO) run ./cmd/demo-server -world build/demo-world $(if $(DEMO_IMPORT),-import $(DEMO_IMPORT)) $(ARGS)
 
-## blaze: the converter, as bin/blaze (blaze convert SRC DST).
+## blaze: the tool, as bin/blaze (blaze convert SRC DST, blaze check DIR,
+## blaze compact DIR).
 blaze:
 	$(GO) build -o bin/blaze ./cmd/blaze
 

@@ -5,38 +5,109 @@
 // copies the world in SRC to DST: a LevelDB (Dragonfly mcdb or Bedrock)
 // world becomes a Blaze world and a Blaze world a LevelDB one. See package
 // internal/convert for what it promises.
+//
+//	blaze check DIR
+//
+// verifies the Blaze world in DIR without writing to it (package
+// internal/worldcheck), and
+//
+//	blaze compact DIR
+//
+// rewrites its chunks.dat without the garbage that overwritten columns
+// leave. Neither runs while a server has the world open.
 package main
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 )
 
-const usage = `usage: blaze convert [-q] SRC DST
-
-Copies the world in SRC to DST, which must be missing or empty: a LevelDB
-world (SRC/db) becomes a Blaze world, a Blaze world (SRC/blaze) a LevelDB one.
-Every column, level.dat and player spawns are copied and every column is
-verified after writing. SRC is never changed. Columns that cannot be read are
-listed at the end; the exit status is then 2.
+const usage = `usage:
+  blaze convert [-q] SRC DST
+      Copies the world in SRC to DST, which must be missing or empty: a
+      LevelDB world (SRC/db) becomes a Blaze world, a Blaze world (SRC/blaze)
+      a LevelDB one. Every column, level.dat and player spawns are copied and
+      every column is verified after writing. SRC is never changed. Columns
+      that cannot be read are listed at the end; the exit status is then 2.
+  blaze check [-q] DIR
+      Verifies the Blaze world in DIR without writing to it: the log and its
+      index, every record's checksums, and every column and player spawn
+      read back as a server reads them. Lists what is damaged; the exit
+      status is then 2.
+  blaze compact DIR
+      Rewrites DIR's chunks.dat without the records that newer ones replaced
+      (a server also does this by itself, in the background) and prints the
+      sizes before and after.
 `
 
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailed  = 1 // the command could not do its work
+	exitDamaged = 2 // it did, and found something unreadable
+	exitUsage   = 64
+)
+
 func main() {
-	if len(os.Args) < 2 || os.Args[1] != "convert" {
+	if len(os.Args) < 2 {
 		fmt.Fprint(os.Stderr, usage)
-		os.Exit(64)
+		os.Exit(exitUsage)
 	}
-	os.Exit(convertCmd(os.Args[2:]))
+	args := os.Args[2:]
+	switch os.Args[1] {
+	case "convert":
+		os.Exit(convertCmd(args))
+	case "check":
+		os.Exit(checkCmd(args))
+	case "compact":
+		os.Exit(compactCmd(args))
+	}
+	fmt.Fprint(os.Stderr, usage)
+	os.Exit(exitUsage)
+}
+
+// parse parses args for the command name, which takes n operands.
+func parse(name string, args []string, n int, quiet *bool) (*flag.FlagSet, bool) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	if quiet != nil {
+		fs.BoolVar(quiet, "q", false, "no progress bar")
+	}
+	fs.Usage = func() { fmt.Fprint(os.Stderr, usage) }
+	if err := fs.Parse(args); err != nil || fs.NArg() != n {
+		fs.Usage()
+		return nil, false
+	}
+	return fs, true
 }
 
 func convertCmd(args []string) int {
-	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
-	quiet := fs.Bool("q", false, "no progress bar")
-	fs.Usage = func() { fmt.Fprint(os.Stderr, usage) }
-	if err := fs.Parse(args); err != nil || fs.NArg() != 2 {
-		fs.Usage()
-		return 64
+	var quiet bool
+	fs, ok := parse("convert", args, 2, &quiet)
+	if !ok {
+		return exitUsage
 	}
-	return runConvert(fs.Arg(0), fs.Arg(1), *quiet)
+	return runConvert(fs.Arg(0), fs.Arg(1), quiet)
+}
+
+func checkCmd(args []string) int {
+	var quiet bool
+	fs, ok := parse("check", args, 1, &quiet)
+	if !ok {
+		return exitUsage
+	}
+	var progress io.Writer = os.Stderr
+	if quiet {
+		progress = nil
+	}
+	return runCheck(os.Stdout, progress, fs.Arg(0))
+}
+
+func compactCmd(args []string) int {
+	fs, ok := parse("compact", args, 1, nil)
+	if !ok {
+		return exitUsage
+	}
+	return runCompact(os.Stdout, fs.Arg(0))
 }

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/blazeworld/blaze/provider"
+	"github.com/df-mc/dragonfly/server/world"
+)
+
+// A world whose columns were each stored four times, changed: three
+// quarters of its log is garbage.
+func garbageWorld(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := provider.Config{Log: slog.New(slog.DiscardHandler)}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 16 {
+		col := worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry)
+		for round := range 4 {
+			worldtest.ChangeOneBlock(col, round)
+			if err := db.StoreColumn(world.ChunkPos{int32(i), 0}, world.Overworld, col); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestCompactThenCheck(t *testing.T) {
+	dir := garbageWorld(t)
+	log := filepath.Join(dir, "blaze", "chunks.dat")
+	levelDat, _ := os.ReadFile(filepath.Join(dir, "level.dat"))
+	before, _ := os.Stat(log)
+	var out bytes.Buffer
+	if code := runCompact(&out, dir); code != exitOK {
+		t.Fatalf("compact: status %d: %s", code, out.String())
+	}
+	after, _ := os.Stat(log)
+	if after.Size() > before.Size()/2 {
+		t.Fatalf("compaction left %d of %d bytes", after.Size(), before.Size())
+	}
+	if !strings.Contains(out.String(), "chunks.dat") {
+		t.Fatalf("compact printed %q", out.String())
+	}
+	if now, _ := os.ReadFile(filepath.Join(dir, "level.dat")); !bytes.Equal(now, levelDat) {
+		t.Fatal("compact rewrote level.dat")
+	}
+	out.Reset()
+	if code := runCheck(&out, nil, dir); code != exitOK || !strings.Contains(out.String(), "16 columns") {
+		t.Fatalf("check after compaction: status %d: %s", code, out.String())
+	}
+
+	// Damage in the middle of the log: found, named, status 2.
+	b, _ := os.ReadFile(log)
+	b[len(b)/2] ^= 0x55
+	os.WriteFile(log, b, 0o644)
+	out.Reset()
+	if code := runCheck(&out, nil, dir); code != exitDamaged || !strings.Contains(out.String(), "cannot read column") {
+		t.Fatalf("check of a damaged world: status %d: %s", code, out.String())
+	}
+}
+
+func TestToolsRefuse(t *testing.T) {
+	var out bytes.Buffer
+	empty := t.TempDir()
+	if code := runCompact(&out, empty); code != exitFailed {
+		t.Fatalf("compact of an empty directory: status %d", code)
+	}
+	if entries, _ := os.ReadDir(empty); len(entries) != 0 {
+		t.Fatal("compact made a world in an empty directory")
+	}
+	if code := runCheck(&out, nil, filepath.Join(empty, "missing")); code != exitFailed {
+		t.Fatalf("check of a missing directory: status %d", code)
+	}
+	// A world a server has open.
+	dir := garbageWorld(t)
+	db, err := provider.Config{Log: slog.New(slog.DiscardHandler)}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if code := runCompact(&out, dir); code != exitFailed {
+		t.Fatalf("compact of an open world: status %d", code)
+	}
+	if code := runCheck(&out, nil, dir); code != exitFailed {
+		t.Fatalf("check of an open world: status %d", code)
+	}
+}

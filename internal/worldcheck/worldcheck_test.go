@@ -1,0 +1,153 @@
+package worldcheck
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/blazeworld/blaze/provider"
+	"github.com/df-mc/dragonfly/server/block/cube"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/google/uuid"
+)
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// world writes a world of n columns in each dimension and one player spawn
+// to dir, then one more overworld column, and returns where that last
+// column's record lies in chunks.dat.
+func writeWorld(t *testing.T, dir string, n int) (victim world.ChunkPos, start, end int64) {
+	t.Helper()
+	db, err := provider.Config{Log: quiet}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dim := range []world.Dimension{world.Overworld, world.Nether, world.End} {
+		for i := range n {
+			col := worldtest.Synthetic(uint64(i), dim, world.DefaultBlockRegistry)
+			if err := db.StoreColumn(world.ChunkPos{int32(i), -int32(i)}, dim, col); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := db.SavePlayerSpawnPosition(uuid.New(), cube.Pos{1, 70, -3}); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "blaze", "chunks.dat")
+	size := func() int64 {
+		if err := db.Engine().Sync(); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Size()
+	}
+	start = size()
+	// A column with the states of one already stored: its store appends
+	// its own record and no dictionary entry.
+	victim = world.ChunkPos{100, 100}
+	if err := db.StoreColumn(victim, world.Overworld, worldtest.Synthetic(0, world.Overworld, world.DefaultBlockRegistry)); err != nil {
+		t.Fatal(err)
+	}
+	end = size()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return victim, start, end
+}
+
+func TestCheckCleanWorld(t *testing.T) {
+	dir := t.TempDir()
+	writeWorld(t, dir, 4)
+	before := snapshotDir(t, dir)
+	var bar bytes.Buffer
+	r, err := Check(dir, Options{Progress: &bar})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Damaged() || r.Columns != 3*4+1 || r.Players != 1 || !r.Recovery.IndexLoaded {
+		t.Fatalf("report %+v", r)
+	}
+	if !bytes.Contains(bar.Bytes(), []byte("checking")) {
+		t.Fatalf("no progress drawn: %q", bar.String())
+	}
+	if after := snapshotDir(t, dir); !equalDirs(before, after) {
+		t.Fatal("check changed the world's files")
+	}
+}
+
+// A damaged record is reported by the engine's check and as the one column
+// that cannot be read; every other column is still read.
+func TestCheckFindsDamagedColumn(t *testing.T) {
+	dir := t.TempDir()
+	victim, start, end := writeWorld(t, dir, 4)
+	log := filepath.Join(dir, "blaze", "chunks.dat")
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[(start+end)/2] ^= 0xff
+	if err := os.WriteFile(log, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Check(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Damaged() || !errors.Is(r.Engine, blazedb.ErrCorrupt) {
+		t.Fatalf("engine check: %v", r.Engine)
+	}
+	if len(r.Failed) != 1 || r.Columns != 3*4 || !errors.Is(r.Failed[0].Err, blazedb.ErrCorrupt) {
+		t.Fatalf("failures %v, %d columns read", r.Failed, r.Columns)
+	}
+	if want := "column " + victim.String(); !bytes.HasPrefix([]byte(r.Failed[0].What), []byte(want)) {
+		t.Fatalf("failure names %q, want %q", r.Failed[0].What, want)
+	}
+}
+
+func TestCheckRefusesWhatIsNotABlazeWorld(t *testing.T) {
+	if _, err := Check(filepath.Join(t.TempDir(), "missing"), Options{}); err == nil {
+		t.Fatal("a missing directory checked")
+	}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "db"), 0o755)
+	if _, err := Check(dir, Options{}); !errors.Is(err, provider.ErrLevelDBWorld) {
+		t.Fatalf("a LevelDB world: %v", err)
+	}
+}
+
+func snapshotDir(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		files[p] = b
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func equalDirs(a, b map[string][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || !bytes.Equal(v, w) {
+			return false
+		}
+	}
+	return true
+}
