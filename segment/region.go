@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -129,4 +131,31 @@ func (p *Provider) CompactSegment(pos world.ChunkPos, dim world.Dimension) error
 	}
 	defer p.release(s)
 	return errors.Join(s.db.Engine().Compact(), p.takeBackgroundErr())
+}
+
+// Regions returns the directories of the regions of the segmented world in
+// dir, each a Blaze database without a level.dat (open it with
+// provider.Config{NoLevelDat: true}), in the order of dimension and name;
+// none when dir is not segmented. Regions being deleted are left out.
+// Tools use it to check, compact or convert a segmented world region by
+// region; it opens nothing.
+func Regions(dir string) ([]string, error) {
+	var out []string
+	for dim := range 3 {
+		d := filepath.Join(dir, "regions", strconv.Itoa(dim))
+		names, err := vfs.Default.List(d)
+		if errors.Is(err, vfs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			if strings.HasPrefix(n, "r.") {
+				out = append(out, filepath.Join(d, n))
+			}
+		}
+	}
+	return out, nil
 }

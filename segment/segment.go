@@ -19,6 +19,9 @@
 // the atomic point, syncs the parent directory, then removes it. After a
 // crash the region is either wholly there or wholly gone: Open finishes
 // the removal of any "deleting-" directory.
+//
+// Regions lists a segmented world's region databases for tools: blaze
+// check, compact and convert read a segmented world region by region.
 package segment
 
 import (

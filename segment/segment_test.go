@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -349,5 +350,35 @@ func TestDeleteWhileInUse(t *testing.T) {
 	wg.Wait()
 	if _, err := p.LoadColumn(world.ChunkPos{1, 1}, world.Overworld); !errors.Is(err, leveldb.ErrNotFound) {
 		t.Fatalf("after deletion: %v", err)
+	}
+}
+
+// Regions lists every region of every dimension, and none being deleted.
+func TestRegions(t *testing.T) {
+	dir := t.TempDir()
+	if r, err := Regions(dir); err != nil || len(r) != 0 {
+		t.Fatalf("a world without regions: %v %v", r, err)
+	}
+	p := openSeg(t, dir, Config{SegmentSize: 4})
+	for _, pos := range []world.ChunkPos{{0, 0}, {4, 0}, {-1, 9}} {
+		p.StoreColumn(pos, world.Overworld, col(1, world.Overworld))
+	}
+	p.StoreColumn(world.ChunkPos{0, 0}, world.Nether, col(2, world.Nether))
+	if err := p.DeleteSegmentFor(world.ChunkPos{4, 0}, world.Overworld); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	os.MkdirAll(filepath.Join(dir, "regions", "0", "deleting-r.7.7-1"), 0o755) // a deletion a crash cut short
+	got, err := Regions(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		filepath.Join(dir, "regions", "0", "r.-1.2"),
+		filepath.Join(dir, "regions", "0", "r.0.0"),
+		filepath.Join(dir, "regions", "1", "r.0.0"),
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("regions %v, want %v", got, want)
 	}
 }
