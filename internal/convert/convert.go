@@ -1,6 +1,7 @@
 // Package convert copies a world between Dragonfly's LevelDB format (mcdb)
 // and Blaze, in either direction: every column, level.dat and player spawns.
-// It never changes the source (a LevelDB source is read from a temporary
+// A segmented Blaze world (package segment) converts whole, every region's
+// columns into the one LevelDB world. It never changes the source (a LevelDB source is read from a temporary
 // copy, since opening a LevelDB world rewrites its files), refuses a
 // non-empty destination, reports the columns it could not read instead of
 // stopping at the first, and verifies every column it wrote.
@@ -24,6 +25,7 @@ import (
 	"github.com/blazeworld/blaze/internal/fsutil"
 	"github.com/blazeworld/blaze/internal/progress"
 	"github.com/blazeworld/blaze/provider"
+	"github.com/blazeworld/blaze/segment"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/df-mc/dragonfly/server/world/mcdb"
@@ -143,7 +145,7 @@ func copyColumns(p pair, places []place, o Options, r *Report) error {
 		bar.Add()
 	}
 	bar.Finish()
-	r.Columns = len(written)
+	r.Columns += len(written)
 	return nil
 }
 
@@ -298,23 +300,17 @@ func scanLevelDB(dir string) ([]place, []uuid.UUID, error) {
 // fromBlaze converts a Blaze world to LevelDB.
 func fromBlaze(src, dst string, o Options) (*Report, error) {
 	r := &Report{From: "blaze", To: "leveldb"}
+	// A segmented world (package segment) keeps its columns in one
+	// database a region, beside the world's own.
+	regions, err := segment.Regions(src)
+	if err != nil {
+		return nil, err
+	}
 	bz, err := provider.Config{Log: o.Log, ReadOnly: true}.Open(src)
 	if err != nil {
 		return nil, fmt.Errorf("open source: %w", err)
 	}
 	defer bz.Close()
-	eng := bz.Engine()
-	var places []place
-	for id := 0; id < 3; id++ {
-		dim, _ := world.DimensionByID(id)
-		keys, err := eng.Keys(blazedb.Area{Dim: int32(id), MinX: math.MinInt32, MinZ: math.MinInt32, MaxX: math.MaxInt32, MaxZ: math.MaxInt32})
-		if err != nil {
-			return nil, err
-		}
-		for _, k := range keys {
-			places = append(places, place{pos: world.ChunkPos{k.X, k.Z}, dim: dim})
-		}
-	}
 	if err := copyFileIfExists(filepath.Join(src, "level.dat"), filepath.Join(dst, "level.dat")); err != nil {
 		return nil, err
 	}
@@ -322,11 +318,23 @@ func fromBlaze(src, dst string, o Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open destination: %w", err)
 	}
-	if err := copyColumns(pair{bz, mc}, places, o, r); err != nil {
+	if err := copyFromBlaze(bz, mc, o, r); err != nil {
 		mc.Close()
 		return r, err
 	}
-	names, err := eng.Names()
+	for _, dir := range regions {
+		reg, err := provider.Config{Log: o.Log, ReadOnly: true, NoLevelDat: true}.Open(dir)
+		if err != nil {
+			mc.Close()
+			return r, fmt.Errorf("open source region: %w", err)
+		}
+		err = errors.Join(copyFromBlaze(reg, mc, o, r), reg.Close())
+		if err != nil {
+			mc.Close()
+			return r, err
+		}
+	}
+	names, err := bz.Engine().Names()
 	if err != nil {
 		mc.Close()
 		return r, err
@@ -347,14 +355,34 @@ func fromBlaze(src, dst string, o Options) (*Report, error) {
 		r.Players++
 	}
 	mc.SaveSettings(bz.Settings())
-	if err := verify(bz, mc, places, r.Failed, LevelDBView); err != nil {
-		mc.Close()
-		return r, err
-	}
 	if err := mc.Close(); err != nil {
 		return r, fmt.Errorf("close destination: %w", err)
 	}
 	return r, nil
+}
+
+// copyFromBlaze copies every column of the Blaze database bz to mc and
+// verifies each.
+func copyFromBlaze(bz *provider.DB, mc *mcdb.DB, o Options, r *Report) error {
+	eng := bz.Engine()
+	var places []place
+	for id := 0; id < 3; id++ {
+		dim, _ := world.DimensionByID(id)
+		keys, err := eng.Keys(blazedb.Area{Dim: int32(id), MinX: math.MinInt32, MinZ: math.MinInt32, MaxX: math.MaxInt32, MaxZ: math.MaxInt32})
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			places = append(places, place{pos: world.ChunkPos{k.X, k.Z}, dim: dim})
+		}
+	}
+	if len(places) == 0 {
+		return nil
+	}
+	if err := copyColumns(pair{bz, mc}, places, o, r); err != nil {
+		return err
+	}
+	return verify(bz, mc, places, r.Failed, LevelDBView)
 }
 
 func copyFileIfExists(from, to string) error {

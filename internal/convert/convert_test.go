@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/blazeworld/blaze/internal/convert"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
+	"github.com/blazeworld/blaze/segment"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/google/uuid"
@@ -160,6 +162,61 @@ func TestConvertDimensionsAndPlayers(t *testing.T) {
 		}
 	}
 	if pos, ok, err := q.LoadPlayerSpawnPosition(alice); !ok || err != nil || pos != (cube.Pos{1, 2, 3}) {
+		t.Fatalf("spawn %v %v %v", pos, ok, err)
+	}
+}
+
+// A segmented world converts whole: the columns of every region, the
+// world's player spawns, and nothing of the source changes.
+func TestConvertSegmentedWorld(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "seg")
+	p, err := segment.Config{SegmentSize: 4}.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at []world.ChunkPos
+	for i := range 10 {
+		pos := world.ChunkPos{int32(i*3 - 12), int32(i)}
+		at = append(at, pos)
+		p.StoreColumn(pos, world.Overworld, worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry))
+	}
+	p.StoreColumn(world.ChunkPos{5, 5}, world.Nether, worldtest.Synthetic(99, world.Nether, world.DefaultBlockRegistry))
+	alice := uuid.New()
+	p.SavePlayerSpawnPosition(alice, cube.Pos{4, 5, 6})
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if regions, _ := segment.Regions(src); len(regions) < 5 {
+		t.Fatalf("only %d regions: the test needs columns in several", len(regions))
+	}
+	before := hashTree(t, src)
+	dst := filepath.Join(t.TempDir(), "ldb")
+	r, err := convert.Convert(src, dst, convert.Options{})
+	if err != nil || r.Columns != 11 || r.Players != 1 || len(r.Failed) != 0 {
+		t.Fatalf("convert: %+v %v", r, err)
+	}
+	if after := hashTree(t, src); !maps.Equal(before, after) {
+		t.Fatal("the source changed")
+	}
+	back := filepath.Join(t.TempDir(), "bz")
+	if r, err := convert.Convert(dst, back, convert.Options{}); err != nil || r.Columns != 11 || r.Players != 1 {
+		t.Fatalf("back to Blaze: %+v %v", r, err)
+	}
+	q, err := provider.Config{ReadOnly: true}.Open(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	for i, pos := range at {
+		got, err := q.LoadColumn(pos, world.Overworld)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := worldtest.Compare(convert.LevelDBView(worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry)), got); err != nil {
+			t.Fatalf("%v: %v", pos, err)
+		}
+	}
+	if pos, ok, err := q.LoadPlayerSpawnPosition(alice); !ok || err != nil || pos != (cube.Pos{4, 5, 6}) {
 		t.Fatalf("spawn %v %v %v", pos, ok, err)
 	}
 }
