@@ -21,23 +21,29 @@ func runCheck(out, progress io.Writer, dir string) int {
 		fmt.Fprintln(os.Stderr, "blaze check:", err)
 		return exitFailed
 	}
-	rec := r.Recovery
-	if !rec.IndexLoaded {
-		fmt.Fprintf(out, "index.dat was not used (%s): the log was scanned\n", rec.IndexProblem)
-	}
-	if rec.TornBytes > 0 {
-		fmt.Fprintf(out, "the last %d bytes of chunks.dat are a write a crash cut short: never acknowledged, so nothing is lost; the next read-write open removes them\n", rec.TornBytes)
-	}
-	for _, c := range rec.Corrupt {
-		fmt.Fprintf(out, "damaged: %d bytes of chunks.dat at offset %d (%s); the columns written there are read from their previous versions\n", c.Length, c.Offset, c.Reason)
-	}
-	if r.Engine != nil {
-		fmt.Fprintln(out, "damaged:", r.Engine)
+	for _, d := range r.Databases {
+		rec := d.Recovery
+		if !rec.IndexLoaded {
+			fmt.Fprintf(out, "%s: index.dat was not used (%s): the log was scanned\n", d.Dir, rec.IndexProblem)
+		}
+		if rec.TornBytes > 0 {
+			fmt.Fprintf(out, "%s: the last %d bytes of chunks.dat are a write a crash cut short: never acknowledged, so nothing is lost; the next read-write open removes them\n", d.Dir, rec.TornBytes)
+		}
+		for _, c := range rec.Corrupt {
+			fmt.Fprintf(out, "%s: damaged: %d bytes of chunks.dat at offset %d (%s); the columns written there are read from their previous versions\n", d.Dir, c.Length, c.Offset, c.Reason)
+		}
+		if d.Engine != nil {
+			fmt.Fprintf(out, "%s: damaged: %v\n", d.Dir, d.Engine)
+		}
 	}
 	for _, f := range r.Failed {
 		fmt.Fprintln(out, "cannot read", f)
 	}
-	fmt.Fprintf(out, "%s: %d columns and %d player spawns read in %v", dir, r.Columns, r.Players, r.Took.Round(1e6))
+	dbs := "1 database"
+	if n := len(r.Databases); n != 1 {
+		dbs = fmt.Sprintf("%d databases (the world's and its regions')", n)
+	}
+	fmt.Fprintf(out, "%s: %d columns and %d player spawns read from %s in %v", dir, r.Columns, r.Players, dbs, r.Took.Round(1e6))
 	if r.Damaged() {
 		fmt.Fprintf(out, "; %d unreadable\n", len(r.Failed))
 		return exitDamaged

@@ -10,10 +10,12 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/provider"
+	"github.com/blazeworld/blaze/segment"
 )
 
-// runCompact compacts the Blaze world in dir and prints the sizes of its
-// log before and after on out; it returns the exit status.
+// runCompact compacts the Blaze world in dir, every region of it when it is
+// segmented, and prints the sizes of its logs before and after on out; it
+// returns the exit status.
 func runCompact(out io.Writer, dir string) int {
 	fail := func(err error) int {
 		if errors.Is(err, blazedb.ErrLocked) {
@@ -26,21 +28,42 @@ func runCompact(out io.Writer, dir string) int {
 	if st, err := os.Stat(filepath.Join(dir, "blaze", "chunks.dat")); err != nil || !st.Mode().IsRegular() {
 		return fail(fmt.Errorf("%s is not a Blaze world (no blaze/chunks.dat)", dir))
 	}
-	// The settings are the server's: level.dat is neither read nor
-	// rewritten.
-	db, err := provider.Config{Log: slog.New(slog.DiscardHandler), ExternalMaintenance: true, NoLevelDat: true}.Open(dir)
+	regions, err := segment.Regions(dir)
 	if err != nil {
 		return fail(err)
 	}
-	eng := db.Engine()
-	before := eng.Stats()
-	err = eng.Compact()
-	after := eng.Stats()
-	if err = errors.Join(err, db.Close()); err != nil {
-		return fail(err)
+	var before, after, live int64
+	for _, d := range append([]string{dir}, regions...) {
+		b, a, l, err := compact(d)
+		if err != nil {
+			return fail(err)
+		}
+		before, after, live = before+b, after+a, live+l
 	}
-	fmt.Fprintf(out, "%s: chunks.dat %s -> %s (%s of live records)\n", dir, size(before.LogBytes), size(after.LogBytes), size(after.LiveBytes))
+	what := "chunks.dat"
+	if len(regions) > 0 {
+		what = fmt.Sprintf("the logs of the world and its %d regions", len(regions))
+	}
+	fmt.Fprintf(out, "%s: %s %s -> %s (%s of live records)\n", dir, what, size(before), size(after), size(live))
 	return exitOK
+}
+
+// compact compacts the database in dir and returns the size of its log
+// before and after, and of its live records. The settings are the
+// server's: level.dat is neither read nor rewritten.
+func compact(dir string) (before, after, live int64, err error) {
+	db, err := provider.Config{Log: slog.New(slog.DiscardHandler), ExternalMaintenance: true, NoLevelDat: true}.Open(dir)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	eng := db.Engine()
+	b := eng.Stats()
+	err = eng.Compact()
+	a := eng.Stats()
+	if err = errors.Join(err, db.Close()); err != nil {
+		return 0, 0, 0, err
+	}
+	return b.LogBytes, a.LogBytes, a.LiveBytes, nil
 }
 
 // size formats n bytes for people.

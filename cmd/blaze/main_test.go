@@ -10,6 +10,7 @@ import (
 
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
+	"github.com/blazeworld/blaze/segment"
 	"github.com/df-mc/dragonfly/server/world"
 )
 
@@ -95,5 +96,39 @@ func TestToolsRefuse(t *testing.T) {
 	}
 	if code := runCheck(&out, nil, dir); code != exitFailed {
 		t.Fatalf("check of an open world: status %d", code)
+	}
+}
+
+// A segmented world is compacted region by region, and checked after.
+func TestCompactSegmentedWorld(t *testing.T) {
+	dir := t.TempDir()
+	p, err := segment.Config{Log: slog.New(slog.DiscardHandler), SegmentSize: 4}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8 {
+		col := worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry)
+		for round := range 4 {
+			worldtest.ChangeOneBlock(col, round)
+			if err := p.StoreColumn(world.ChunkPos{int32(i), 0}, world.Overworld, col); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "regions", "0", "r.1.0", "blaze", "chunks.dat")
+	before, _ := os.Stat(log)
+	var out bytes.Buffer
+	if code := runCompact(&out, dir); code != exitOK || !strings.Contains(out.String(), "2 regions") {
+		t.Fatalf("compact: status %d: %s", code, out.String())
+	}
+	if after, _ := os.Stat(log); after.Size() > before.Size()/2 {
+		t.Fatalf("region 1 kept %d of %d bytes", after.Size(), before.Size())
+	}
+	out.Reset()
+	if code := runCheck(&out, nil, dir); code != exitOK || !strings.Contains(out.String(), "8 columns") {
+		t.Fatalf("check: status %d: %s", code, out.String())
 	}
 }

@@ -1,5 +1,7 @@
-// Package worldcheck verifies a Blaze world offline, as `blaze check` does:
-// what opening it found (a torn tail, damaged stretches skipped, whether
+// Package worldcheck verifies a Blaze world offline, as `blaze check` does,
+// each of its databases in turn (a segmented world has one for each region
+// besides its own): what
+// opening it found (a torn tail, damaged stretches skipped, whether
 // index.dat was usable), the engine's own check (the index against a scan
 // of the log, every live record's checksums), and then every column and
 // player spawn read back through the provider, as a server would read
@@ -12,12 +14,14 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/progress"
 	"github.com/blazeworld/blaze/provider"
+	"github.com/blazeworld/blaze/segment"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/google/uuid"
 )
@@ -38,15 +42,25 @@ type Failure struct {
 
 func (f Failure) String() string { return fmt.Sprintf("%s: %v", f.What, f.Err) }
 
-// Report says what a check found.
-type Report struct {
-	// Recovery is what opening the world found. A torn tail is what a
+// Database is what a check found in one of the world's databases: the
+// world's own or, in a segmented world (package segment), one region's.
+type Database struct {
+	Dir string
+	// Recovery is what opening the database found. A torn tail is what a
 	// crash leaves of writes never acknowledged, not damage; Corrupt
 	// regions are damage.
 	Recovery blazedb.Recovery
 	// Engine is blazedb.DB.Check's finding: nil when the index matches a
 	// scan of the log and every live record verifies.
 	Engine error
+}
+
+// Damaged reports whether the database holds damage.
+func (d Database) Damaged() bool { return len(d.Recovery.Corrupt) > 0 || d.Engine != nil }
+
+// Report says what a check found.
+type Report struct {
+	Databases []Database
 	// Columns and Players count what was read back.
 	Columns, Players int
 	// Failed lists everything that could not be read.
@@ -54,29 +68,58 @@ type Report struct {
 	Took   time.Duration
 }
 
-// Damaged reports whether the check found damage: a damaged stretch of the
+// Damaged reports whether the check found damage: a damaged stretch of a
 // log, an engine check that failed, or anything that could not be read.
 func (r *Report) Damaged() bool {
-	return len(r.Recovery.Corrupt) > 0 || r.Engine != nil || len(r.Failed) > 0
+	for _, d := range r.Databases {
+		if d.Damaged() {
+			return true
+		}
+	}
+	return len(r.Failed) > 0
 }
 
-// Check verifies the Blaze world in dir, opened read-only (it fails with
-// blazedb.ErrLocked while a server has the world open). The error is for
-// what stopped the check; damage found is in the report.
+// Check verifies the Blaze world in dir, segmented or not, opening each of
+// its databases read-only in turn (it fails with blazedb.ErrLocked while a
+// server has the world open). The error is for what stopped the check;
+// damage found is in the report.
 func Check(dir string, o Options) (*Report, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	start := time.Now()
-	// Nothing cached: every column is read from the file, and memory stays
-	// flat however large the world.
-	db, err := provider.Config{Log: o.Log, ReadOnly: true, CacheBytes: -1, ColumnCacheBytes: -1, ExternalMaintenance: true}.Open(dir)
+	regions, err := segment.Regions(dir)
 	if err != nil {
 		return nil, err
 	}
+	r := &Report{}
+	if err := check(r, dir, false, o); err != nil {
+		return nil, err
+	}
+	for _, reg := range regions {
+		if err := check(r, reg, true, o); err != nil {
+			return nil, err
+		}
+	}
+	r.Took = time.Since(start)
+	return r, nil
+}
+
+// check checks the database in dir (a region's when region is set) and adds
+// what it found to r.
+func check(r *Report, dir string, region bool, o Options) error {
+	// Nothing cached: every column is read from the file, and memory stays
+	// flat however large the world.
+	db, err := provider.Config{
+		Log: o.Log, ReadOnly: true, NoLevelDat: region,
+		CacheBytes: -1, ColumnCacheBytes: -1, ExternalMaintenance: true,
+	}.Open(dir)
+	if err != nil {
+		return err
+	}
 	defer db.Close()
 	eng := db.Engine()
-	r := &Report{Recovery: eng.Recovery(), Engine: eng.Check()}
+	r.Databases = append(r.Databases, Database{Dir: dir, Recovery: eng.Recovery(), Engine: eng.Check()})
 
 	type place struct {
 		pos world.ChunkPos
@@ -87,26 +130,28 @@ func Check(dir string, o Options) (*Report, error) {
 		dim, _ := world.DimensionByID(id)
 		keys, err := eng.Keys(blazedb.Area{Dim: int32(id), MinX: math.MinInt32, MinZ: math.MinInt32, MaxX: math.MaxInt32, MaxZ: math.MaxInt32})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, k := range keys {
 			places = append(places, place{world.ChunkPos{k.X, k.Z}, dim})
 		}
 	}
-	bar := progress.New(o.Progress, len(places), "checking")
-	for _, pl := range places {
-		if _, err := db.LoadColumn(pl.pos, pl.dim); err != nil {
-			r.Failed = append(r.Failed, Failure{fmt.Sprintf("column %v (%v)", pl.pos, pl.dim), err})
-		} else {
-			r.Columns++
+	if len(places) > 0 {
+		bar := progress.New(o.Progress, len(places), "checking "+filepath.Base(dir))
+		for _, pl := range places {
+			if _, err := db.LoadColumn(pl.pos, pl.dim); err != nil {
+				r.Failed = append(r.Failed, Failure{fmt.Sprintf("column %v (%v)", pl.pos, pl.dim), err})
+			} else {
+				r.Columns++
+			}
+			bar.Add()
 		}
-		bar.Add()
+		bar.Finish()
 	}
-	bar.Finish()
 
 	names, err := eng.Names()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, n := range names {
 		s, ok := strings.CutPrefix(n, "player/")
@@ -123,6 +168,5 @@ func Check(dir string, o Options) (*Report, error) {
 			r.Players++
 		}
 	}
-	r.Took = time.Since(start)
-	return r, nil
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
+	"github.com/blazeworld/blaze/segment"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/google/uuid"
@@ -72,7 +73,7 @@ func TestCheckCleanWorld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Damaged() || r.Columns != 3*4+1 || r.Players != 1 || !r.Recovery.IndexLoaded {
+	if r.Damaged() || r.Columns != 3*4+1 || r.Players != 1 || len(r.Databases) != 1 || !r.Databases[0].Recovery.IndexLoaded {
 		t.Fatalf("report %+v", r)
 	}
 	if !bytes.Contains(bar.Bytes(), []byte("checking")) {
@@ -101,14 +102,62 @@ func TestCheckFindsDamagedColumn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Damaged() || !errors.Is(r.Engine, blazedb.ErrCorrupt) {
-		t.Fatalf("engine check: %v", r.Engine)
+	if !r.Damaged() || !errors.Is(r.Databases[0].Engine, blazedb.ErrCorrupt) {
+		t.Fatalf("engine check: %v", r.Databases[0].Engine)
 	}
 	if len(r.Failed) != 1 || r.Columns != 3*4 || !errors.Is(r.Failed[0].Err, blazedb.ErrCorrupt) {
 		t.Fatalf("failures %v, %d columns read", r.Failed, r.Columns)
 	}
 	if want := "column " + victim.String(); !bytes.HasPrefix([]byte(r.Failed[0].What), []byte(want)) {
 		t.Fatalf("failure names %q, want %q", r.Failed[0].What, want)
+	}
+}
+
+// A segmented world is checked region by region: every column is read,
+// and damage in one region is found there.
+func TestCheckSegmentedWorld(t *testing.T) {
+	dir := t.TempDir()
+	p, err := segment.Config{Log: quiet, SegmentSize: 4}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12 {
+		col := worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry)
+		if err := p.StoreColumn(world.ChunkPos{int32(i), 0}, world.Overworld, col); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.SavePlayerSpawnPosition(uuid.New(), cube.Pos{0, 64, 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Check(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Damaged() || r.Columns != 12 || r.Players != 1 || len(r.Databases) != 4 {
+		t.Fatalf("report %+v", r)
+	}
+	log := filepath.Join(dir, "regions", "0", "r.1.0", "blaze", "chunks.dat")
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0xff
+	os.WriteFile(log, b, 0o644)
+	r, err = Check(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Damaged() || len(r.Failed) != 1 || r.Columns != 11 {
+		t.Fatalf("after damage to region 1: %+v", r)
+	}
+	for _, d := range r.Databases {
+		if d.Damaged() != (d.Dir == filepath.Dir(filepath.Dir(log))) {
+			t.Fatalf("database %s: damaged %v", d.Dir, d.Damaged())
+		}
 	}
 }
 
