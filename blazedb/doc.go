@@ -34,6 +34,9 @@
 //   - Open recovers from a crash at any point: a torn tail is cut (only in a
 //     read-write open), a damaged record in the middle is skipped and
 //     reported (Recovery) and its key falls back to its previous version.
+//     Open scans only the log past what index.dat covers; damage in the
+//     part it covers is found by Check (and by reads) and mended the same
+//     way by Repair.
 //   - A failed fsync poisons the DB: writes fail with ErrPoisoned until it
 //     is reopened, because a retried fsync can report success for lost data.
 //   - Putting the value a key already holds appends nothing.

@@ -172,17 +172,25 @@ func resync(w *window, from int64) (int64, error) {
 
 // applyRecord applies a top-level record found at off to ix.
 func applyRecord(ix *index, off int64, r *record) error {
-	one := func(at int64, e *record) error {
-		k, err := parseKey(e.key)
-		if err != nil {
-			return corruptf(logName, at, "%v", err)
-		}
+	return eachEntry(off, r, func(at int64, k rkey, e *record) error {
 		if e.kind == kindDelete || e.kind == kindBatchDelete {
 			ix.del(k)
 		} else {
 			ix.put(k, entry{off: at, size: uint32(e.size()), vsum: e.vsum})
 		}
 		return nil
+	})
+}
+
+// eachEntry calls fn for the put or delete r is, or for each one of a
+// batch, with its offset in the log and its key.
+func eachEntry(off int64, r *record, fn func(at int64, k rkey, e *record) error) error {
+	one := func(at int64, e *record) error {
+		k, err := parseKey(e.key)
+		if err != nil {
+			return corruptf(logName, at, "%v", err)
+		}
+		return fn(at, k, e)
 	}
 	if r.kind != kindBatch {
 		return one(off, r)

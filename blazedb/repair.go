@@ -1,0 +1,154 @@
+package blazedb
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Repair mends damage in live records: the damage Check reports and reads
+// return as ErrCorrupt. Open sees damage only in the part of the log it
+// scans, so a record damaged after index.dat was written (a failing disk,
+// a bad copy) stays live, unreadable, and stops every compaction, which
+// refuses to copy it.
+//
+// Repair opens the database in dir read-write and reads every live record.
+// A key whose newest record is damaged is put back at its newest intact
+// version written before it, found by a scan of the log, or deleted when
+// there is none; the old version is appended as a new record, so every
+// step is an ordinary write and a crash leaves a database Repair can be
+// run on again. Then, when anything was damaged (including stretches Open
+// itself skipped), it compacts, which leaves the damaged bytes behind.
+// Like a scan at Open, it can only go back to versions the log still
+// holds: a key whose damaged record was a delete keeps its last value.
+func Repair(dir string, opts Options) (*RepairReport, error) {
+	if opts.ReadOnly {
+		return nil, fmt.Errorf("blazedb: repair %s: %w", dir, ErrReadOnly)
+	}
+	db, err := Open(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := db.repair()
+	if err = errors.Join(err, db.Close()); err != nil {
+		return rep, fmt.Errorf("blazedb: repair %s: %w", dir, err)
+	}
+	return rep, nil
+}
+
+// RepairReport says what Repair found and did.
+type RepairReport struct {
+	// Skipped is the damage Open skipped while scanning (Recovery.Corrupt):
+	// the keys written there had already fallen back to older versions.
+	Skipped []CorruptRegion
+	// Keys are the live keys whose newest record was damaged, in key order.
+	Keys []Repaired
+	// Compacted reports that the log was rewritten without the damage.
+	Compacted bool
+}
+
+// Repaired is a key whose newest record was damaged.
+type Repaired struct {
+	Key   Key    // the chunk key, unless Named
+	Name  string // the named key, if Named
+	Named bool
+	// Err is what reading the damaged record found.
+	Err error
+	// Restored is true when the key now holds its newest intact older
+	// version, false when it was deleted (no intact version was left).
+	Restored bool
+}
+
+func (db *DB) repair() (*RepairReport, error) {
+	rep := &RepairReport{Skipped: slices.Clone(db.recovery.Corrupt)}
+	found, err := db.damagedKeys()
+	if err != nil {
+		return rep, err
+	}
+	for _, d := range found {
+		r := Repaired{Key: d.k.chunk, Name: d.k.name, Named: d.k.named, Err: d.err, Restored: d.restore}
+		switch {
+		case d.restore && d.k.named:
+			err = db.PutNamed(d.k.name, d.older)
+		case d.restore:
+			err = db.Put(d.k.chunk, d.older)
+		case d.k.named:
+			err = db.DeleteNamed(d.k.name)
+		default:
+			err = db.Delete(d.k.chunk)
+		}
+		if err != nil {
+			return rep, fmt.Errorf("repair %v: %w", d.k, err)
+		}
+		rep.Keys = append(rep.Keys, r)
+	}
+	if len(rep.Keys) > 0 || len(rep.Skipped) > 0 {
+		if err := db.Compact(); err != nil {
+			return rep, err
+		}
+		rep.Compacted = true
+	}
+	return rep, nil
+}
+
+// damage is a live key whose record does not read, and its newest intact
+// older value, if one is left (restore).
+type damage struct {
+	k       rkey
+	err     error
+	older   []byte
+	restore bool
+}
+
+// damagedKeys reads every live record and, for each one that fails, finds
+// the newest intact version of its key written before it.
+func (db *DB) damagedKeys() ([]damage, error) {
+	db.compactMu.Lock()
+	defer db.compactMu.Unlock()
+	l, snap, end, _, err := db.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	defer l.refs.Done()
+	bad := map[rkey]entry{}
+	var found []damage
+	snap.each(func(k rkey, e entry) bool {
+		if _, err := readEntry(l, e, k.appendTo(nil), nil); err != nil {
+			bad[k] = e
+			found = append(found, damage{k: k, err: err})
+		}
+		return true
+	})
+	if len(found) == 0 {
+		return nil, nil
+	}
+	// The newest version of each damaged key before its damaged record:
+	// later puts replace earlier ones, a delete forgets them.
+	older := map[rkey]entry{}
+	_, err = scanLog(l.f, fileHeaderSize, end, func(off int64, r *record) error {
+		return eachEntry(off, r, func(at int64, k rkey, e *record) error {
+			if d, ok := bad[k]; !ok || at >= d.off {
+				return nil
+			}
+			if e.kind == kindDelete || e.kind == kindBatchDelete {
+				delete(older, k)
+			} else {
+				older[k] = entry{off: at, size: uint32(e.size()), vsum: e.vsum}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := range found {
+		if e, ok := older[found[i].k]; ok {
+			// A version that does not read either is no better than none.
+			v, err := readEntry(l, e, found[i].k.appendTo(nil), nil)
+			found[i].older, found[i].restore = v, err == nil
+		}
+	}
+	slices.SortFunc(found, func(a, b damage) int { return cmp.Compare(a.k.String(), b.k.String()) })
+	return found, nil
+}
