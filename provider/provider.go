@@ -127,6 +127,21 @@ func (conf Config) open(dir string) (*DB, error) {
 	return db, nil
 }
 
+// Repair mends damaged records in the world in dir, which must not be
+// open (see blazedb.Repair): a column whose newest record is damaged goes
+// back to its newest intact version, or is deleted when none is left, and
+// the world generates it again when it is next loaded. Column records
+// name block states by dictionary ids, which are never reused, so an older
+// record still reads. level.dat is not touched.
+func (conf Config) Repair(dir string) (*blazedb.RepairReport, error) {
+	conf = conf.withDefaults()
+	rep, err := blazedb.Repair(filepath.Join(dir, engineDir), conf.engineOptions())
+	if err != nil {
+		return rep, fmt.Errorf("provider: repair %s: %w", dir, err)
+	}
+	return rep, nil
+}
+
 // Engine returns the storage engine under the provider, for tools (the
 // converter, prefetching, statistics). Writing to it directly bypasses the
 // column codec.

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"os"
 
-	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/worldcheck"
 )
 
@@ -15,11 +12,7 @@ import (
 func runCheck(out, progress io.Writer, dir string) int {
 	r, err := worldcheck.Check(dir, worldcheck.Options{Progress: progress})
 	if err != nil {
-		if errors.Is(err, blazedb.ErrLocked) {
-			err = fmt.Errorf("%w (is a server running it?)", err)
-		}
-		fmt.Fprintln(os.Stderr, "blaze check:", err)
-		return exitFailed
+		return failed("check", err)
 	}
 	for _, d := range r.Databases {
 		rec := d.Recovery

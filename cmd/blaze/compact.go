@@ -5,44 +5,29 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 
-	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/provider"
-	"github.com/blazeworld/blaze/segment"
 )
 
 // runCompact compacts the Blaze world in dir, every region of it when it is
 // segmented, and prints the sizes of its logs before and after on out; it
 // returns the exit status.
 func runCompact(out io.Writer, dir string) int {
-	fail := func(err error) int {
-		if errors.Is(err, blazedb.ErrLocked) {
-			err = fmt.Errorf("%w (is a server running it?)", err)
-		}
-		fmt.Fprintln(os.Stderr, "blaze compact:", err)
-		return exitFailed
-	}
-	// Open would make a new world where there is none.
-	if st, err := os.Stat(filepath.Join(dir, "blaze", "chunks.dat")); err != nil || !st.Mode().IsRegular() {
-		return fail(fmt.Errorf("%s is not a Blaze world (no blaze/chunks.dat)", dir))
-	}
-	regions, err := segment.Regions(dir)
+	dbs, err := databases(dir)
 	if err != nil {
-		return fail(err)
+		return failed("compact", err)
 	}
 	var before, after, live int64
-	for _, d := range append([]string{dir}, regions...) {
+	for _, d := range dbs {
 		b, a, l, err := compact(d)
 		if err != nil {
-			return fail(err)
+			return failed("compact", err)
 		}
 		before, after, live = before+b, after+a, live+l
 	}
 	what := "chunks.dat"
-	if len(regions) > 0 {
-		what = fmt.Sprintf("the logs of the world and its %d regions", len(regions))
+	if len(dbs) > 1 {
+		what = fmt.Sprintf("the logs of the world and its %d regions", len(dbs)-1)
 	}
 	fmt.Fprintf(out, "%s: %s %s -> %s (%s of live records)\n", dir, what, size(before), size(after), size(live))
 	return exitOK

@@ -14,7 +14,12 @@
 //	blaze compact DIR
 //
 // rewrites its chunks.dat without the garbage that overwritten columns
-// leave. Neither runs while a server has the world open.
+// leave, and
+//
+//	blaze repair DIR
+//
+// mends the damage check finds (blazedb.Repair). None of them runs while a
+// server has the world open.
 package main
 
 import (
@@ -40,6 +45,11 @@ const usage = `usage:
       Rewrites DIR's chunks.dat without the records that newer ones replaced
       (a server also does this by itself, in the background) and prints the
       sizes before and after.
+  blaze repair DIR
+      Mends what check reports as damaged: a column whose newest record is
+      damaged goes back to its newest intact version, or is removed (and
+      generated again) when none is left; then compacts, leaving the damaged
+      bytes behind. Prints each column it changed.
 `
 
 // Exit statuses.
@@ -63,6 +73,8 @@ func main() {
 		os.Exit(checkCmd(args))
 	case "compact":
 		os.Exit(compactCmd(args))
+	case "repair":
+		os.Exit(repairCmd(args))
 	}
 	fmt.Fprint(os.Stderr, usage)
 	os.Exit(exitUsage)
@@ -110,4 +122,12 @@ func compactCmd(args []string) int {
 		return exitUsage
 	}
 	return runCompact(os.Stdout, fs.Arg(0))
+}
+
+func repairCmd(args []string) int {
+	fs, ok := parse("repair", args, 1, nil)
+	if !ok {
+		return exitUsage
+	}
+	return runRepair(os.Stdout, fs.Arg(0))
 }

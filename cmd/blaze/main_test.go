@@ -12,6 +12,7 @@ import (
 	"github.com/blazeworld/blaze/provider"
 	"github.com/blazeworld/blaze/segment"
 	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/dragonfly/server/world/chunk"
 )
 
 // A world whose columns were each stored four times, changed: three
@@ -130,5 +131,81 @@ func TestCompactSegmentedWorld(t *testing.T) {
 	out.Reset()
 	if code := runCheck(&out, nil, dir); code != exitOK || !strings.Contains(out.String(), "8 columns") {
 		t.Fatalf("check: status %d: %s", code, out.String())
+	}
+}
+
+// check finds two damaged columns, repair puts one back at its older
+// version and removes the other (it had none), and check passes after.
+func TestRepairDamagedWorld(t *testing.T) {
+	dir := t.TempDir()
+	db, err := provider.Config{Log: slog.New(slog.DiscardHandler)}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := world.DefaultBlockRegistry
+	for i := range 8 {
+		if err := db.StoreColumn(world.ChunkPos{int32(i), 0}, world.Overworld, worldtest.Synthetic(uint64(i), world.Overworld, br)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := filepath.Join(dir, "blaze", "chunks.dat")
+	// appended stores col at pos and returns the middle of the bytes that
+	// store appended: its record alone, as col holds no new state.
+	appended := func(pos world.ChunkPos, col *chunk.Column) int64 {
+		db.Engine().Sync()
+		before, _ := os.Stat(log)
+		if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+			t.Fatal(err)
+		}
+		db.Engine().Sync()
+		after, _ := os.Stat(log)
+		if after.Size() == before.Size() {
+			t.Fatal("the store appended nothing")
+		}
+		return (before.Size() + after.Size()) / 2
+	}
+	changed := worldtest.Synthetic(0, world.Overworld, br)
+	changed.Chunk.SetBlock(3, 100, 3, 0, worldtest.States(br)["minecraft:stone"])
+	damage := []int64{
+		appended(world.ChunkPos{0, 0}, changed),                                     // an older version exists
+		appended(world.ChunkPos{9, 0}, worldtest.Synthetic(0, world.Overworld, br)), // the only version
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(log)
+	for _, off := range damage {
+		b[off] ^= 0x55
+	}
+	os.WriteFile(log, b, 0o644)
+
+	var out bytes.Buffer
+	if code := runCheck(&out, nil, dir); code != exitDamaged {
+		t.Fatalf("check before repair: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runRepair(&out, dir); code != exitOK ||
+		!strings.Contains(out.String(), "newest intact version") || !strings.Contains(out.String(), "removed") {
+		t.Fatalf("repair: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runCheck(&out, nil, dir); code != exitOK || !strings.Contains(out.String(), "8 columns") {
+		t.Fatalf("check after repair: status %d: %s", code, out.String())
+	}
+	q, err := provider.Config{Log: slog.New(slog.DiscardHandler), ReadOnly: true}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := q.LoadColumn(world.ChunkPos{0, 0}, world.Overworld)
+	q.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := worldtest.Compare(worldtest.Synthetic(0, world.Overworld, br), got); err != nil {
+		t.Fatalf("column 0 is not its older version: %v", err)
+	}
+	out.Reset()
+	if code := runRepair(&out, dir); code != exitOK || !strings.Contains(out.String(), "nothing changed") {
+		t.Fatalf("second repair: status %d: %s", code, out.String())
 	}
 }

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/blazeworld/blaze/provider"
+)
+
+// runRepair repairs the Blaze world in dir, every region of it when it is
+// segmented, and prints what it did on out; it returns the exit status.
+func runRepair(out io.Writer, dir string) int {
+	dbs, err := databases(dir)
+	if err != nil {
+		return failed("repair", err)
+	}
+	conf := provider.Config{Log: slog.New(slog.DiscardHandler)}
+	mended := 0
+	for _, d := range dbs {
+		rep, err := conf.Repair(d)
+		if err != nil {
+			return failed("repair", err)
+		}
+		for _, c := range rep.Skipped {
+			fmt.Fprintf(out, "%s: %d damaged bytes at offset %d were skipped; the columns written there went back to their previous versions\n", d, c.Length, c.Offset)
+		}
+		for _, k := range rep.Keys {
+			what := "column " + k.Key.String()
+			if k.Named {
+				what = fmt.Sprintf("record %q", k.Name)
+			}
+			if k.Restored {
+				fmt.Fprintf(out, "%s: %s was damaged (%v): back to its newest intact version\n", d, what, k.Err)
+			} else {
+				fmt.Fprintf(out, "%s: %s was damaged (%v) and no intact version is left: removed (a removed column is generated again)\n", d, what, k.Err)
+			}
+		}
+		if rep.Compacted {
+			mended++
+		}
+	}
+	if mended == 0 {
+		fmt.Fprintf(out, "%s: no damage found; nothing changed\n", dir)
+	} else {
+		fmt.Fprintf(out, "%s: %d of %d databases repaired and compacted\n", dir, mended, len(dbs))
+	}
+	return exitOK
+}

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/segment"
+)
+
+// databases returns the databases of the Blaze world in dir: the world's
+// own, then its regions' when it is segmented. It refuses a directory
+// that holds no Blaze world, where opening would make a new one.
+func databases(dir string) ([]string, error) {
+	if st, err := os.Stat(filepath.Join(dir, "blaze", "chunks.dat")); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a Blaze world (no blaze/chunks.dat)", dir)
+	}
+	regions, err := segment.Regions(dir)
+	if err != nil {
+		return nil, err
+	}
+	return append([]string{dir}, regions...), nil
+}
+
+// failed reports the error that stopped the command cmd and returns the
+// exit status for it.
+func failed(cmd string, err error) int {
+	if errors.Is(err, blazedb.ErrLocked) {
+		err = fmt.Errorf("%w (is a server running it?)", err)
+	}
+	fmt.Fprintf(os.Stderr, "blaze %s: %v\n", cmd, err)
+	return exitFailed
+}
