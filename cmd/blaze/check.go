@@ -39,6 +39,7 @@ func runCheck(out, progress io.Writer, dir string) int {
 	fmt.Fprintf(out, "%s: %d columns and %d player spawns read from %s in %v", dir, r.Columns, r.Players, dbs, r.Took.Round(1e6))
 	if r.Damaged() {
 		fmt.Fprintf(out, "; %d unreadable\n", len(r.Failed))
+		fmt.Fprintf(out, "blaze repair %s puts each damaged column back at its newest intact version, or removes it\n", dir)
 		return exitDamaged
 	}
 	fmt.Fprintln(out, "; no damage found")

@@ -68,7 +68,7 @@ func TestCompactThenCheck(t *testing.T) {
 	b[len(b)/2] ^= 0x55
 	os.WriteFile(log, b, 0o644)
 	out.Reset()
-	if code := runCheck(&out, nil, dir); code != exitDamaged || !strings.Contains(out.String(), "cannot read column") {
+	if code := runCheck(&out, nil, dir); code != exitDamaged || !strings.Contains(out.String(), "cannot read column") || !strings.Contains(out.String(), "blaze repair") {
 		t.Fatalf("check of a damaged world: status %d: %s", code, out.String())
 	}
 }
