@@ -241,7 +241,7 @@ func copyLive(old *logFile, e entry, k rkey, buf []byte, w *appender, nix *index
 	}
 	r, _, err := decodeRecord(buf, buf[16]&0x80 == 0)
 	if err != nil {
-		return buf, corruptf(logName, e.off, "live record of %v cannot be compacted: %v", k, err)
+		return buf, corruptf(logName, e.off, "live record of %v cannot be compacted (Repair, or blaze repair, mends it): %v", k, err)
 	}
 	if r.kind != kindPut && r.kind != kindBatchPut {
 		return buf, corruptf(logName, e.off, "index points at a record of kind %#x", r.kind)
