@@ -26,6 +26,9 @@ func Repair(dir string, opts Options) (*RepairReport, error) {
 	if opts.ReadOnly {
 		return nil, fmt.Errorf("blazedb: repair %s: %w", dir, ErrReadOnly)
 	}
+	// A compaction of its own starting before the damage is mended would
+	// fail on it, and its error would be the next Compact's.
+	opts.DisableAutoCompaction = true
 	db, err := Open(dir, opts)
 	if err != nil {
 		return nil, err
