@@ -10,6 +10,7 @@
 package worldcheck
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -51,7 +52,9 @@ type Database struct {
 	// regions are damage.
 	Recovery blazedb.Recovery
 	// Engine is blazedb.DB.Check's finding: nil when the index matches a
-	// scan of the log and every live record verifies.
+	// scan of the log and every live record verifies. When damage kept the
+	// database from opening (its block dictionary does not read), it is
+	// that error, and nothing of the database was read.
 	Engine error
 }
 
@@ -114,6 +117,12 @@ func check(r *Report, dir string, region bool, o Options) error {
 		Log: o.Log, ReadOnly: true, NoLevelDat: region,
 		CacheBytes: -1, ColumnCacheBytes: -1, ExternalMaintenance: true,
 	}.Open(dir)
+	if errors.Is(err, blazedb.ErrCorrupt) {
+		// The provider refuses a database whose block dictionary does not
+		// read: that is damage to report, not a reason to stop.
+		r.Databases = append(r.Databases, Database{Dir: dir, Engine: err})
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -200,3 +200,46 @@ func equalDirs(a, b map[string][]byte) bool {
 	}
 	return true
 }
+
+// Damage to the block dictionary, which keeps the world from opening, is
+// reported as damage rather than stopping the check.
+func TestCheckDamagedDictionary(t *testing.T) {
+	dir := t.TempDir()
+	writeWorld(t, dir, 2)
+	log := filepath.Join(dir, "blaze", "chunks.dat")
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first record: the first store's dictionary entries.
+	b[100] ^= 0xff
+	os.WriteFile(log, b, 0o644)
+	if _, err := (provider.Config{Log: quiet, ReadOnly: true}).Open(dir); !errors.Is(err, blazedb.ErrCorrupt) {
+		t.Fatalf("the test needs a world that does not open: %v", err)
+	}
+	r, err := Check(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Damaged() || len(r.Databases) != 1 || !errors.Is(r.Databases[0].Engine, blazedb.ErrCorrupt) {
+		t.Fatalf("report %+v", r)
+	}
+	// Repair removes what it cannot restore (dictionary entries are written
+	// once); the world opens again, and the columns whose block states went
+	// with them fail loudly instead of loading wrong.
+	if _, err := (provider.Config{Log: quiet}).Repair(dir); err != nil {
+		t.Fatal(err)
+	}
+	r, err = Check(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Databases[0].Damaged() || len(r.Failed) == 0 {
+		t.Fatalf("after repair: %+v", r)
+	}
+	for _, f := range r.Failed {
+		if !errors.Is(f.Err, provider.ErrUnknownState) && !errors.Is(f.Err, provider.ErrColumnCorrupt) {
+			t.Fatalf("%v", f)
+		}
+	}
+}
