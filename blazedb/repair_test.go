@@ -3,6 +3,7 @@ package blazedb
 import (
 	"bytes"
 	"errors"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
@@ -12,10 +13,24 @@ import (
 // intact older version (from a plain record or a batch), deletes a key
 // with none left (never written before, or deleted since), and compacts
 // the damage away; a damaged database then checks clean and compacts again.
-func TestRepair(t *testing.T) {
+// The keys of damagedDB and what a repair leaves of them: a, c and the
+// named key "n" go back to older versions, b and e are deleted, d was
+// never damaged.
+var (
+	repA, repB, repC, repD, repE = Key{X: 1}, Key{X: 2}, Key{X: 3}, Key{X: 4}, Key{X: 5, Dim: 1}
+	repairedValues               = map[Key][]byte{repA: value(10, 500), repC: value(30, 500), repD: value(40, 500)}
+	repairedGone                 = []Key{repB, repE}
+	repairedNamed                = value(60, 100)
+)
+
+// damagedDB returns a database on fs at /db, closed and synced, whose
+// newest records of a, b, c, e and "n" are damaged while index.dat covers
+// them, so Open does not see the damage.
+func damagedDB(t *testing.T) *vfs.MemFS {
+	t.Helper()
 	fs := vfs.NewMem()
 	opts := Options{FS: fs, Logger: quiet, DisableAutoCompaction: true}
-	a, b, c, d, e := Key{X: 1}, Key{X: 2}, Key{X: 3}, Key{X: 4}, Key{X: 5, Dim: 1}
+	a, b, c, d, e := repA, repB, repC, repD, repE
 	db, err := Open("/db", opts)
 	if err != nil {
 		t.Fatal(err)
@@ -54,8 +69,33 @@ func TestRepair(t *testing.T) {
 		log[off] ^= 0xff
 	}
 	fs.WriteFile("/db/chunks.dat", log)
+	return fs
+}
 
-	db, err = Open("/db", opts)
+// checkRepaired fails unless db holds what a repair of damagedDB leaves.
+func checkRepaired(t *testing.T, db *DB) {
+	t.Helper()
+	for k, v := range repairedValues {
+		if got, err := db.Get(k); err != nil || !bytes.Equal(got, v) {
+			t.Fatalf("%v after repair: %v", k, err)
+		}
+	}
+	for _, k := range repairedGone {
+		if _, err := db.Get(k); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("%v after repair: %v", k, err)
+		}
+	}
+	if v, err := db.GetNamed("n"); err != nil || !bytes.Equal(v, repairedNamed) {
+		t.Fatalf("n after repair: %v", err)
+	}
+}
+
+func TestRepair(t *testing.T) {
+	fs := damagedDB(t)
+	opts := Options{FS: fs, Logger: quiet, DisableAutoCompaction: true}
+	a, b, c, e := repA, repB, repC, repE
+	damaged := []rkey{{chunk: a}, {chunk: b}, {chunk: c}, {chunk: e}, {named: true, name: "n"}}
+	db, err := Open("/db", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,24 +133,51 @@ func TestRepair(t *testing.T) {
 	}
 
 	db = open(t, fs, "/db", opts) // the cleanup runs Check
-	for k, v := range map[Key][]byte{a: value(10, 500), c: value(30, 500), d: value(40, 500)} {
-		if got := mustGet(t, db, k); !bytes.Equal(got, v) {
-			t.Fatalf("%v after repair: wrong value", k)
-		}
-	}
-	for _, k := range []Key{b, e} {
-		if _, err := db.Get(k); !errors.Is(err, ErrNotFound) {
-			t.Fatalf("%v after repair: %v", k, err)
-		}
-	}
-	if v, err := db.GetNamed("n"); err != nil || !bytes.Equal(v, value(60, 100)) {
-		t.Fatalf("n after repair: %v", err)
-	}
+	checkRepaired(t, db)
 	if err := db.Compact(); err != nil {
 		t.Fatalf("compaction after repair: %v", err)
 	}
 	if st := db.Stats(); st.GarbageBytes != 0 {
 		t.Fatalf("%d bytes of garbage after repair and compaction", st.GarbageBytes)
+	}
+}
+
+// A crash at any point of a repair leaves a database that opens, still
+// holds every intact value, and that a second repair finishes mending.
+func TestRepairCrashSafe(t *testing.T) {
+	base := damagedDB(t)
+	// How many filesystem operations a whole repair makes.
+	whole := base.CrashClone(nil, 0) // everything is synced: an exact copy
+	start := whole.Ops()
+	if _, err := Repair("/db", Options{FS: whole, Logger: quiet}); err != nil {
+		t.Fatal(err)
+	}
+	total := whole.Ops() - start
+	t.Logf("%d operations", total)
+	rng := rand.New(rand.NewPCG(8, 9))
+	for k := 1; k <= total; k++ {
+		fs := base.CrashClone(nil, 0)
+		fs.CrashAfter(k)
+		if _, err := Repair("/db", Options{FS: fs, Logger: quiet}); err == nil {
+			t.Fatalf("crash at operation %d of %d: the repair succeeded", k, total)
+		}
+		for _, keep := range []float64{0, 0.5} {
+			after := fs.CrashClone(rng, keep)
+			db, err := Open("/db", Options{FS: after, Logger: quiet})
+			if err != nil {
+				t.Fatalf("crash at operation %d, keep %v: open: %v", k, keep, err)
+			}
+			if got, err := db.Get(repD); err != nil || !bytes.Equal(got, repairedValues[repD]) {
+				t.Fatalf("crash at operation %d, keep %v: the intact key: %v", k, keep, err)
+			}
+			db.Close()
+			if _, err := Repair("/db", Options{FS: after, Logger: quiet}); err != nil {
+				t.Fatalf("crash at operation %d, keep %v: second repair: %v", k, keep, err)
+			}
+			db = open(t, after, "/db", Options{}) // the cleanup runs Check
+			checkRepaired(t, db)
+			db.Close()
+		}
 	}
 }
 
