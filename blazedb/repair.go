@@ -40,7 +40,8 @@ func Repair(dir string, opts Options) (*RepairReport, error) {
 	return rep, nil
 }
 
-// RepairReport says what Repair found and did.
+// RepairReport says what Repair found and did. Like Repaired, it is a
+// plain value that nothing else refers to.
 type RepairReport struct {
 	// Skipped is the damage Open skipped while scanning (Recovery.Corrupt):
 	// the keys written there had already fallen back to older versions.

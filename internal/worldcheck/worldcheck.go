@@ -6,7 +6,8 @@
 // of the log, every live record's checksums), and then every column and
 // player spawn read back through the provider, as a server would read
 // them. It lists every column that cannot be read instead of stopping at
-// the first, and never writes to the world.
+// the first, and never writes to the world. Checks of different worlds may
+// run at once; the report is a plain value.
 package worldcheck
 
 import (
