@@ -127,10 +127,13 @@ type pair struct {
 	from, to world.Provider
 }
 
-// copyColumns copies every place from p.from to p.to, then verifies each
-// written column against the source.
-func copyColumns(p pair, places []place, o Options, r *Report) error {
-	bar := progress.New(o.Progress, len(places), "converting")
+// copyColumns copies every place from p.from to p.to, counting them on bar
+// (nil: a bar of its own).
+func copyColumns(p pair, places []place, o Options, r *Report, bar *progress.Bar) error {
+	own := bar == nil
+	if own {
+		bar = progress.New(o.Progress, len(places), "converting")
+	}
 	var written []place
 	for _, pl := range places {
 		col, err := p.from.LoadColumn(pl.pos, pl.dim)
@@ -144,7 +147,9 @@ func copyColumns(p pair, places []place, o Options, r *Report) error {
 		}
 		bar.Add()
 	}
-	bar.Finish()
+	if own {
+		bar.Finish()
+	}
 	r.Columns += len(written)
 	return nil
 }
@@ -230,7 +235,7 @@ func fromLevelDB(src, dst string, o Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open destination: %w", err)
 	}
-	if err := copyColumns(pair{mc, bz}, places, o, r); err != nil {
+	if err := copyColumns(pair{mc, bz}, places, o, r, nil); err != nil {
 		bz.Close()
 		return r, err
 	}
@@ -318,7 +323,13 @@ func fromBlaze(src, dst string, o Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open destination: %w", err)
 	}
-	if err := copyFromBlaze(bz, mc, o, r); err != nil {
+	// One bar for the whole world: a segmented world's total is only
+	// known region by region.
+	var bar *progress.Bar
+	if len(regions) > 0 {
+		bar = progress.New(o.Progress, -1, "converting")
+	}
+	if err := copyFromBlaze(bz, mc, o, r, bar); err != nil {
 		mc.Close()
 		return r, err
 	}
@@ -328,12 +339,13 @@ func fromBlaze(src, dst string, o Options) (*Report, error) {
 			mc.Close()
 			return r, fmt.Errorf("open source region: %w", err)
 		}
-		err = errors.Join(copyFromBlaze(reg, mc, o, r), reg.Close())
+		err = errors.Join(copyFromBlaze(reg, mc, o, r, bar), reg.Close())
 		if err != nil {
 			mc.Close()
 			return r, err
 		}
 	}
+	bar.Finish()
 	names, err := bz.Engine().Names()
 	if err != nil {
 		mc.Close()
@@ -361,9 +373,9 @@ func fromBlaze(src, dst string, o Options) (*Report, error) {
 	return r, nil
 }
 
-// copyFromBlaze copies every column of the Blaze database bz to mc and
-// verifies each.
-func copyFromBlaze(bz *provider.DB, mc *mcdb.DB, o Options, r *Report) error {
+// copyFromBlaze copies every column of the Blaze database bz to mc,
+// counting them on bar (nil: a bar of its own), and verifies each.
+func copyFromBlaze(bz *provider.DB, mc *mcdb.DB, o Options, r *Report, bar *progress.Bar) error {
 	eng := bz.Engine()
 	var places []place
 	for id := 0; id < 3; id++ {
@@ -379,7 +391,7 @@ func copyFromBlaze(bz *provider.DB, mc *mcdb.DB, o Options, r *Report) error {
 	if len(places) == 0 {
 		return nil
 	}
-	if err := copyColumns(pair{bz, mc}, places, o, r); err != nil {
+	if err := copyColumns(pair{bz, mc}, places, o, r, bar); err != nil {
 		return err
 	}
 	return verify(bz, mc, places, r.Failed, LevelDBView)

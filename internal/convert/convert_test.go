@@ -191,9 +191,14 @@ func TestConvertSegmentedWorld(t *testing.T) {
 	}
 	before := hashTree(t, src)
 	dst := filepath.Join(t.TempDir(), "ldb")
-	r, err := convert.Convert(src, dst, convert.Options{})
+	var bar bytes.Buffer
+	r, err := convert.Convert(src, dst, convert.Options{Progress: &bar})
 	if err != nil || r.Columns != 11 || r.Players != 1 || len(r.Failed) != 0 {
 		t.Fatalf("convert: %+v %v", r, err)
+	}
+	// One progress bar for the whole world, not one a region.
+	if n := bytes.Count(bar.Bytes(), []byte("\n")); n != 1 || !bytes.Contains(bar.Bytes(), []byte("converting")) {
+		t.Fatalf("%d progress bars drawn: %q", n, bar.String())
 	}
 	if after := hashTree(t, src); !maps.Equal(before, after) {
 		t.Fatal("the source changed")

@@ -15,11 +15,14 @@ type Bar struct{ b *progressbar.ProgressBar }
 
 // New returns a bar of n columns titled what, drawn on w (columns done,
 // columns a second, time left, redrawn at most ten times a second); nil
-// when w is nil.
+// when w is nil. With n < 0 the total is unknown (a segmented world's,
+// whose regions are counted one at a time): the bar shows the count, the
+// rate and the time elapsed.
 func New(w io.Writer, n int, what string) *Bar {
 	if w == nil {
 		return nil
 	}
+	n = max(n, -1)
 	return &Bar{progressbar.NewOptions(n,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(what),

@@ -16,7 +16,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -97,21 +96,28 @@ func Check(dir string, o Options) (*Report, error) {
 		return nil, err
 	}
 	r := &Report{}
-	if err := check(r, dir, false, o); err != nil {
+	// One bar for the whole world: a segmented world's total is only
+	// known region by region.
+	var bar *progress.Bar
+	if len(regions) > 0 {
+		bar = progress.New(o.Progress, -1, "checking")
+	}
+	if err := check(r, dir, false, bar, o); err != nil {
 		return nil, err
 	}
 	for _, reg := range regions {
-		if err := check(r, reg, true, o); err != nil {
+		if err := check(r, reg, true, bar, o); err != nil {
 			return nil, err
 		}
 	}
+	bar.Finish()
 	r.Took = time.Since(start)
 	return r, nil
 }
 
 // check checks the database in dir (a region's when region is set) and adds
-// what it found to r.
-func check(r *Report, dir string, region bool, o Options) error {
+// what it found to r, counting columns on bar (nil: a bar of its own).
+func check(r *Report, dir string, region bool, bar *progress.Bar, o Options) error {
 	// Nothing cached: every column is read from the file, and memory stays
 	// flat however large the world.
 	db, err := provider.Config{
@@ -146,16 +152,19 @@ func check(r *Report, dir string, region bool, o Options) error {
 			places = append(places, place{world.ChunkPos{k.X, k.Z}, dim})
 		}
 	}
-	if len(places) > 0 {
-		bar := progress.New(o.Progress, len(places), "checking "+filepath.Base(dir))
-		for _, pl := range places {
-			if _, err := db.LoadColumn(pl.pos, pl.dim); err != nil {
-				r.Failed = append(r.Failed, Failure{fmt.Sprintf("column %v (%v)", pl.pos, pl.dim), err})
-			} else {
-				r.Columns++
-			}
-			bar.Add()
+	own := bar == nil
+	if own {
+		bar = progress.New(o.Progress, len(places), "checking")
+	}
+	for _, pl := range places {
+		if _, err := db.LoadColumn(pl.pos, pl.dim); err != nil {
+			r.Failed = append(r.Failed, Failure{fmt.Sprintf("column %v (%v)", pl.pos, pl.dim), err})
+		} else {
+			r.Columns++
 		}
+		bar.Add()
+	}
+	if own {
 		bar.Finish()
 	}
 

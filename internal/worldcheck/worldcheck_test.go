@@ -133,12 +133,17 @@ func TestCheckSegmentedWorld(t *testing.T) {
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Check(dir, Options{})
+	var bar bytes.Buffer
+	r, err := Check(dir, Options{Progress: &bar})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Damaged() || r.Columns != 12 || r.Players != 1 || len(r.Databases) != 4 {
 		t.Fatalf("report %+v", r)
+	}
+	// One progress bar for the whole world, not one a region.
+	if n := bytes.Count(bar.Bytes(), []byte("\n")); n != 1 || !bytes.Contains(bar.Bytes(), []byte("checking")) {
+		t.Fatalf("%d progress bars drawn: %q", n, bar.String())
 	}
 	log := filepath.Join(dir, "regions", "0", "r.1.0", "blaze", "chunks.dat")
 	b, err := os.ReadFile(log)
