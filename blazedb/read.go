@@ -53,17 +53,12 @@ func (db *DB) GetShared(k Key) ([]byte, error) {
 // it; one read from the file is not added to the cache. Errors are Get's.
 func (db *DB) GetAppend(k Key, dst []byte) ([]byte, error) {
 	var kb [chunkKeyLen]byte
-	key := appendChunkKey(kb[:0], k)
-	if db.closed.Load() {
-		return nil, fmt.Errorf("blazedb: get %v: %w", k, ErrClosed)
-	}
-	db.stats.reads.Add(1)
-	if v, ok := db.cache.get(key); ok {
-		return append(dst, v...), nil
-	}
-	v, _, err := db.read(rkey{chunk: k}, key, dst)
+	v, cached, err := db.find(rkey{chunk: k}, appendChunkKey(kb[:0], k), dst, false)
 	if err != nil {
 		return nil, fmt.Errorf("blazedb: get %v: %w", k, err)
+	}
+	if cached {
+		return append(dst, v...), nil
 	}
 	return v, nil
 }
@@ -129,19 +124,31 @@ func (db *DB) get(k rkey, key []byte) ([]byte, error) {
 
 // lookup returns k's value, read-only: it may be the cache's own slice.
 func (db *DB) lookup(k rkey, key []byte) ([]byte, error) {
+	v, _, err := db.find(k, key, nil, true)
+	return v, err
+}
+
+// find returns k's value, from the cache or read from the file and
+// appended to dst; fill adds a value read from the file to the cache.
+// cached reports that v may be the cache's own slice (a hit, or a value
+// just added), which nobody may modify.
+func (db *DB) find(k rkey, key, dst []byte, fill bool) (v []byte, cached bool, err error) {
 	if db.closed.Load() {
-		return nil, ErrClosed
+		return nil, false, ErrClosed
 	}
 	db.stats.reads.Add(1)
 	if v, ok := db.cache.get(key); ok {
-		return v, nil
+		return v, true, nil
 	}
-	v, current, err := db.read(k, key, nil)
+	v, current, err := db.read(k, key, dst)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	db.cache.addIfCurrent(key, v, current)
-	return v, nil
+	if fill {
+		db.cache.addIfCurrent(key, v, current)
+		return v, true, nil
+	}
+	return v, false, nil
 }
 
 // read reads k's value from the file, appended to dst, and returns with it
