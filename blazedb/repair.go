@@ -46,6 +46,10 @@ type RepairReport struct {
 	// Skipped is the damage Open skipped while scanning (Recovery.Corrupt):
 	// the keys written there had already fallen back to older versions.
 	Skipped []CorruptRegion
+	// Found is the damage a scan of the whole log found, live or not:
+	// damage in old versions harms nothing until index.dat is lost and a
+	// scan must find its way past it.
+	Found []CorruptRegion
 	// Keys are the live keys whose newest record was damaged, in key order.
 	Keys []Repaired
 	// Compacted reports that the log was rewritten without the damage.
@@ -66,10 +70,11 @@ type Repaired struct {
 
 func (db *DB) repair() (*RepairReport, error) {
 	rep := &RepairReport{Skipped: slices.Clone(db.recovery.Corrupt)}
-	found, err := db.damagedKeys()
+	found, scanned, err := db.damagedKeys()
 	if err != nil {
 		return rep, err
 	}
+	rep.Found = scanned
 	for _, d := range found {
 		r := Repaired{Key: d.k.chunk, Name: d.k.name, Named: d.k.named, Err: d.err, Restored: d.restore}
 		switch {
@@ -87,7 +92,7 @@ func (db *DB) repair() (*RepairReport, error) {
 		}
 		rep.Keys = append(rep.Keys, r)
 	}
-	if len(rep.Keys) > 0 || len(rep.Skipped) > 0 {
+	if len(rep.Keys) > 0 || len(rep.Skipped) > 0 || len(rep.Found) > 0 {
 		if err := db.Compact(); err != nil {
 			return rep, err
 		}
@@ -106,13 +111,14 @@ type damage struct {
 }
 
 // damagedKeys reads every live record and, for each one that fails, finds
-// the newest intact version of its key written before it.
-func (db *DB) damagedKeys() ([]damage, error) {
+// the newest intact version of its key written before it, in a scan of the
+// whole log that also returns the damage it met.
+func (db *DB) damagedKeys() ([]damage, []CorruptRegion, error) {
 	db.compactMu.Lock()
 	defer db.compactMu.Unlock()
 	l, snap, end, _, err := db.snapshot()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer l.refs.Done()
 	bad := map[rkey]entry{}
@@ -124,13 +130,10 @@ func (db *DB) damagedKeys() ([]damage, error) {
 		}
 		return true
 	})
-	if len(found) == 0 {
-		return nil, nil
-	}
 	// The newest version of each damaged key before its damaged record:
 	// later puts replace earlier ones, a delete forgets them.
 	older := map[rkey]entry{}
-	_, err = scanLog(l.f, fileHeaderSize, end, func(off int64, r *record) error {
+	res, err := scanLog(l.f, fileHeaderSize, end, func(off int64, r *record) error {
 		return eachEntry(off, r, func(at int64, k rkey, e *record) error {
 			if d, ok := bad[k]; !ok || at >= d.off {
 				return nil
@@ -144,7 +147,7 @@ func (db *DB) damagedKeys() ([]damage, error) {
 		})
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i := range found {
 		if e, ok := older[found[i].k]; ok {
@@ -154,5 +157,5 @@ func (db *DB) damagedKeys() ([]damage, error) {
 		}
 	}
 	slices.SortFunc(found, func(a, b damage) int { return cmp.Compare(a.k.String(), b.k.String()) })
-	return found, nil
+	return found, res.corrupt, nil
 }

@@ -36,6 +36,9 @@ func runRepair(out io.Writer, dir string) int {
 				fmt.Fprintf(out, "%s: %s was damaged (%v) and no intact version is left: removed (a removed column is generated again)\n", d, what, k.Err)
 			}
 		}
+		if n := len(rep.Found); n > 0 {
+			fmt.Fprintf(out, "%s: %d damaged stretches of chunks.dat in all, live or old versions: compacted away\n", d, n)
+		}
 		if rep.Compacted {
 			mended++
 		}
