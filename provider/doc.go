@@ -33,7 +33,8 @@
 //   - A missing column satisfies errors.Is(err, leveldb.ErrNotFound);
 //     damage wraps blazedb.ErrCorrupt (naming the offset) or
 //     ErrColumnCorrupt; never a panic, and one bad column never hides
-//     another.
+//     another. Config.Repair (blaze repair) puts a damaged column back at
+//     its newest intact version, or removes it when none is left.
 //   - Block states survive a change of runtime ids; a state the registry
 //     does not know fails the load with ErrUnknownState, and that column is
 //     not overwritten while the DB is open.
