@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/blazeworld/blaze/blazedb/vfs"
 )
 
 // Repair mends damage in live records: the damage Check reports and reads
@@ -25,6 +27,14 @@ import (
 func Repair(dir string, opts Options) (*RepairReport, error) {
 	if opts.ReadOnly {
 		return nil, fmt.Errorf("blazedb: repair %s: %w", dir, ErrReadOnly)
+	}
+	// Open would make a new database where there is none to repair.
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if names, err := o.FS.List(dir); err != nil || !slices.Contains(names, logName) {
+		return nil, fmt.Errorf("blazedb: repair %s: no %s: %w", dir, logName, vfs.ErrNotExist)
 	}
 	// A compaction of its own starting before the damage is mended would
 	// fail on it, and its error would be the next Compact's.

@@ -217,8 +217,8 @@ func TestRepairDamagedOldVersion(t *testing.T) {
 	}
 }
 
-// Repair of an intact database changes nothing, and refuses a read-only
-// open.
+// Repair of an intact database changes nothing; it refuses a read-only
+// open and a directory without a database.
 func TestRepairIntact(t *testing.T) {
 	fs := vfs.NewMem()
 	db := open(t, fs, "/db", Options{})
@@ -236,5 +236,12 @@ func TestRepairIntact(t *testing.T) {
 	}
 	if _, err := Repair("/db", Options{FS: fs, Logger: quiet, ReadOnly: true}); !errors.Is(err, ErrReadOnly) {
 		t.Fatalf("read-only repair: %v", err)
+	}
+	// Nothing to repair: refused, and no database made there.
+	if _, err := Repair("/nowhere", Options{FS: fs, Logger: quiet}); !errors.Is(err, vfs.ErrNotExist) {
+		t.Fatalf("repair of a missing database: %v", err)
+	}
+	if _, err := fs.List("/nowhere"); err == nil {
+		t.Fatal("repair made a directory")
 	}
 }
