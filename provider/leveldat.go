@@ -43,7 +43,9 @@ func readLevelDat(fs vfs.FS, dir string) (*leveldat.Data, error) {
 	return d, nil
 }
 
-// writeLevelDat atomically replaces dir/level.dat and dir/levelname.txt.
+// writeLevelDat atomically replaces dir/level.dat and dir/levelname.txt,
+// the second only when its text changes: the world's name rarely does, and
+// replacing the file costs two fsyncs at every save of the settings.
 func writeLevelDat(fs vfs.FS, dir string, d *leveldat.Data) error {
 	var ld leveldat.LevelDat
 	if err := ld.Marshal(*d); err != nil {
@@ -56,7 +58,11 @@ func writeLevelDat(fs vfs.FS, dir string, d *leveldat.Data) error {
 	if err := vfs.ReplaceFile(fs, dir, levelDatName, buf.Bytes()); err != nil {
 		return err
 	}
-	return vfs.ReplaceFile(fs, dir, levelNameName, []byte(d.LevelName))
+	name := []byte(d.LevelName)
+	if cur, err := vfs.ReadFile(fs, filepath.Join(dir, levelNameName)); err == nil && bytes.Equal(cur, name) {
+		return nil
+	}
+	return vfs.ReplaceFile(fs, dir, levelNameName, name)
 }
 
 // WriteSettings creates dir/level.dat holding s (every other field at

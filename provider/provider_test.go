@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/blazedb/vfs"
 	"github.com/blazeworld/blaze/internal/fsutil"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/block"
@@ -279,6 +281,34 @@ func TestSettingsSharedAndSavedAtomically(t *testing.T) {
 	db = openDB(t, dir, Config{})
 	if got := db.Settings(); got.Name != "Arena of Blaze" || got.Spawn != s.Spawn || got.Time != 12345 {
 		t.Fatalf("settings after reopen: %+v", got)
+	}
+}
+
+// levelname.txt follows the world's name, and is replaced only when the
+// name changes: saving the same settings again replaces level.dat alone.
+func TestLevelNameReplacedOnlyWhenChanged(t *testing.T) {
+	var renames []string
+	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
+		if op == vfs.OpRename {
+			renames = append(renames, filepath.Base(name))
+		}
+		return nil
+	})
+	dir := t.TempDir()
+	db := openDB(t, dir, Config{FS: fs})
+	defer db.Close()
+	s := db.Settings()
+	s.Name = "Lobby"
+	renames = nil
+	db.SaveSettings(s)
+	if b, _ := os.ReadFile(filepath.Join(dir, "levelname.txt")); string(b) != "Lobby" || !slices.Contains(renames, "levelname.txt") {
+		t.Fatalf("levelname.txt %q after renaming the world (renames %v)", b, renames)
+	}
+	s.Time = 999
+	renames = nil
+	db.SaveSettings(s)
+	if !slices.Contains(renames, "level.dat") || slices.Contains(renames, "levelname.txt") {
+		t.Fatalf("saving with the same name replaced %v", renames)
 	}
 }
 
