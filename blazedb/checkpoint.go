@@ -61,10 +61,9 @@ func (db *DB) checkpoint() error {
 	if err := db.syncTo(l, meta.covered, true); err != nil {
 		return err
 	}
-	if err := vfs.ReplaceFile(db.fs, db.dir, indexName, encodeIndex(ix, meta)); err != nil {
-		return fmt.Errorf("checkpoint %s: %w", indexName, err)
+	if err := db.writeIndex(ix, meta); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
 	}
-	db.checkpointed.Store(meta.covered)
 	db.stats.checkpoints.Add(1)
 	return nil
 }
@@ -83,4 +82,16 @@ func (db *DB) backgroundCheckpoint() {
 	if err := db.checkpoint(); err != nil && !errors.Is(err, ErrClosed) {
 		db.reportBackground(fmt.Errorf("index checkpoint: %w", err))
 	}
+}
+
+// writeIndex replaces index.dat with ix, covering the log as meta says,
+// and records what it covers. Close, compaction and checkpoints all write
+// it here. The caller holds compactMu, and the log up to meta.covered is
+// durable.
+func (db *DB) writeIndex(ix *index, meta indexMeta) error {
+	if err := vfs.ReplaceFile(db.fs, db.dir, indexName, encodeIndex(ix, meta)); err != nil {
+		return fmt.Errorf("write %s: %w", indexName, err)
+	}
+	db.checkpointed.Store(meta.covered)
+	return nil
 }

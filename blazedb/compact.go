@@ -221,11 +221,10 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	ix := nix.clone()
 	db.writeMu.Unlock()
 	locked = false
-	if err := vfs.ReplaceFile(db.fs, db.dir, indexName, encodeIndex(ix, meta)); err != nil {
+	if err := db.writeIndex(ix, meta); err != nil {
 		// The log is complete without it; the next Open scans instead.
-		return fmt.Errorf("write %s after compaction: %w", indexName, err)
+		return fmt.Errorf("after compaction: %w", err)
 	}
-	db.checkpointed.Store(w.off)
 	return nil
 }
 

@@ -262,10 +262,6 @@ func (db *DB) openLog(f vfs.File) error {
 	db.idx = ix
 	db.seq = nextSeq
 	db.log = newLogFile(f, h.generation, end, synced)
-	if db.recovery.IndexLoaded {
-		// index.dat covered the log up to where the scan started.
-		db.checkpointed.Store(end + db.recovery.TornBytes - db.recovery.ScannedBytes)
-	}
 	return nil
 }
 
@@ -279,9 +275,10 @@ func (db *DB) Recovery() Recovery {
 
 // Close syncs the log, writes index.dat (unless the one on disk already
 // describes the whole log: a database only read closes without writing),
-// stops background work and releases the directory. It returns every error it met, joined, including a
-// background error no call has reported yet. Close is idempotent: a second
-// call returns nil. Every other method returns ErrClosed after it.
+// stops background work and releases the directory. It returns every error
+// it met, joined, including a background error no call has reported yet.
+// Close is idempotent: a second call returns nil. Every other method
+// returns ErrClosed after it.
 func (db *DB) Close() error { return db.close(true) }
 
 // Discard closes the DB without making anything durable: no fsync, no
@@ -316,9 +313,8 @@ func (db *DB) close(persist bool) error {
 			// was written since Open, the last checkpoint or compaction):
 			// rewriting it would cost two fsyncs and a rename for the same
 			// bytes, at every close of a world only read.
-			meta := indexMeta{generation: l.gen, covered: covered, nextSeq: db.seq}
-			if err := vfs.ReplaceFile(db.fs, db.dir, indexName, encodeIndex(ix, meta)); err != nil {
-				errs = append(errs, fmt.Errorf("write %s: %w", indexName, err))
+			if err := db.writeIndex(ix, indexMeta{generation: l.gen, covered: covered, nextSeq: db.seq}); err != nil {
+				errs = append(errs, err)
 			}
 		}
 	}

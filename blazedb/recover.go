@@ -211,6 +211,7 @@ func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (*index, int64,
 	if problem == "" {
 		rec.IndexLoaded = true
 		from = meta.covered
+		db.checkpointed.Store(meta.covered)
 		nextSeq = max(nextSeq, meta.nextSeq)
 	} else {
 		rec.IndexProblem = problem
