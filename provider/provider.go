@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -140,6 +141,31 @@ func (conf Config) Repair(dir string) (*blazedb.RepairReport, error) {
 		return rep, fmt.Errorf("provider: repair %s: %w", dir, err)
 	}
 	return rep, nil
+}
+
+// Place is where a column is stored.
+type Place struct {
+	Pos world.ChunkPos
+	Dim world.Dimension
+}
+
+// Columns returns where every stored column is, dimension by dimension
+// (overworld, nether, end), each in Morton order, so that neighbours come
+// together: for tools that visit a whole world (check, convert). Safe for
+// concurrent use; a column stored meanwhile may be left out.
+func (db *DB) Columns() ([]Place, error) {
+	var out []Place
+	for id := range 3 {
+		dim, _ := world.DimensionByID(id)
+		keys, err := db.eng.Keys(blazedb.Area{Dim: int32(id), MinX: math.MinInt32, MinZ: math.MinInt32, MaxX: math.MaxInt32, MaxZ: math.MaxInt32})
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			out = append(out, Place{Pos: world.ChunkPos{k.X, k.Z}, Dim: dim})
+		}
+	}
+	return out, nil
 }
 
 // Engine returns the storage engine under the provider, for tools (the

@@ -58,7 +58,19 @@ func TestAllDimensionsRoundTrip(t *testing.T) {
 	if _, err := db.LoadColumn(world.ChunkPos{-2, -3}, world.End); err == nil {
 		t.Fatal("overworld column visible in the End")
 	}
+	// Columns lists every one, dimension by dimension.
+	places, err := db.Columns()
+	if err != nil || len(places) != len(want) {
+		t.Fatalf("Columns: %d places, %v", len(places), err)
+	}
+	for i, p := range places {
+		if want[fmt.Sprint(p.Dim, p.Pos)] == nil || (i > 0 && dimID(p.Dim) < dimID(places[i-1].Dim)) {
+			t.Fatalf("Columns: %v out of place at %d", p, i)
+		}
+	}
 }
+
+func dimID(d world.Dimension) int { id, _ := world.DimensionID(d); return id }
 
 // LoadColumn hands out a column nobody else holds; StoreColumn keeps its
 // own snapshot.

@@ -14,7 +14,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,10 +116,7 @@ func Convert(src, dst string, o Options) (*Report, error) {
 }
 
 // place is a column's position.
-type place struct {
-	pos world.ChunkPos
-	dim world.Dimension
-}
+type place = provider.Place
 
 // pair is the two sides of a conversion.
 type pair struct {
@@ -136,11 +132,11 @@ func copyColumns(p pair, places []place, o Options, r *Report, bar *progress.Bar
 	}
 	var written []place
 	for _, pl := range places {
-		col, err := p.from.LoadColumn(pl.pos, pl.dim)
+		col, err := p.from.LoadColumn(pl.Pos, pl.Dim)
 		if err != nil {
-			r.Failed = append(r.Failed, Failure{pl.pos, pl.dim, err})
-			o.Log.Warn("cannot read column", "pos", pl.pos, "dim", fmt.Sprint(pl.dim), "err", err)
-		} else if err := p.to.StoreColumn(pl.pos, pl.dim, col); err != nil {
+			r.Failed = append(r.Failed, Failure{pl.Pos, pl.Dim, err})
+			o.Log.Warn("cannot read column", "pos", pl.Pos, "dim", fmt.Sprint(pl.Dim), "err", err)
+		} else if err := p.to.StoreColumn(pl.Pos, pl.Dim, col); err != nil {
 			return fmt.Errorf("write: %w", err) // the destination is failing: stop
 		} else {
 			written = append(written, pl)
@@ -183,25 +179,25 @@ func LevelDBView(col *chunk.Column) *chunk.Column {
 func verify(from, to world.Provider, places []place, failed []Failure, view func(*chunk.Column) *chunk.Column) error {
 	skip := map[place]bool{}
 	for _, f := range failed {
-		skip[place{f.Pos, f.Dim}] = true
+		skip[place{Pos: f.Pos, Dim: f.Dim}] = true
 	}
 	for _, pl := range places {
 		if skip[pl] {
 			continue
 		}
-		a, err := from.LoadColumn(pl.pos, pl.dim)
+		a, err := from.LoadColumn(pl.Pos, pl.Dim)
 		if err != nil {
-			return fmt.Errorf("verify: reread source column %v (%v): %w", pl.pos, pl.dim, err)
+			return fmt.Errorf("verify: reread source column %v (%v): %w", pl.Pos, pl.Dim, err)
 		}
-		b, err := to.LoadColumn(pl.pos, pl.dim)
+		b, err := to.LoadColumn(pl.Pos, pl.Dim)
 		if err != nil {
-			return fmt.Errorf("verify: read back column %v (%v): %w", pl.pos, pl.dim, err)
+			return fmt.Errorf("verify: read back column %v (%v): %w", pl.Pos, pl.Dim, err)
 		}
 		if view != nil {
 			a = view(a)
 		}
 		if err := colcmp.Compare(a, b); err != nil {
-			return fmt.Errorf("verify: column %v (%v) differs after conversion: %w", pl.pos, pl.dim, err)
+			return fmt.Errorf("verify: column %v (%v) differs after conversion: %w", pl.Pos, pl.Dim, err)
 		}
 	}
 	return nil
@@ -286,13 +282,13 @@ func scanLevelDB(dir string) ([]place, []uuid.UUID, error) {
 		if n := len(k); (n != 9 && n != 13) || (k[n-1] != ',' && k[n-1] != 'v') {
 			continue
 		}
-		pl := place{pos: world.ChunkPos{int32(binary.LittleEndian.Uint32(k)), int32(binary.LittleEndian.Uint32(k[4:]))}, dim: world.Overworld}
+		pl := place{Pos: world.ChunkPos{int32(binary.LittleEndian.Uint32(k)), int32(binary.LittleEndian.Uint32(k[4:]))}, Dim: world.Overworld}
 		if len(k) == 13 {
 			d, ok := world.DimensionByID(int(int32(binary.LittleEndian.Uint32(k[8:]))))
 			if !ok {
 				continue
 			}
-			pl.dim = d
+			pl.Dim = d
 		}
 		if !seen[pl] {
 			seen[pl] = true
@@ -376,17 +372,9 @@ func fromBlaze(src, dst string, o Options) (*Report, error) {
 // copyFromBlaze copies every column of the Blaze database bz to mc,
 // counting them on bar (nil: a bar of its own), and verifies each.
 func copyFromBlaze(bz *provider.DB, mc *mcdb.DB, o Options, r *Report, bar *progress.Bar) error {
-	eng := bz.Engine()
-	var places []place
-	for id := 0; id < 3; id++ {
-		dim, _ := world.DimensionByID(id)
-		keys, err := eng.Keys(blazedb.Area{Dim: int32(id), MinX: math.MinInt32, MinZ: math.MinInt32, MaxX: math.MaxInt32, MaxZ: math.MaxInt32})
-		if err != nil {
-			return err
-		}
-		for _, k := range keys {
-			places = append(places, place{pos: world.ChunkPos{k.X, k.Z}, dim: dim})
-		}
+	places, err := bz.Columns()
+	if err != nil {
+		return err
 	}
 	if len(places) == 0 {
 		return nil

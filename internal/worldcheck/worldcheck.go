@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"strings"
 	"time"
 
@@ -23,7 +22,6 @@ import (
 	"github.com/blazeworld/blaze/internal/progress"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/blazeworld/blaze/segment"
-	"github.com/df-mc/dragonfly/server/world"
 	"github.com/google/uuid"
 )
 
@@ -137,28 +135,17 @@ func check(r *Report, dir string, region bool, bar *progress.Bar, o Options) err
 	eng := db.Engine()
 	r.Databases = append(r.Databases, Database{Dir: dir, Recovery: eng.Recovery(), Engine: eng.Check()})
 
-	type place struct {
-		pos world.ChunkPos
-		dim world.Dimension
-	}
-	var places []place
-	for id := range 3 {
-		dim, _ := world.DimensionByID(id)
-		keys, err := eng.Keys(blazedb.Area{Dim: int32(id), MinX: math.MinInt32, MinZ: math.MinInt32, MaxX: math.MaxInt32, MaxZ: math.MaxInt32})
-		if err != nil {
-			return err
-		}
-		for _, k := range keys {
-			places = append(places, place{world.ChunkPos{k.X, k.Z}, dim})
-		}
+	places, err := db.Columns()
+	if err != nil {
+		return err
 	}
 	own := bar == nil
 	if own {
 		bar = progress.New(o.Progress, len(places), "checking")
 	}
 	for _, pl := range places {
-		if _, err := db.LoadColumn(pl.pos, pl.dim); err != nil {
-			r.Failed = append(r.Failed, Failure{fmt.Sprintf("column %v (%v)", pl.pos, pl.dim), err})
+		if _, err := db.LoadColumn(pl.Pos, pl.Dim); err != nil {
+			r.Failed = append(r.Failed, Failure{fmt.Sprintf("column %v (%v)", pl.Pos, pl.Dim), err})
 		} else {
 			r.Columns++
 		}
