@@ -8,8 +8,8 @@ import (
 )
 
 // runConvert converts src to dst and prints a summary; it returns the exit
-// status: 0 when everything was converted, 2 when some columns could not be
-// read, 1 when the conversion stopped.
+// status: 0 when everything was converted, 2 when some columns or player
+// spawns could not be read, 1 when the conversion stopped.
 func runConvert(src, dst string, quiet bool) int {
 	var o convert.Options
 	if !quiet {
@@ -25,12 +25,15 @@ func runConvert(src, dst string, quiet bool) int {
 		for _, f := range r.Failed {
 			fmt.Println("could not read", f)
 		}
+		for _, f := range r.FailedPlayers {
+			fmt.Println("could not read", f)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "blaze convert:", err)
 		return 1
 	}
-	if len(r.Failed) > 0 {
+	if len(r.Failed) > 0 || len(r.FailedPlayers) > 0 {
 		return 2
 	}
 	return 0

@@ -35,7 +35,8 @@ const usage = `usage:
       LevelDB world (SRC/db) becomes a Blaze world, a Blaze world (SRC/blaze)
       a LevelDB one. Every column, level.dat and player spawns are copied and
       every column is verified after writing. SRC is never changed. Columns
-      that cannot be read are listed at the end; the exit status is then 2.
+      and player spawns that cannot be read are listed at the end; the exit
+      status is then 2.
   blaze check [-q] DIR
       Verifies the Blaze world in DIR without writing to it: the log and its
       index, every record's checksums, and every column and player spawn

@@ -25,6 +25,7 @@ import (
 	"github.com/blazeworld/blaze/internal/progress"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/blazeworld/blaze/segment"
+	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/df-mc/dragonfly/server/world/mcdb"
@@ -58,13 +59,23 @@ type Failure struct {
 
 func (f Failure) String() string { return fmt.Sprintf("column %v (%v): %v", f.Pos, f.Dim, f.Err) }
 
+// PlayerFailure is a player spawn that could not be converted.
+type PlayerFailure struct {
+	ID  string
+	Err error
+}
+
+func (f PlayerFailure) String() string { return fmt.Sprintf("spawn of player %s: %v", f.ID, f.Err) }
+
 // Report says what a conversion did.
 type Report struct {
 	From, To string // "leveldb" or "blaze"
 	Columns  int    // columns written and verified
 	Players  int    // player spawns copied
 	Failed   []Failure
-	Took     time.Duration
+	// FailedPlayers are the player spawns that could not be read.
+	FailedPlayers []PlayerFailure
+	Took          time.Duration
 }
 
 // Kind reports whether dir holds a "leveldb" or a "blaze" world.
@@ -237,7 +248,11 @@ func fromLevelDB(src, dst string, o Options) (*Report, error) {
 	}
 	for _, id := range players {
 		pos, ok, err := mc.LoadPlayerSpawnPosition(id)
-		if err != nil || !ok {
+		if err != nil {
+			r.FailedPlayers = append(r.FailedPlayers, PlayerFailure{id.String(), err})
+			continue
+		}
+		if !ok {
 			continue
 		}
 		if err := bz.SavePlayerSpawnPosition(id, pos); err != nil {
@@ -348,12 +363,21 @@ func fromBlaze(src, dst string, o Options) (*Report, error) {
 		return r, err
 	}
 	for _, n := range names {
-		id, err := uuid.Parse(strings.TrimPrefix(n, "player/"))
-		if !strings.HasPrefix(n, "player/") || err != nil {
+		s, isPlayer := strings.CutPrefix(n, "player/")
+		if !isPlayer {
 			continue
 		}
-		pos, ok, err := bz.LoadPlayerSpawnPosition(id)
-		if err != nil || !ok {
+		id, err := uuid.Parse(s)
+		var pos cube.Pos
+		ok := false
+		if err == nil {
+			pos, ok, err = bz.LoadPlayerSpawnPosition(id)
+		}
+		if err != nil {
+			r.FailedPlayers = append(r.FailedPlayers, PlayerFailure{s, err})
+			continue
+		}
+		if !ok {
 			continue
 		}
 		if err := mc.SavePlayerSpawnPosition(id, pos); err != nil {

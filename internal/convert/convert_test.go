@@ -226,6 +226,27 @@ func TestConvertSegmentedWorld(t *testing.T) {
 	}
 }
 
+// A player spawn that cannot be read is reported, not dropped in silence.
+func TestConvertReportsUnreadablePlayerSpawns(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "w")
+	p, err := provider.Config{}.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.StoreColumn(world.ChunkPos{0, 0}, world.Overworld, worldtest.Synthetic(1, world.Overworld, world.DefaultBlockRegistry))
+	good, bad := uuid.New(), uuid.New()
+	p.SavePlayerSpawnPosition(good, cube.Pos{1, 2, 3})
+	p.Engine().PutNamed("player/"+bad.String(), []byte{9, 9}) // not a spawn record
+	p.Close()
+	r, err := convert.Convert(src, filepath.Join(t.TempDir(), "ldb"), convert.Options{})
+	if err != nil || r.Players != 1 || len(r.FailedPlayers) != 1 || r.FailedPlayers[0].ID != bad.String() {
+		t.Fatalf("convert: %+v %v", r, err)
+	}
+	if !errors.Is(r.FailedPlayers[0].Err, provider.ErrColumnCorrupt) {
+		t.Fatalf("failure %v", r.FailedPlayers[0])
+	}
+}
+
 // A damaged column is reported with its reason; the others convert.
 func TestConvertReportsUnreadableColumns(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "w")
