@@ -47,9 +47,9 @@
 // own private snapshot and hands out deep copies. No two of its sub-chunks
 // share a storage either: where a record writes a biome storage as a repeat
 // of the one below, Dragonfly's decoders make both sub-chunks point at one
-// storage (a SetBiome in either would change both); Blaze copies it. A copy Prefetch made
-// ahead of time is handed out to one LoadColumn, under the cache's lock,
-// and never to anyone else. StoreColumn has taken what
+// storage (a SetBiome in either would change both); Blaze copies it. A copy
+// Prefetch made ahead of time is handed out to one LoadColumn, under the
+// cache's lock, and never to anyone else. StoreColumn has taken what
 // it keeps of the column (its encoding and a private copy) when it returns,
 // so the World may go on mutating the column. The private copy of the
 // blocks comes from a few shared allocations, as a decoded column's do, and
