@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -141,8 +140,8 @@ func (p *Provider) CompactSegment(pos world.ChunkPos, dim world.Dimension) error
 // region; it opens nothing.
 func Regions(dir string) ([]string, error) {
 	var out []string
-	for dim := range 3 {
-		d := filepath.Join(dir, "regions", strconv.Itoa(dim))
+	for dim := range int32(3) {
+		d := dimDir(dir, dim)
 		names, err := vfs.Default.List(d)
 		if errors.Is(err, vfs.ErrNotExist) {
 			continue

@@ -180,8 +180,11 @@ func (p *Provider) keyFor(pos world.ChunkPos, dim world.Dimension) (segKey, erro
 	return segKey{dim: int32(id), rx: floorDiv(pos[0], n), rz: floorDiv(pos[1], n)}, nil
 }
 
-func (p *Provider) dimDir(dim int32) string {
-	return filepath.Join(p.dir, "regions", strconv.Itoa(int(dim)))
+func (p *Provider) dimDir(dim int32) string { return dimDir(p.dir, dim) }
+
+// dimDir is where the world in root keeps the regions of dimension dim.
+func dimDir(root string, dim int32) string {
+	return filepath.Join(root, "regions", strconv.Itoa(int(dim)))
 }
 
 func (p *Provider) segDir(k segKey) string {
