@@ -45,6 +45,7 @@ fuzz-smoke:
 	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecompress$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzDecodeColumn$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzCanonicalNBT$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
+	$(GO) test ./provider -run '^$$' -fuzz '^FuzzParseDictCopy$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 
 fuzz:
 	$(MAKE) fuzz-smoke FUZZTIME=5m

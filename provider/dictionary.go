@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -10,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/blazedb/vfs"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/sandertv/gophertunnel/minecraft/nbt"
@@ -38,6 +41,7 @@ type dictEntry struct {
 	Version   int32          `nbt:"version"`
 	persisted bool
 	key       string // stateKey(Name, States)
+	raw       []byte // the value of its record, once encoded
 }
 
 // noRID marks a dictionary id the registry cannot resolve.
@@ -60,7 +64,17 @@ type dictionary struct {
 	// chunks holds an empty chunk of br for each range decoded, the
 	// template rawStorage copies decoded chunks from. Never modified.
 	chunks map[cube.Range]*chunk.Chunk
+	// copied is the number of entries dictionary.dat holds, if they are
+	// exactly the persisted ones; else copyStale, or copyUnread when the
+	// file has not been read.
+	copied int
 }
+
+// Values of dictionary.copied.
+const (
+	copyStale  = -1
+	copyUnread = -2
+)
 
 func newDictionary() *dictionary {
 	return &dictionary{byKey: map[string]int32{}, raw: rawStorageOnce()}
@@ -77,26 +91,192 @@ func stateKey(name string, props map[string]any) string {
 	return b.String()
 }
 
-// load reads every dictionary entry from the engine.
-func (d *dictionary) load(eng *blazedb.DB) error {
+// load reads every dictionary entry from the engine. An entry whose record
+// does not read is taken from the entries of dictionary.dat, which readCopy
+// returns (nil when there is none), as is, when lost (recovery skipped
+// damaged stretches of the log), an entry the copy holds that the engine
+// does not; the copy is used only if every entry present in both is the
+// same bytes in both, and read only when the engine lacks something. It
+// returns the ids taken from the copy, which the engine does not hold
+// intact.
+func (d *dictionary) load(eng *blazedb.DB, readCopy func() map[int32][]byte, lost bool) ([]int32, error) {
+	d.copied = copyUnread
 	// One engine read covers many entries (they are small and mostly
 	// written together): a read each was most of opening a small world.
-	return eng.ReadNamed(dictPrefix, func(n string, v []byte) error {
-		id, err := strconv.ParseUint(strings.TrimPrefix(n, dictPrefix), 16, 31)
+	err := eng.ReadNamed(dictPrefix, d.add)
+	damaged := map[int32]error{}
+	if errors.Is(err, blazedb.ErrCorrupt) {
+		// Some record does not read: read each on its own to learn which.
+		d.entries, d.byKey = nil, map[string]int32{}
+		names, err := eng.Names()
 		if err != nil {
-			return fmt.Errorf("%w: dictionary record %q", ErrColumnCorrupt, n)
+			return nil, err
 		}
-		e, err := loadEntry(v)
-		if err != nil {
-			return fmt.Errorf("%w: dictionary entry %d: %v", ErrColumnCorrupt, id, err)
+		for _, n := range names {
+			if !strings.HasPrefix(n, dictPrefix) {
+				continue
+			}
+			id, err := dictID(n)
+			if err != nil {
+				return nil, err
+			}
+			v, err := eng.GetNamed(n)
+			if errors.Is(err, blazedb.ErrCorrupt) {
+				damaged[id] = err
+				continue
+			}
+			if err == nil {
+				err = d.add(n, v)
+			}
+			if err != nil {
+				return nil, err
+			}
 		}
-		for int(id) >= len(d.entries) {
-			d.entries = append(d.entries, nil)
+	} else if err != nil {
+		return nil, err
+	}
+	cause := func(id int32) error {
+		if err := damaged[id]; err != nil {
+			return err
 		}
-		d.entries[id] = e
-		d.byKey[e.key] = int32(id)
-		return nil
-	})
+		return fmt.Errorf("%w: lost with a damaged stretch of the log", blazedb.ErrCorrupt)
+	}
+	if len(damaged) == 0 && !lost {
+		return nil, nil
+	}
+	cp := readCopy()
+	var need []int32
+	for id := range damaged {
+		if _, ok := cp[id]; !ok {
+			return nil, fmt.Errorf("dictionary entry %d does not read, and %s does not hold it: %w", id, dictCopyName, damaged[id])
+		}
+		need = append(need, id)
+	}
+	for id := range cp {
+		if lost && !d.holds(id) && damaged[id] == nil {
+			need = append(need, id)
+		}
+	}
+	slices.Sort(need)
+	for id, e := range d.entries {
+		if v, ok := cp[int32(id)]; ok && e != nil && !bytes.Equal(v, e.raw) && len(need) > 0 {
+			if len(damaged) > 0 {
+				return nil, fmt.Errorf("dictionary entry %d does not read, and %s is not this world's (entry %d differs): %w", need[0], dictCopyName, id, cause(need[0]))
+			}
+			// Only entries the log lost, which columns using them report:
+			// a copy that is not this world's restores nothing.
+			need = nil
+		}
+	}
+	for _, id := range need {
+		if err := d.add(dictPrefix+strconv.FormatUint(uint64(id), 16), cp[id]); err != nil {
+			return nil, fmt.Errorf("%s: %w", dictCopyName, err)
+		}
+	}
+	d.copied = d.copyMatches(cp)
+	return need, nil
+}
+
+// copyMatches returns len(cp) if cp holds exactly the persisted entries,
+// else copyStale. d.mu must be held, or d not yet shared.
+func (d *dictionary) copyMatches(cp map[int32][]byte) int {
+	if entries := d.persistedEntries(); cp != nil && maps.EqualFunc(entries, cp, bytes.Equal) {
+		return len(cp)
+	}
+	return copyStale
+}
+
+// add decodes the dictionary record n holding v.
+func (d *dictionary) add(n string, v []byte) error {
+	id, err := dictID(n)
+	if err != nil {
+		return err
+	}
+	e, err := loadEntry(v)
+	if err != nil {
+		return fmt.Errorf("%w: dictionary entry %d: %v", ErrColumnCorrupt, id, err)
+	}
+	e.raw = v
+	for int(id) >= len(d.entries) {
+		d.entries = append(d.entries, nil)
+	}
+	d.entries[id] = e
+	d.byKey[e.key] = id
+	return nil
+}
+
+// dictID parses the id in a dictionary record's name.
+func dictID(n string) (int32, error) {
+	id, err := strconv.ParseUint(strings.TrimPrefix(n, dictPrefix), 16, 31)
+	if err != nil {
+		return 0, fmt.Errorf("%w: dictionary record %q", ErrColumnCorrupt, n)
+	}
+	return int32(id), nil
+}
+
+// holds reports whether entry id is loaded.
+func (d *dictionary) holds(id int32) bool {
+	return int(id) < len(d.entries) && d.entries[id] != nil
+}
+
+// persistedEntries returns the value of every entry on disk, by id.
+func (d *dictionary) persistedEntries() map[int32][]byte {
+	out := map[int32][]byte{}
+	for id, e := range d.entries {
+		if e != nil && e.persisted {
+			out[int32(id)] = e.raw
+		}
+	}
+	return out
+}
+
+// needsCopy reports whether dictionary.dat in dir must be written again:
+// there are persisted entries, and it lacks some or holds others. When it
+// was not read yet, it is read now (outside the lock), once.
+func (d *dictionary) needsCopy(fs vfs.FS, dir string) bool {
+	d.mu.Lock()
+	unread := d.copied == copyUnread && d.persisted() > 0
+	d.mu.Unlock()
+	var cp map[int32][]byte
+	var err error
+	if unread {
+		cp, err = readDictCopy(fs, dir)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if unread && d.copied == copyUnread {
+		d.copied = copyStale
+		if err == nil {
+			d.copied = d.copyMatches(cp)
+		}
+	}
+	n := d.persisted()
+	return n > 0 && n != d.copied
+}
+
+// persisted counts the entries on disk. d.mu must be held.
+func (d *dictionary) persisted() int {
+	n := 0
+	for _, e := range d.entries {
+		if e != nil && e.persisted {
+			n++
+		}
+	}
+	return n
+}
+
+// writeCopy replaces dictionary.dat with every persisted entry.
+func (d *dictionary) writeCopy(fs vfs.FS, dir string) error {
+	d.mu.Lock()
+	entries := d.persistedEntries()
+	d.mu.Unlock()
+	if err := vfs.ReplaceFile(fs, dir, dictCopyName, appendDictCopy(nil, entries)); err != nil {
+		return fmt.Errorf("write %s: %w", dictCopyName, err)
+	}
+	d.mu.Lock()
+	d.copied = len(entries)
+	d.mu.Unlock()
+	return nil
 }
 
 // setRegistry resolves every entry against br.
@@ -172,6 +352,7 @@ func (d *dictionary) unpersisted(b *blazedb.Batch, ids []int32) ([]int32, error)
 			return nil, fmt.Errorf("encode dictionary entry %d: %w", id, err)
 		}
 		b.PutNamed(dictPrefix+strconv.FormatUint(uint64(id), 16), v)
+		e.raw = v
 		out = append(out, id)
 	}
 	return out, nil

@@ -4,7 +4,8 @@
 // # Model
 //
 // A world directory holds level.dat and levelname.txt in Dragonfly's own
-// format and blaze/, the engine (package blazedb). Each column is one
+// format, blaze/, the engine (package blazedb), and dictionary.dat, a copy
+// of the block dictionary outside the engine's log (dictcopy.go). Each column is one
 // engine record keyed by (dimension, x, z) whose layout is drawn in
 // codec.go: the sub-chunks in the layout of Dragonfly's network encoding,
 // with palette entries as ids into the world's block dictionary
@@ -38,6 +39,11 @@
 //   - Block states survive a change of runtime ids; a state the registry
 //     does not know fails the load with ErrUnknownState, and that column is
 //     not overwritten while the DB is open.
+//   - A block dictionary entry that does not read from the engine (damaged,
+//     or lost with a stretch of the log recovery skipped) is taken from
+//     dictionary.dat when the world opens, and written back unless the
+//     world is read-only (DictionaryRestored lists them): damage to the log
+//     costs at most the entries added since the world last closed.
 //   - Storing an unchanged column writes nothing.
 //   - Writes are as durable as Config.Durability promises (blazedb).
 //

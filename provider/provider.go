@@ -8,6 +8,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,7 +35,10 @@ type DB struct {
 	dir  string
 	eng  *blazedb.DB
 	dict *dictionary
-	cols *columnCache
+	// dictRestored lists the dictionary entries taken from dictionary.dat
+	// at Open; never modified after.
+	dictRestored []int32
+	cols         *columnCache
 
 	regMu sync.Mutex
 	reg   world.BlockRegistry
@@ -108,7 +112,7 @@ func (conf Config) open(dir string) (*DB, error) {
 	if conf.ColumnCacheBytes > 0 {
 		db.cols = newColumnCache(conf.ColumnCacheBytes)
 	}
-	if err := db.dict.load(eng); err != nil {
+	if err := db.loadDictionary(names); err != nil {
 		eng.Close()
 		return nil, err
 	}
@@ -128,19 +132,96 @@ func (conf Config) open(dir string) (*DB, error) {
 	return db, nil
 }
 
+// loadDictionary reads the block dictionary, taking what the engine does
+// not hold intact from dictionary.dat (dictcopy.go) and, unless read-only,
+// writing it back to the engine. It writes dictionary.dat when there is
+// none, or when it was read and is not current; Close checks the rest.
+// names lists the world's directory.
+func (db *DB) loadDictionary(names []string) error {
+	fs := db.conf.FS
+	readCopy := func() map[int32][]byte {
+		cp, err := readDictCopy(fs, db.dir)
+		if err != nil {
+			db.conf.Log.Error("the copy of the block dictionary does not read", "file", filepath.Join(db.dir, dictCopyName), "err", err)
+		}
+		return cp
+	}
+	restored, err := db.dict.load(db.eng, readCopy, len(db.eng.Recovery().Corrupt) > 0)
+	if err != nil {
+		return err
+	}
+	if len(restored) > 0 {
+		db.dictRestored = restored
+		db.conf.Log.Error("block dictionary entries did not read from the engine; taken from its copy", "file", filepath.Join(db.dir, dictCopyName), "ids", restored)
+		if !db.conf.ReadOnly {
+			var b blazedb.Batch
+			for _, id := range restored {
+				b.PutNamed(dictPrefix+strconv.FormatUint(uint64(id), 16), db.dict.entries[id].raw)
+			}
+			if err := db.eng.Apply(&b); err != nil {
+				return fmt.Errorf("write back dictionary entries: %w", err)
+			}
+			if err := db.eng.Sync(); err != nil {
+				return fmt.Errorf("write back dictionary entries: %w", err)
+			}
+		}
+	}
+	if !slices.Contains(names, dictCopyName) {
+		db.dict.copied = copyStale
+	}
+	if db.conf.ReadOnly || db.dict.copied == copyUnread || !db.dict.needsCopy(fs, db.dir) {
+		return nil
+	}
+	return db.dict.writeCopy(fs, db.dir)
+}
+
+// DictionaryRestored returns the ids of the block dictionary entries that
+// did not read from the engine when the world opened (damaged, or lost with
+// a stretch of the log that recovery skipped) and were taken from
+// dictionary.dat: written back to the engine, unless the world was opened
+// read-only. Empty when the dictionary read whole.
+func (db *DB) DictionaryRestored() []int32 { return slices.Clone(db.dictRestored) }
+
 // Repair mends damaged records in the world in dir, which must not be
-// open (see blazedb.Repair): a column whose newest record is damaged goes
-// back to its newest intact version, or is deleted when none is left, and
-// the world generates it again when it is next loaded. Column records
-// name block states by dictionary ids, which are never reused, so an older
-// record still reads. level.dat is not touched.
-func (conf Config) Repair(dir string) (*blazedb.RepairReport, error) {
+// open (see blazedb.Repair). First the block dictionary: entries that do
+// not read are written back from dictionary.dat, as opening the world
+// does. Then the engine: a column whose newest record is damaged goes back
+// to its newest intact version, or is deleted when none is left, and the
+// world generates it again when it is next loaded. Column records name
+// block states by dictionary ids, which are never reused, so an older
+// record still reads. A dictionary entry that neither the engine nor
+// dictionary.dat holds intact is deleted: the columns using it then fail
+// to load with ErrUnknownState. level.dat is not touched.
+func (conf Config) Repair(dir string) (*RepairReport, error) {
 	conf = conf.withDefaults()
-	rep, err := blazedb.Repair(filepath.Join(dir, engineDir), conf.engineOptions())
+	rep := &RepairReport{}
+	var err error
+	if names, lerr := conf.FS.List(dir); lerr == nil && slices.Contains(names, engineDir) {
+		// Opening restores the dictionary. When it cannot (an entry
+		// neither copy holds), the engine's repair deletes the entry.
+		c := Config{Log: conf.Log, FS: conf.FS, Durability: conf.Durability, NoLevelDat: true,
+			ExternalMaintenance: true, ColumnCacheBytes: -1, CacheBytes: -1}
+		if db, oerr := c.withDefaults().open(dir); oerr == nil {
+			rep.Dictionary = db.DictionaryRestored()
+			if err = db.Close(); err != nil {
+				return rep, fmt.Errorf("provider: repair %s: %w", dir, err)
+			}
+		} else if !errors.Is(oerr, blazedb.ErrCorrupt) {
+			return rep, fmt.Errorf("provider: repair %s: %w", dir, oerr)
+		}
+	}
+	rep.RepairReport, err = blazedb.Repair(filepath.Join(dir, engineDir), conf.engineOptions())
 	if err != nil {
 		return rep, fmt.Errorf("provider: repair %s: %w", dir, err)
 	}
 	return rep, nil
+}
+
+// RepairReport says what Repair did: the engine's report, and the block
+// dictionary entries written back from dictionary.dat.
+type RepairReport struct {
+	*blazedb.RepairReport
+	Dictionary []int32
 }
 
 // Place is where a column is stored.
@@ -557,6 +638,12 @@ func (db *DB) close(persist bool) error {
 	}
 	if err := closeEngine(); err != nil {
 		errs = append(errs, err)
+	} else if persist && !db.conf.ReadOnly && db.dict.needsCopy(db.conf.FS, db.dir) {
+		// After the engine's close has made the new entries durable: the
+		// copy never holds an entry the log might still lose.
+		if err := db.dict.writeCopy(db.conf.FS, db.dir); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("provider: close %s: %w", db.dir, err)

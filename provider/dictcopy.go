@@ -1,0 +1,126 @@
+package provider
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"path/filepath"
+	"slices"
+
+	"github.com/blazeworld/blaze/blazedb/vfs"
+)
+
+// The block dictionary is the one part of a world that no column can do
+// without: each entry is written once, in the batch of the first column
+// that uses it, so a damaged entry has no older version to go back to, and
+// every column naming that state would fail to load. dictionary.dat, beside
+// level.dat and outside the engine's log, keeps a second copy of every
+// entry, so that damage to the log costs at most the entries written since
+// the world last closed. It is written (vfs.ReplaceFile) when a world opens
+// without one (worlds made before the copy existed get one), and when a
+// world closes if it does not hold exactly the persisted entries: Close
+// reads it to know, once, so that opening a world costs no read of it.
+// Opening a world takes an entry that does not read (damaged, or lost in a
+// stretch of the log that recovery skipped) from the copy, and writes it
+// back to the engine unless the world is read-only; the copy is used only
+// when every entry present in both is the same bytes in both.
+//
+//	+-------+------------------------------------------------------------+
+//	| bytes | field                                                      |
+//	+-------+------------------------------------------------------------+
+//	|     3 | signature "BZD"                                            |
+//	|     1 | version (1)                                                |
+//	|  uvar | n, number of entries                                       |
+//	|     … | n entries, ids strictly ascending: uvar id; uvar length;   |
+//	|       |   the value of the entry's dict/ record (NBT)              |
+//	|     4 | CRC-32C (Castagnoli) of every byte before it, little-endian |
+//	+-------+------------------------------------------------------------+
+//
+// uvar is Go's unsigned varint. Part of the on-disk format.
+const (
+	dictCopyName      = "dictionary.dat"
+	dictCopySignature = "BZD"
+	dictCopyVersion   = 1
+	maxDictID         = 1<<31 - 1
+	maxDictEntryLen   = 64 << 10
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// appendDictCopy appends the file holding entries (id to the value of its
+// record) to b.
+func appendDictCopy(b []byte, entries map[int32][]byte) []byte {
+	start := len(b)
+	b = append(b, dictCopySignature...)
+	b = append(b, dictCopyVersion)
+	b = binary.AppendUvarint(b, uint64(len(entries)))
+	ids := make([]int32, 0, len(entries))
+	for id := range entries {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		b = binary.AppendUvarint(b, uint64(id))
+		b = binary.AppendUvarint(b, uint64(len(entries[id])))
+		b = append(b, entries[id]...)
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
+}
+
+// parseDictCopy reads the file b. The values returned are slices of b.
+// Damage gives an error wrapping ErrColumnCorrupt, never a panic.
+func parseDictCopy(b []byte) (map[int32][]byte, error) {
+	bad := func(format string, args ...any) (map[int32][]byte, error) {
+		return nil, fmt.Errorf("%w: %s: %s", ErrColumnCorrupt, dictCopyName, fmt.Sprintf(format, args...))
+	}
+	if len(b) < len(dictCopySignature)+1+1+4 {
+		return bad("%d bytes is too short", len(b))
+	}
+	body := b[:len(b)-4]
+	if sum, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(b[len(body):]); sum != want {
+		return bad("checksum %08x, want %08x", sum, want)
+	}
+	if string(body[:3]) != dictCopySignature {
+		return bad("no signature")
+	}
+	if v := body[3]; v != dictCopyVersion {
+		return bad("version %d, this build reads %d", v, dictCopyVersion)
+	}
+	r := &reader{b: body[4:]}
+	n := r.count(len(r.b))
+	out := make(map[int32][]byte, n)
+	last := int64(-1)
+	for range n {
+		id := r.uvarint()
+		v := r.bytes(r.count(maxDictEntryLen))
+		if r.err != nil {
+			break
+		}
+		if id > maxDictID || int64(id) <= last {
+			return bad("entry id %d after %d", id, last)
+		}
+		last = int64(id)
+		out[int32(id)] = v
+	}
+	if r.err != nil {
+		return bad("%v", r.err)
+	}
+	if r.off != len(r.b) {
+		return bad("%d bytes after the entries", len(r.b)-r.off)
+	}
+	return out, nil
+}
+
+// readDictCopy reads dir/dictionary.dat: nil and no error if there is
+// none.
+func readDictCopy(fs vfs.FS, dir string) (map[int32][]byte, error) {
+	b, err := vfs.ReadFile(fs, filepath.Join(dir, dictCopyName))
+	if errors.Is(err, vfs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return parseDictCopy(b)
+}

@@ -1,0 +1,325 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/dragonfly/server/world/chunk"
+)
+
+// dictWorld stores n synthetic columns in a new world in dir, one store
+// each: the first store's batch holds most of the dictionary.
+func dictWorld(t *testing.T, dir string, n int) []*chunk.Column {
+	t.Helper()
+	db := openDB(t, dir, Config{})
+	var cols []*chunk.Column
+	for i := range n {
+		col := worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry)
+		if err := db.StoreColumn(world.ChunkPos{int32(i), 0}, world.Overworld, col); err != nil {
+			t.Fatal(err)
+		}
+		cols = append(cols, worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry))
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return cols
+}
+
+// engineDictionary reads every dictionary record of the world in dir.
+func engineDictionary(t *testing.T, dir string) map[int32][]byte {
+	t.Helper()
+	eng, err := blazedb.Open(filepath.Join(dir, engineDir), blazedb.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	out := map[int32][]byte{}
+	err = eng.ReadNamed(dictPrefix, func(n string, v []byte) error {
+		id, err := dictID(n)
+		out[id] = v
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// damageFirstRecord flips a byte near the start of the world's log, among
+// the dictionary entries of the first store's batch.
+func damageFirstRecord(t *testing.T, dir string) {
+	t.Helper()
+	name := filepath.Join(dir, engineDir, "chunks.dat")
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[100] ^= 0xff
+	if err := os.WriteFile(name, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// loadAll loads the columns of dictWorld and compares each with what was
+// stored.
+func loadAll(t *testing.T, db *DB, cols []*chunk.Column) {
+	t.Helper()
+	for i := range cols {
+		got, err := db.LoadColumn(world.ChunkPos{int32(i), 0}, world.Overworld)
+		if err != nil {
+			t.Fatalf("column %d: %v", i, err)
+		}
+		if err := worldtest.Compare(cols[i], got); err != nil {
+			t.Fatalf("column %d: %v", i, err)
+		}
+	}
+}
+
+// dictionary.dat holds exactly the persisted entries: written when a world
+// closes with new ones or a copy that is not current, or opens without
+// one (a world made before the copy existed), and not rewritten when
+// nothing was added.
+func TestDictionaryCopyKeptCurrent(t *testing.T) {
+	dir := t.TempDir()
+	dictWorld(t, dir, 3)
+	name := filepath.Join(dir, dictCopyName)
+	readCopy := func() map[int32][]byte {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cp, err := parseDictCopy(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cp
+	}
+	want := engineDictionary(t, dir)
+	if len(want) == 0 || !maps.EqualFunc(readCopy(), want, bytes.Equal) {
+		t.Fatalf("dictionary.dat does not hold the %d entries of the engine", len(want))
+	}
+
+	var renames []string
+	fs := vfs.Inject(vfs.Default, func(op vfs.Op, n string) error {
+		if op == vfs.OpRename {
+			renames = append(renames, filepath.Base(n))
+		}
+		return nil
+	})
+	db := openDB(t, dir, Config{FS: fs})
+	col, _ := db.LoadColumn(world.ChunkPos{0, 0}, world.Overworld)
+	db.StoreColumn(world.ChunkPos{9, 9}, world.Overworld, col) // no new state
+	db.Close()
+	if slices.Contains(renames, dictCopyName) {
+		t.Fatal("dictionary.dat was replaced though no entry was added")
+	}
+
+	// A new state: the copy follows at close.
+	db = openDB(t, dir, Config{})
+	obsidian := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
+	col.Chunk.SetBlock(0, 0, 0, 0, obsidian)
+	if err := db.StoreColumn(world.ChunkPos{9, 9}, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if want = engineDictionary(t, dir); !maps.EqualFunc(readCopy(), want, bytes.Equal) {
+		t.Fatal("dictionary.dat lacks the entry added")
+	}
+
+	// A world without the copy (made before it existed) gets it on
+	// opening; one with a damaged copy when it closes.
+	os.Remove(name)
+	db = openDB(t, dir, Config{})
+	if !maps.EqualFunc(readCopy(), want, bytes.Equal) {
+		t.Fatal("opening did not write the missing dictionary.dat")
+	}
+	db.Close()
+	b, _ := os.ReadFile(name)
+	b[len(b)/2] ^= 1
+	os.WriteFile(name, b, 0o644)
+	openDB(t, dir, Config{}).Close()
+	if !maps.EqualFunc(readCopy(), want, bytes.Equal) {
+		t.Fatal("closing did not replace the damaged dictionary.dat")
+	}
+	// Read-only opens write nothing.
+	os.Remove(name)
+	openDB(t, dir, Config{ReadOnly: true}).Close()
+	if _, err := os.Stat(name); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("a read-only open wrote dictionary.dat")
+	}
+}
+
+// A damaged dictionary record used to make the world refuse to open, and
+// repair could only delete it, losing every column that used its states.
+// With the copy the world opens, every column loads block for block, and a
+// read-write open writes the entries back.
+func TestDictionaryRestoredFromCopy(t *testing.T) {
+	dir := t.TempDir()
+	cols := dictWorld(t, dir, 4)
+	want := engineDictionary(t, dir)
+	damageFirstRecord(t, dir)
+	log := filepath.Join(dir, engineDir, "chunks.dat")
+	before, _ := os.ReadFile(log)
+
+	db := openDB(t, dir, Config{ReadOnly: true})
+	restored := db.DictionaryRestored()
+	if len(restored) == 0 {
+		t.Fatal("no dictionary entry restored")
+	}
+	loadAll(t, db, cols)
+	db.Close()
+	if after, _ := os.ReadFile(log); !bytes.Equal(before, after) {
+		t.Fatal("a read-only open wrote to the log")
+	}
+
+	db = openDB(t, dir, Config{})
+	if got := db.DictionaryRestored(); !slices.Equal(got, restored) {
+		t.Fatalf("restored %v, read-only %v", got, restored)
+	}
+	loadAll(t, db, cols)
+	db.Close()
+	db = openDB(t, dir, Config{})
+	if got := db.DictionaryRestored(); len(got) != 0 {
+		t.Fatalf("entries %v still restored after being written back", got)
+	}
+	loadAll(t, db, cols)
+	// The damaged record is now an old version: repair compacts it away.
+	db.Close()
+	rep, err := Config{Log: quiet}.Repair(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Dictionary) != 0 || len(rep.Keys) != 0 || len(rep.Found) == 0 || !rep.Compacted {
+		t.Fatalf("repair: dictionary %v, keys %+v, compacted %v", rep.Dictionary, rep.Keys, rep.Compacted)
+	}
+	if got := engineDictionary(t, dir); !maps.EqualFunc(got, want, bytes.Equal) {
+		t.Fatal("the engine's dictionary after repair is not the one written")
+	}
+	db = openDB(t, dir, Config{})
+	defer db.Close()
+	loadAll(t, db, cols)
+	if err := db.Engine().Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Repair writes the dictionary back from the copy before it mends the
+// engine, instead of deleting the entries.
+func TestRepairRestoresDictionary(t *testing.T) {
+	dir := t.TempDir()
+	cols := dictWorld(t, dir, 3)
+	damageFirstRecord(t, dir)
+	rep, err := Config{Log: quiet}.Repair(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Dictionary) == 0 || !rep.Compacted {
+		t.Fatalf("repair: dictionary %v, compacted %v", rep.Dictionary, rep.Compacted)
+	}
+	db := openDB(t, dir, Config{})
+	defer db.Close()
+	if len(db.DictionaryRestored()) != 0 {
+		t.Fatal("the dictionary still needs its copy after repair")
+	}
+	loadAll(t, db, cols)
+	if err := db.Engine().Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Entries lost with a stretch of the log that recovery skipped (index.dat
+// gone, so Open scans) come back from the copy too.
+func TestDictionaryLostEntriesRestored(t *testing.T) {
+	dir := t.TempDir()
+	cols := dictWorld(t, dir, 3)
+	damageFirstRecord(t, dir)
+	os.Remove(filepath.Join(dir, engineDir, "index.dat"))
+	db := openDB(t, dir, Config{})
+	defer db.Close()
+	if len(db.Engine().Recovery().Corrupt) == 0 || len(db.DictionaryRestored()) == 0 {
+		t.Fatalf("recovery %+v, restored %v", db.Engine().Recovery(), db.DictionaryRestored())
+	}
+	// The skipped stretch held the first column too, which has no other
+	// version; the rest use the restored states.
+	for i := 1; i < len(cols); i++ {
+		got, err := db.LoadColumn(world.ChunkPos{int32(i), 0}, world.Overworld)
+		if err != nil {
+			t.Fatalf("column %d: %v", i, err)
+		}
+		if err := worldtest.Compare(cols[i], got); err != nil {
+			t.Fatalf("column %d: %v", i, err)
+		}
+	}
+}
+
+// The copy is used only when it is the world's own and holds what is
+// needed; otherwise a damaged entry still keeps the world from opening.
+func TestDictionaryCopyRefused(t *testing.T) {
+	other := t.TempDir()
+	db := openDB(t, other, Config{})
+	// A Nether column: the dictionary starts with other states.
+	db.StoreColumn(world.ChunkPos{0, 0}, world.Overworld, worldtest.Synthetic(50, world.Nether, world.DefaultBlockRegistry))
+	db.Close()
+
+	for name, prepare := range map[string]func(dir string){
+		"missing": func(dir string) { os.Remove(filepath.Join(dir, dictCopyName)) },
+		"another world's": func(dir string) {
+			b, _ := os.ReadFile(filepath.Join(other, dictCopyName))
+			os.WriteFile(filepath.Join(dir, dictCopyName), b, 0o644)
+		},
+		"without the entries": func(dir string) {
+			os.WriteFile(filepath.Join(dir, dictCopyName), appendDictCopy(nil, nil), 0o644)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			dictWorld(t, dir, 2)
+			damageFirstRecord(t, dir)
+			prepare(dir)
+			if _, err := (Config{Log: quiet}).Open(dir); !errors.Is(err, blazedb.ErrCorrupt) {
+				t.Fatalf("open: %v", err)
+			}
+		})
+	}
+}
+
+// FuzzParseDictCopy: bad bytes give an error, never a panic, and what
+// parses survives encoding and parsing again. Each input is tried as it is and
+// with a valid checksum appended, so that the fuzzer reaches the entries.
+func FuzzParseDictCopy(f *testing.F) {
+	for _, b := range [][]byte{
+		appendDictCopy(nil, nil),
+		appendDictCopy(nil, map[int32][]byte{0: []byte("a"), 7: {1, 2, 3}, 300: nil}),
+	} {
+		f.Add(b[:len(b)-4])
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		sum := binary.LittleEndian.AppendUint32(nil, crc32.Checksum(body, castagnoli))
+		for _, b := range [][]byte{body, append(slices.Clip(body), sum...)} {
+			cp, err := parseDictCopy(b)
+			if err != nil {
+				if !errors.Is(err, ErrColumnCorrupt) {
+					t.Fatalf("error not wrapping ErrColumnCorrupt: %v", err)
+				}
+				continue
+			}
+			// Varints may be longer than needed; the entries are the same.
+			again, err := parseDictCopy(appendDictCopy(nil, cp))
+			if err != nil || !maps.EqualFunc(again, cp, bytes.Equal) {
+				t.Fatalf("%d entries parsed do not survive encoding: %v", len(cp), err)
+			}
+		}
+	})
+}
