@@ -28,6 +28,9 @@ func runCheck(out, progress io.Writer, dir string) int {
 		if d.Engine != nil {
 			fmt.Fprintf(out, "%s: damaged: %v\n", d.Dir, d.Engine)
 		}
+		if ids := d.DictionaryRestored; len(ids) > 0 {
+			fmt.Fprintf(out, "%s: %d block dictionary entries (ids %v) do not read from chunks.dat; dictionary.dat holds them, and repair writes them back\n", d.Dir, len(ids), ids)
+		}
 	}
 	for _, f := range r.Failed {
 		fmt.Fprintln(out, "cannot read", f)

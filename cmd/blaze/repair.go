@@ -22,6 +22,9 @@ func runRepair(out io.Writer, dir string) int {
 		if err != nil {
 			return failed("repair", err)
 		}
+		if ids := rep.Dictionary; len(ids) > 0 {
+			fmt.Fprintf(out, "%s: %d block dictionary entries (ids %v) did not read from chunks.dat: written back from dictionary.dat\n", d, len(ids), ids)
+		}
 		for _, c := range rep.Skipped {
 			fmt.Fprintf(out, "%s: %d damaged bytes at offset %d were skipped; the columns written there went back to their previous versions\n", d, c.Length, c.Offset)
 		}

@@ -54,10 +54,17 @@ type Database struct {
 	// database from opening (its block dictionary does not read), it is
 	// that error, and nothing of the database was read.
 	Engine error
+	// DictionaryRestored lists the block dictionary entries that did not
+	// read from the engine and were read from the world's copy of the
+	// dictionary (dictionary.dat) instead: the next read-write open, or
+	// blaze repair, writes them back.
+	DictionaryRestored []int32
 }
 
 // Damaged reports whether the database holds damage.
-func (d Database) Damaged() bool { return len(d.Recovery.Corrupt) > 0 || d.Engine != nil }
+func (d Database) Damaged() bool {
+	return len(d.Recovery.Corrupt) > 0 || d.Engine != nil || len(d.DictionaryRestored) > 0
+}
 
 // Report says what a check found.
 type Report struct {
@@ -133,7 +140,7 @@ func check(r *Report, dir string, region bool, bar *progress.Bar, o Options) err
 	}
 	defer db.Close()
 	eng := db.Engine()
-	r.Databases = append(r.Databases, Database{Dir: dir, Recovery: eng.Recovery(), Engine: eng.Check()})
+	r.Databases = append(r.Databases, Database{Dir: dir, Recovery: eng.Recovery(), Engine: eng.Check(), DictionaryRestored: db.DictionaryRestored()})
 
 	places, err := db.Columns()
 	if err != nil {

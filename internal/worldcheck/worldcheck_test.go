@@ -206,19 +206,35 @@ func equalDirs(a, b map[string][]byte) bool {
 	return true
 }
 
-// Damage to the block dictionary, which keeps the world from opening, is
-// reported as damage rather than stopping the check.
+// A damaged dictionary record is damage; the world's copy of the
+// dictionary (dictionary.dat) still reads every column, and repair writes
+// the entry back.
 func TestCheckDamagedDictionary(t *testing.T) {
 	dir := t.TempDir()
 	writeWorld(t, dir, 2)
-	log := filepath.Join(dir, "blaze", "chunks.dat")
-	b, err := os.ReadFile(log)
+	damageDictionary(t, dir)
+	r, err := Check(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The first record: the first store's dictionary entries.
-	b[100] ^= 0xff
-	os.WriteFile(log, b, 0o644)
+	if !r.Damaged() || len(r.Databases) != 1 || len(r.Databases[0].DictionaryRestored) == 0 || len(r.Failed) != 0 {
+		t.Fatalf("report %+v", r)
+	}
+	if _, err := (provider.Config{Log: quiet}).Repair(dir); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = Check(dir, Options{}); err != nil || r.Damaged() {
+		t.Fatalf("after repair: %+v, %v", r, err)
+	}
+}
+
+// Without the copy a damaged dictionary record keeps the world from
+// opening: check reports it rather than stop.
+func TestCheckDamagedDictionaryWithoutCopy(t *testing.T) {
+	dir := t.TempDir()
+	writeWorld(t, dir, 2)
+	damageDictionary(t, dir)
+	os.Remove(filepath.Join(dir, "dictionary.dat"))
 	if _, err := (provider.Config{Log: quiet, ReadOnly: true}).Open(dir); !errors.Is(err, blazedb.ErrCorrupt) {
 		t.Fatalf("the test needs a world that does not open: %v", err)
 	}
@@ -246,5 +262,20 @@ func TestCheckDamagedDictionary(t *testing.T) {
 		if !errors.Is(f.Err, provider.ErrUnknownState) && !errors.Is(f.Err, provider.ErrColumnCorrupt) {
 			t.Fatalf("%v", f)
 		}
+	}
+}
+
+// damageDictionary flips a byte among the dictionary entries that the
+// first store wrote, at the start of the log.
+func damageDictionary(t *testing.T, dir string) {
+	t.Helper()
+	log := filepath.Join(dir, "blaze", "chunks.dat")
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[100] ^= 0xff
+	if err := os.WriteFile(log, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
