@@ -3,8 +3,8 @@ package provider
 import (
 	"bytes"
 	"encoding/binary"
-	"hash/crc32"
 	"errors"
+	"hash/crc32"
 	"maps"
 	"os"
 	"path/filepath"
