@@ -1,6 +1,8 @@
 package blazedb
 
 import (
+	"slices"
+
 	"github.com/blazeworld/blaze/blazedb/vfs"
 )
 
@@ -21,4 +23,16 @@ func isOurFile(name string) bool {
 		return true
 	}
 	return false
+}
+
+// Exists reports whether dir holds a database (its log), through
+// opts.FS: for tools that must not make a new database where Open would.
+func Exists(dir string, opts Options) bool {
+	o, err := opts.withDefaults()
+	return err == nil && exists(o.FS, dir)
+}
+
+func exists(fs vfs.FS, dir string) bool {
+	names, err := fs.List(dir)
+	return err == nil && slices.Contains(names, logName)
 }

@@ -33,7 +33,7 @@ func Repair(dir string, opts Options) (*RepairReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if names, err := o.FS.List(dir); err != nil || !slices.Contains(names, logName) {
+	if !exists(o.FS, dir) {
 		return nil, fmt.Errorf("blazedb: repair %s: no %s: %w", dir, logName, vfs.ErrNotExist)
 	}
 	// A compaction of its own starting before the damage is mended would

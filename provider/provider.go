@@ -196,7 +196,7 @@ func (conf Config) Repair(dir string) (*RepairReport, error) {
 	conf = conf.withDefaults()
 	rep := &RepairReport{}
 	var err error
-	if names, lerr := conf.FS.List(dir); lerr == nil && slices.Contains(names, engineDir) {
+	if conf.Exists(dir) {
 		// Opening restores the dictionary. When it cannot (an entry
 		// neither copy holds), the engine's repair deletes the entry.
 		c := Config{Log: conf.Log, FS: conf.FS, Durability: conf.Durability, NoLevelDat: true,
@@ -215,6 +215,14 @@ func (conf Config) Repair(dir string) (*RepairReport, error) {
 		return rep, fmt.Errorf("provider: repair %s: %w", dir, err)
 	}
 	return rep, nil
+}
+
+// Exists reports whether dir holds a Blaze world (its engine's log): for
+// tools that must refuse a directory where Open would make a new world.
+// A segmented world's root holds one too (its settings and players).
+func (conf Config) Exists(dir string) bool {
+	conf = conf.withDefaults()
+	return blazedb.Exists(filepath.Join(dir, engineDir), conf.engineOptions())
 }
 
 // RepairReport says what Repair did: the engine's report, and the block

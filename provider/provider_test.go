@@ -631,3 +631,19 @@ func TestDictionaryEntriesSharedAcrossDatabases(t *testing.T) {
 		}
 	}
 }
+
+// Exists tells a world from a directory where Open would make one.
+func TestExists(t *testing.T) {
+	dir := t.TempDir()
+	if (Config{}).Exists(dir) || (Config{}).Exists(filepath.Join(dir, "missing")) {
+		t.Fatal("an empty or missing directory holds a world")
+	}
+	os.MkdirAll(filepath.Join(dir, engineDir), 0o755)
+	if (Config{}).Exists(dir) {
+		t.Fatal("an empty engine directory holds a world")
+	}
+	openDB(t, dir, Config{}).Close()
+	if !(Config{}).Exists(dir) {
+		t.Fatal("a world made by Open does not exist")
+	}
+}

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/provider"
 	"github.com/blazeworld/blaze/segment"
 )
 
@@ -14,8 +14,8 @@ import (
 // own, then its regions' when it is segmented. It refuses a directory
 // that holds no Blaze world, where opening would make a new one.
 func databases(dir string) ([]string, error) {
-	if st, err := os.Stat(filepath.Join(dir, "blaze", "chunks.dat")); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a Blaze world (no blaze/chunks.dat)", dir)
+	if !(provider.Config{}).Exists(dir) {
+		return nil, fmt.Errorf("%s is not a Blaze world", dir)
 	}
 	regions, err := segment.Regions(dir)
 	if err != nil {

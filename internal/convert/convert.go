@@ -83,10 +83,10 @@ func Kind(dir string) (string, error) {
 	switch {
 	case isDir(filepath.Join(dir, "db")):
 		return "leveldb", nil
-	case isDir(filepath.Join(dir, "blaze")):
+	case provider.Config{}.Exists(dir):
 		return "blaze", nil
 	}
-	return "", fmt.Errorf("%w: %s has neither db/ nor blaze/", ErrUnknownSource, dir)
+	return "", fmt.Errorf("%w: %s holds neither a LevelDB world (db/) nor a Blaze world", ErrUnknownSource, dir)
 }
 
 func isDir(p string) bool {
