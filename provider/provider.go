@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -600,6 +601,41 @@ func (db *DB) LoadPlayerSpawnPosition(id uuid.UUID) (cube.Pos, bool, error) {
 		int(int32(binary.LittleEndian.Uint32(v[5:]))),
 		int(int32(binary.LittleEndian.Uint32(v[9:]))),
 	}, true, nil
+}
+
+// PlayerSpawn is a stored player spawn, as PlayerSpawns reads it.
+type PlayerSpawn struct {
+	Name string    // the id as stored: a UUID, unless the record is bad
+	ID   uuid.UUID // Name parsed
+	Pos  cube.Pos
+	Err  error // why it could not be read (a name that is no UUID, damage)
+}
+
+// PlayerSpawns reads every stored player spawn, for tools that visit a
+// whole world (check, convert): each one it cannot read comes with the
+// reason rather than stopping it. Safe for concurrent use; a spawn saved
+// meanwhile may be left out.
+func (db *DB) PlayerSpawns() ([]PlayerSpawn, error) {
+	names, err := db.eng.Names()
+	if err != nil {
+		return nil, err
+	}
+	var out []PlayerSpawn
+	for _, n := range names {
+		s, ok := strings.CutPrefix(n, playerPrefix)
+		if !ok {
+			continue
+		}
+		p := PlayerSpawn{Name: s}
+		p.ID, p.Err = uuid.Parse(s)
+		if p.Err == nil {
+			if p.Pos, ok, p.Err = db.LoadPlayerSpawnPosition(p.ID); !ok && p.Err == nil {
+				continue // removed meanwhile
+			}
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // SavePlayerSpawnPosition saves the spawn of player id.

@@ -647,3 +647,28 @@ func TestExists(t *testing.T) {
 		t.Fatal("a world made by Open does not exist")
 	}
 }
+
+// PlayerSpawns lists every stored spawn, and each it cannot read with the
+// reason.
+func TestPlayerSpawnsListed(t *testing.T) {
+	db := openDB(t, t.TempDir(), Config{})
+	defer db.Close()
+	a, b := uuid.New(), uuid.New()
+	db.SavePlayerSpawnPosition(a, cube.Pos{1, 2, 3})
+	db.SavePlayerSpawnPosition(b, cube.Pos{-4, 5, -6})
+	db.Engine().PutNamed(playerPrefix+"not-a-uuid", []byte{playerVersion, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	c := uuid.New()
+	db.Engine().PutNamed(playerPrefix+c.String(), []byte{playerVersion, 1})
+	spawns, err := db.PlayerSpawns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]PlayerSpawn{}
+	for _, p := range spawns {
+		got[p.Name] = p
+	}
+	if len(got) != 4 || got[a.String()].Pos != (cube.Pos{1, 2, 3}) || got[b.String()].ID != b || got[b.String()].Err != nil ||
+		got["not-a-uuid"].Err == nil || !errors.Is(got[c.String()].Err, ErrColumnCorrupt) {
+		t.Fatalf("%+v", spawns)
+	}
+}

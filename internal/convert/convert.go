@@ -25,7 +25,6 @@ import (
 	"github.com/blazeworld/blaze/internal/progress"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/blazeworld/blaze/segment"
-	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/df-mc/dragonfly/server/world/mcdb"
@@ -357,30 +356,17 @@ func fromBlaze(src, dst string, o Options) (*Report, error) {
 		}
 	}
 	bar.Finish()
-	names, err := bz.Engine().Names()
+	spawns, err := bz.PlayerSpawns()
 	if err != nil {
 		mc.Close()
 		return r, err
 	}
-	for _, n := range names {
-		s, isPlayer := strings.CutPrefix(n, "player/")
-		if !isPlayer {
+	for _, p := range spawns {
+		if p.Err != nil {
+			r.FailedPlayers = append(r.FailedPlayers, PlayerFailure{p.Name, p.Err})
 			continue
 		}
-		id, err := uuid.Parse(s)
-		var pos cube.Pos
-		ok := false
-		if err == nil {
-			pos, ok, err = bz.LoadPlayerSpawnPosition(id)
-		}
-		if err != nil {
-			r.FailedPlayers = append(r.FailedPlayers, PlayerFailure{s, err})
-			continue
-		}
-		if !ok {
-			continue
-		}
-		if err := mc.SavePlayerSpawnPosition(id, pos); err != nil {
+		if err := mc.SavePlayerSpawnPosition(p.ID, p.Pos); err != nil {
 			mc.Close()
 			return r, err
 		}

@@ -15,14 +15,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/progress"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/blazeworld/blaze/segment"
-	"github.com/google/uuid"
 )
 
 // Options tunes a check. The zero value works.
@@ -162,21 +160,13 @@ func check(r *Report, dir string, region bool, bar *progress.Bar, o Options) err
 		bar.Finish()
 	}
 
-	names, err := eng.Names()
+	spawns, err := db.PlayerSpawns()
 	if err != nil {
 		return err
 	}
-	for _, n := range names {
-		s, ok := strings.CutPrefix(n, "player/")
-		if !ok {
-			continue
-		}
-		id, err := uuid.Parse(s)
-		if err == nil {
-			_, _, err = db.LoadPlayerSpawnPosition(id)
-		}
-		if err != nil {
-			r.Failed = append(r.Failed, Failure{"player " + s, err})
+	for _, p := range spawns {
+		if p.Err != nil {
+			r.Failed = append(r.Failed, Failure{"player " + p.Name, p.Err})
 		} else {
 			r.Players++
 		}
