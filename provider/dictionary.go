@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -232,22 +233,26 @@ func (d *dictionary) persistedEntries() map[int32][]byte {
 
 // needsCopy reports whether dictionary.dat in dir must be written again:
 // there are persisted entries, and it lacks some or holds others. When it
-// was not read yet, it is read now (outside the lock), once.
+// was not read yet, it is read now (outside the lock), once, and compared
+// byte for byte with what writeCopy would write.
 func (d *dictionary) needsCopy(fs vfs.FS, dir string) bool {
 	d.mu.Lock()
-	unread := d.copied == copyUnread && d.persisted() > 0
+	var want []byte
+	wantN := d.persisted()
+	if d.copied == copyUnread && wantN > 0 {
+		want = appendDictCopy(nil, d.persistedEntries())
+	}
 	d.mu.Unlock()
-	var cp map[int32][]byte
-	var err error
-	if unread {
-		cp, err = readDictCopy(fs, dir)
+	var have []byte
+	if want != nil {
+		have, _ = vfs.ReadFile(fs, filepath.Join(dir, dictCopyName))
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if unread && d.copied == copyUnread {
+	if want != nil && d.copied == copyUnread {
 		d.copied = copyStale
-		if err == nil {
-			d.copied = d.copyMatches(cp)
+		if bytes.Equal(have, want) {
+			d.copied = wantN
 		}
 	}
 	n := d.persisted()
