@@ -6,6 +6,7 @@ import (
 	"errors"
 	"hash/crc32"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -314,4 +315,98 @@ func FuzzParseDictCopy(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A crash at any filesystem operation while a world writes its dictionary
+// back from the copy, or writes the copy, leaves a world that opens with
+// every column: the copy is written only after the engine has made the
+// entries durable, and the write back can run again.
+func TestDictionaryCopyCrashSafe(t *testing.T) {
+	cols := make([]*chunk.Column, 3)
+	for i := range cols {
+		cols[i] = worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry)
+	}
+	store := func(db *DB) {
+		for i, c := range cols {
+			if err := db.StoreColumn(world.ChunkPos{int32(i), 0}, world.Overworld, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	verify := func(k int, fs vfs.FS, what string) {
+		db, err := Config{FS: fs, Log: quiet}.Open("/w")
+		if err != nil {
+			t.Fatalf("%s, crash at %d: reopen: %v", what, k, err)
+		}
+		defer db.Close()
+		for i, c := range cols {
+			got, err := db.LoadColumn(world.ChunkPos{int32(i), 0}, world.Overworld)
+			if err == nil {
+				err = worldtest.Compare(c, got)
+			}
+			if err != nil {
+				t.Fatalf("%s, crash at %d: column %d: %v", what, k, i, err)
+			}
+		}
+	}
+
+	// Writing the copy at close, after stores that added entries.
+	closeCrashes := 0
+	for k := 1; ; k++ {
+		mem := vfs.NewMem()
+		db, err := Config{FS: mem, Log: quiet, Durability: blazedb.DurabilitySafe}.Open("/w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		store(db)
+		mem.CrashAfter(k)
+		db.Close()
+		crashed := mem.Crashed()
+		verify(k, mem.CrashClone(rand.New(rand.NewPCG(uint64(k), 1)), 0.5), "close")
+		if !crashed {
+			if _, err := vfs.ReadFile(mem, "/w/"+dictCopyName); err != nil {
+				t.Fatalf("no copy after a close: %v", err)
+			}
+			break
+		}
+		closeCrashes++
+	}
+
+	// Writing damaged entries back from the copy.
+	base := vfs.NewMem()
+	db, err := Config{FS: base, Log: quiet}.Open("/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store(db)
+	db.Close()
+	f, err := base.OpenReadWrite("/w/" + engineDir + "/chunks.dat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	f.ReadAt(b, 100)
+	f.WriteAt([]byte{b[0] ^ 0xff}, 100)
+	f.Sync()
+	f.Close()
+	crashes := 0
+	for k := 1; ; k++ {
+		mem := base.CrashClone(nil, 0)
+		mem.CrashAfter(k)
+		if db, err := (Config{FS: mem, Log: quiet}).Open("/w"); err == nil {
+			if !mem.Crashed() && len(db.DictionaryRestored()) == 0 {
+				t.Fatal("the damage hit no dictionary entry")
+			}
+			db.Close()
+		}
+		crashed := mem.Crashed()
+		verify(k, mem.CrashClone(rand.New(rand.NewPCG(uint64(k), 2)), 0.5), "write back")
+		if !crashed {
+			break
+		}
+		crashes++
+	}
+	if crashes < 3 || closeCrashes < 3 {
+		t.Fatalf("only %d and %d crash points", closeCrashes, crashes)
+	}
 }
