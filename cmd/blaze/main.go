@@ -18,7 +18,7 @@
 //
 //	blaze repair DIR
 //
-// mends the damage check finds (blazedb.Repair). None of them runs while a
+// mends the damage check finds (provider.Config.Repair). None of them runs while a
 // server has the world open.
 package main
 
@@ -47,10 +47,12 @@ const usage = `usage:
       (a server also does this by itself, in the background) and prints the
       sizes before and after.
   blaze repair DIR
-      Mends what check reports as damaged: a column whose newest record is
-      damaged goes back to its newest intact version, or is removed (and
-      generated again) when none is left; then compacts, leaving the damaged
-      bytes behind. Prints each column it changed.
+      Mends what check reports as damaged: block dictionary entries that
+      do not read are written back from the world's copy (dictionary.dat);
+      a column whose newest record is damaged goes back to its newest intact
+      version, or is removed (and generated again) when none is left; then
+      compacts, leaving the damaged bytes behind. Prints each thing it
+      changed.
 `
 
 // Exit statuses.
