@@ -183,6 +183,12 @@ func (db *DB) loadDictionary(names []string) error {
 // read-only. Empty when the dictionary read whole.
 func (db *DB) DictionaryRestored() []int32 { return slices.Clone(db.dictRestored) }
 
+// DictionaryCopyCurrent reports whether dictionary.dat holds exactly the
+// block dictionary's persisted entries (or there are none). A copy that is
+// not current is written again when the world next closes after a
+// read-write open; for tools that check a world.
+func (db *DB) DictionaryCopyCurrent() bool { return !db.dict.needsCopy(db.conf.FS, db.dir) }
+
 // Repair mends damaged records in the world in dir, which must not be
 // open (see blazedb.Repair). First the block dictionary: entries that do
 // not read are written back from dictionary.dat, as opening the world

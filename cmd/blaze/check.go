@@ -28,6 +28,9 @@ func runCheck(out, progress io.Writer, dir string) int {
 		if d.Engine != nil {
 			fmt.Fprintf(out, "%s: damaged: %v\n", d.Dir, d.Engine)
 		}
+		if d.DictionaryCopyStale {
+			fmt.Fprintf(out, "%s: dictionary.dat, the copy of the block dictionary, is missing or not current: the next time the world is opened to write, it is written\n", d.Dir)
+		}
 		if ids := d.DictionaryRestored; len(ids) > 0 {
 			fmt.Fprintf(out, "%s: %d block dictionary entries (ids %v) do not read from chunks.dat; dictionary.dat holds them, and repair writes them back\n", d.Dir, len(ids), ids)
 		}

@@ -57,6 +57,10 @@ type Database struct {
 	// dictionary (dictionary.dat) instead: the next read-write open, or
 	// blaze repair, writes them back.
 	DictionaryRestored []int32
+	// DictionaryCopyStale reports that dictionary.dat is missing or does
+	// not hold exactly the dictionary's entries: not damage (the next
+	// read-write open or close writes it), but no copy to restore from.
+	DictionaryCopyStale bool
 }
 
 // Damaged reports whether the database holds damage.
@@ -138,7 +142,8 @@ func check(r *Report, dir string, region bool, bar *progress.Bar, o Options) err
 	}
 	defer db.Close()
 	eng := db.Engine()
-	r.Databases = append(r.Databases, Database{Dir: dir, Recovery: eng.Recovery(), Engine: eng.Check(), DictionaryRestored: db.DictionaryRestored()})
+	r.Databases = append(r.Databases, Database{Dir: dir, Recovery: eng.Recovery(), Engine: eng.Check(),
+		DictionaryRestored: db.DictionaryRestored(), DictionaryCopyStale: !db.DictionaryCopyCurrent()})
 
 	places, err := db.Columns()
 	if err != nil {

@@ -82,6 +82,14 @@ func TestCheckCleanWorld(t *testing.T) {
 	if after := snapshotDir(t, dir); !equalDirs(before, after) {
 		t.Fatal("check changed the world's files")
 	}
+	if r.Databases[0].DictionaryCopyStale {
+		t.Fatal("a world just closed has no current dictionary copy")
+	}
+	// Without its copy the world is not damaged, but check says so.
+	os.Remove(filepath.Join(dir, "dictionary.dat"))
+	if r, err = Check(dir, Options{}); err != nil || r.Damaged() || !r.Databases[0].DictionaryCopyStale {
+		t.Fatalf("without dictionary.dat: %+v, %v", r, err)
+	}
 }
 
 // A damaged record is reported by the engine's check and as the one column
