@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb"
@@ -275,14 +276,23 @@ func TestDictionaryCopyRefused(t *testing.T) {
 		"without the entries": func(dir string) {
 			os.WriteFile(filepath.Join(dir, dictCopyName), appendDictCopy(nil, nil), 0o644)
 		},
+		"damaged": func(dir string) {
+			b, _ := os.ReadFile(filepath.Join(dir, dictCopyName))
+			b[len(b)/2] ^= 1
+			os.WriteFile(filepath.Join(dir, dictCopyName), b, 0o644)
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			dictWorld(t, dir, 2)
 			damageFirstRecord(t, dir)
 			prepare(dir)
-			if _, err := (Config{Log: quiet}).Open(dir); !errors.Is(err, blazedb.ErrCorrupt) {
+			_, err := (Config{Log: quiet}).Open(dir)
+			if !errors.Is(err, blazedb.ErrCorrupt) {
 				t.Fatalf("open: %v", err)
+			}
+			if name == "damaged" && !strings.Contains(err.Error(), "dictionary.dat does not read (") {
+				t.Fatalf("the error does not say why the copy was no help: %v", err)
 			}
 		})
 	}

@@ -94,13 +94,13 @@ func stateKey(name string, props map[string]any) string {
 
 // load reads every dictionary entry from the engine. An entry whose record
 // does not read is taken from the entries of dictionary.dat, which readCopy
-// returns (nil when there is none), as is, when lost (recovery skipped
+// returns (nil when there is none; an error when it does not read), as is, when lost (recovery skipped
 // damaged stretches of the log), an entry the copy holds that the engine
 // does not; the copy is used only if every entry present in both is the
 // same bytes in both, and read only when the engine lacks something. It
 // returns the ids taken from the copy, which the engine does not hold
 // intact.
-func (d *dictionary) load(eng *blazedb.DB, readCopy func() map[int32][]byte, lost bool) ([]int32, error) {
+func (d *dictionary) load(eng *blazedb.DB, readCopy func() (map[int32][]byte, error), lost bool) ([]int32, error) {
 	d.copied = copyUnread
 	// One engine read covers many entries (they are small and mostly
 	// written together): a read each was most of opening a small world.
@@ -145,11 +145,17 @@ func (d *dictionary) load(eng *blazedb.DB, readCopy func() map[int32][]byte, los
 	if len(damaged) == 0 && !lost {
 		return nil, nil
 	}
-	cp := readCopy()
+	cp, cerr := readCopy()
 	var need []int32
 	for id := range damaged {
 		if _, ok := cp[id]; !ok {
-			return nil, fmt.Errorf("dictionary entry %d does not read, and %s does not hold it: %w", id, dictCopyName, damaged[id])
+			why := "does not hold it"
+			if cerr != nil {
+				why = fmt.Sprintf("does not read (%v)", cerr)
+			} else if cp == nil {
+				why = "is missing"
+			}
+			return nil, fmt.Errorf("dictionary entry %d does not read, and %s %s: %w", id, dictCopyName, why, damaged[id])
 		}
 		need = append(need, id)
 	}

@@ -140,12 +140,12 @@ func (conf Config) open(dir string) (*DB, error) {
 // names lists the world's directory.
 func (db *DB) loadDictionary(names []string) error {
 	fs := db.conf.FS
-	readCopy := func() map[int32][]byte {
+	readCopy := func() (map[int32][]byte, error) {
 		cp, err := readDictCopy(fs, db.dir)
 		if err != nil {
 			db.conf.Log.Error("the copy of the block dictionary does not read", "file", filepath.Join(db.dir, dictCopyName), "err", err)
 		}
-		return cp
+		return cp, err
 	}
 	restored, err := db.dict.load(db.eng, readCopy, len(db.eng.Recovery().Corrupt) > 0)
 	if err != nil {
