@@ -94,12 +94,12 @@ func stateKey(name string, props map[string]any) string {
 
 // load reads every dictionary entry from the engine. An entry whose record
 // does not read is taken from the entries of dictionary.dat, which readCopy
-// returns (nil when there is none; an error when it does not read), as is, when lost (recovery skipped
-// damaged stretches of the log), an entry the copy holds that the engine
-// does not; the copy is used only if every entry present in both is the
-// same bytes in both, and read only when the engine lacks something. It
-// returns the ids taken from the copy, which the engine does not hold
-// intact.
+// returns (nil when there is none; an error when it does not read), as is,
+// when lost (recovery skipped damaged stretches of the log), an entry the
+// copy holds that the engine does not; the copy is used only if every
+// entry present in both is the same bytes in both, and read only when the
+// engine lacks something. It returns the ids taken from the copy, which the
+// engine does not hold intact.
 func (d *dictionary) load(eng *blazedb.DB, readCopy func() (map[int32][]byte, error), lost bool) ([]int32, error) {
 	d.copied = copyUnread
 	// One engine read covers many entries (they are small and mostly

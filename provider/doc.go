@@ -5,10 +5,10 @@
 //
 // A world directory holds level.dat and levelname.txt in Dragonfly's own
 // format, blaze/, the engine (package blazedb), and dictionary.dat, a copy
-// of the block dictionary outside the engine's log (dictcopy.go). Each column is one
-// engine record keyed by (dimension, x, z) whose layout is drawn in
-// codec.go: the sub-chunks in the layout of Dragonfly's network encoding,
-// with palette entries as ids into the world's block dictionary
+// of the block dictionary outside the engine's log (dictcopy.go). Each
+// column is one engine record keyed by (dimension, x, z) whose layout is
+// drawn in codec.go: the sub-chunks in the layout of Dragonfly's network
+// encoding, with palette entries as ids into the world's block dictionary
 // (dictionary.go), then biomes, block entities, entities and scheduled
 // updates. Each part is compressed on its own (Config.Compression), so a
 // store compresses only the parts that changed since the column was last

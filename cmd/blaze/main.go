@@ -18,8 +18,8 @@
 //
 //	blaze repair DIR
 //
-// mends the damage check finds (provider.Config.Repair). None of them runs while a
-// server has the world open.
+// mends the damage check finds (provider.Config.Repair). None of them runs
+// while a server has the world open.
 package main
 
 import (

@@ -1,10 +1,11 @@
 // Package convert copies a world between Dragonfly's LevelDB format (mcdb)
 // and Blaze, in either direction: every column, level.dat and player spawns.
 // A segmented Blaze world (package segment) converts whole, every region's
-// columns into the one LevelDB world. It never changes the source (a LevelDB source is read from a temporary
-// copy, since opening a LevelDB world rewrites its files), refuses a
-// non-empty destination, reports the columns it could not read instead of
-// stopping at the first, and verifies every column it wrote.
+// columns into the one LevelDB world. It never changes the source (a
+// LevelDB source is read from a temporary copy, since opening a LevelDB
+// world rewrites its files), refuses a non-empty destination, reports the
+// columns it could not read instead of stopping at the first, and verifies
+// every column it wrote.
 package convert
 
 import (
