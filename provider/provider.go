@@ -614,7 +614,9 @@ type PlayerSpawn struct {
 	Name string    // the id as stored: a UUID, unless the record is bad
 	ID   uuid.UUID // Name parsed
 	Pos  cube.Pos
-	Err  error // why it could not be read (a name that is no UUID, damage)
+	// Err is why it could not be read: a name that is no UUID, or damage
+	// (wrapping ErrColumnCorrupt or blazedb.ErrCorrupt).
+	Err error
 }
 
 // PlayerSpawns reads every stored player spawn, for tools that visit a
@@ -633,11 +635,13 @@ func (db *DB) PlayerSpawns() ([]PlayerSpawn, error) {
 			continue
 		}
 		p := PlayerSpawn{Name: s}
-		p.ID, p.Err = uuid.Parse(s)
-		if p.Err == nil {
-			if p.Pos, ok, p.Err = db.LoadPlayerSpawnPosition(p.ID); !ok && p.Err == nil {
-				continue // removed meanwhile
-			}
+		var err error
+		if p.ID, err = uuid.Parse(s); err != nil || p.ID.String() != s {
+			// Blaze writes the canonical form only; another would not be
+			// found by its UUID.
+			p.Err = fmt.Errorf("%w: player record %q is not named by a UUID", ErrColumnCorrupt, n)
+		} else if p.Pos, ok, p.Err = db.LoadPlayerSpawnPosition(p.ID); !ok && p.Err == nil {
+			continue // removed meanwhile
 		}
 		out = append(out, p)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -657,6 +658,8 @@ func TestPlayerSpawnsListed(t *testing.T) {
 	db.SavePlayerSpawnPosition(a, cube.Pos{1, 2, 3})
 	db.SavePlayerSpawnPosition(b, cube.Pos{-4, 5, -6})
 	db.Engine().PutNamed(playerPrefix+"not-a-uuid", []byte{playerVersion, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	upper := strings.ToUpper(uuid.New().String())
+	db.Engine().PutNamed(playerPrefix+upper, []byte{playerVersion, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
 	c := uuid.New()
 	db.Engine().PutNamed(playerPrefix+c.String(), []byte{playerVersion, 1})
 	spawns, err := db.PlayerSpawns()
@@ -667,8 +670,9 @@ func TestPlayerSpawnsListed(t *testing.T) {
 	for _, p := range spawns {
 		got[p.Name] = p
 	}
-	if len(got) != 4 || got[a.String()].Pos != (cube.Pos{1, 2, 3}) || got[b.String()].ID != b || got[b.String()].Err != nil ||
-		got["not-a-uuid"].Err == nil || !errors.Is(got[c.String()].Err, ErrColumnCorrupt) {
+	if len(got) != 5 || got[a.String()].Pos != (cube.Pos{1, 2, 3}) || got[b.String()].ID != b || got[b.String()].Err != nil ||
+		!errors.Is(got["not-a-uuid"].Err, ErrColumnCorrupt) || !errors.Is(got[upper].Err, ErrColumnCorrupt) ||
+		!errors.Is(got[c.String()].Err, ErrColumnCorrupt) {
 		t.Fatalf("%+v", spawns)
 	}
 }
