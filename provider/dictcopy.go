@@ -34,16 +34,18 @@ import (
 //	|  uvar | n, number of entries                                       |
 //	|     … | n entries, ids strictly ascending: uvar id; uvar length;   |
 //	|       |   the value of the entry's dict/ record (NBT)              |
-//	|     4 | CRC-32C (Castagnoli) of every byte before it, little-endian |
+//	|     4 | CRC-32C (Castagnoli) of every byte before it, LE           |
 //	+-------+------------------------------------------------------------+
 //
-// uvar is Go's unsigned varint. Part of the on-disk format.
+// uvar is Go's unsigned varint; LE little-endian. An entry is an NBT
+// compound of a block name, its properties and a version: far below
+// maxDictEntryLen. Part of the on-disk format.
 const (
 	dictCopyName      = "dictionary.dat"
 	dictCopySignature = "BZD"
 	dictCopyVersion   = 1
 	maxDictID         = 1<<31 - 1
-	maxDictEntryLen   = 64 << 10
+	maxDictEntryLen   = 1 << 20
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
