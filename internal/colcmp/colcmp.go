@@ -5,6 +5,7 @@ package colcmp
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 
 	"github.com/df-mc/dragonfly/server/world/chunk"
@@ -12,9 +13,10 @@ import (
 
 // Compare reports the first difference between two columns: every block of
 // every layer, every biome, then the block entities, entities, scheduled
-// updates and tick by deep equality (nil and empty lists are equal).
-// Chunk.Equals is not used: it compares representations, and calls some
-// identical columns different.
+// updates and tick by deep equality (nil and empty lists are equal), with
+// floating-point values compared bit for bit, so that a NaN stored and read
+// back equals itself. Chunk.Equals is not used: it compares
+// representations, and calls some identical columns different.
 func Compare(a, b *chunk.Column) error {
 	ca, cb := a.Chunk, b.Chunk
 	if ca.Range() != cb.Range() {
@@ -58,5 +60,56 @@ func equalLists[T any](a, b []T) bool {
 	if len(a) == 0 && len(b) == 0 {
 		return true
 	}
-	return reflect.DeepEqual(a, b)
+	return equal(reflect.ValueOf(a), reflect.ValueOf(b))
+}
+
+// equal is reflect.DeepEqual (without its cycle detection: NBT values hold
+// no cycles) except that floats are equal when their bits are: an entity's
+// NaN motion, stored exactly, is not a difference.
+func equal(a, b reflect.Value) bool {
+	if !a.IsValid() || !b.IsValid() {
+		return a.IsValid() == b.IsValid()
+	}
+	if a.Type() != b.Type() {
+		return false
+	}
+	switch a.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return math.Float64bits(a.Float()) == math.Float64bits(b.Float())
+	case reflect.Interface, reflect.Pointer:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		return equal(a.Elem(), b.Elem())
+	case reflect.Slice, reflect.Map:
+		if a.IsNil() != b.IsNil() || a.Len() != b.Len() {
+			return false
+		}
+		if a.Kind() == reflect.Map {
+			for it := a.MapRange(); it.Next(); {
+				if v := b.MapIndex(it.Key()); !v.IsValid() || !equal(it.Value(), v) {
+					return false
+				}
+			}
+			return true
+		}
+		fallthrough
+	case reflect.Array:
+		for i := range a.Len() {
+			if !equal(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Struct:
+		for i := range a.NumField() {
+			if !equal(a.Field(i), b.Field(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		return a.Pointer() == b.Pointer()
+	}
+	return a.Equal(b)
 }
