@@ -32,7 +32,7 @@ func runCheck(out, progress io.Writer, dir string) int {
 			fmt.Fprintf(out, "%s: dictionary.dat, the copy of the block dictionary, is missing or not current: the next time the world is opened to write, it is written\n", d.Dir)
 		}
 		if ids := d.DictionaryRestored; len(ids) > 0 {
-			fmt.Fprintf(out, "%s: %d block dictionary entries (ids %v) do not read from chunks.dat; dictionary.dat holds them, and repair writes them back\n", d.Dir, len(ids), ids)
+			fmt.Fprintf(out, "%s: %s (ids %v) read from dictionary.dat, not from chunks.dat: repair writes the copy back\n", d.Dir, dictEntries(len(ids)), ids)
 		}
 	}
 	for _, f := range r.Failed {
@@ -45,7 +45,7 @@ func runCheck(out, progress io.Writer, dir string) int {
 	fmt.Fprintf(out, "%s: %d columns and %d player spawns read from %s in %v", dir, r.Columns, r.Players, dbs, r.Took.Round(1e6))
 	if r.Damaged() {
 		fmt.Fprintf(out, "; %d unreadable\n", len(r.Failed))
-		fmt.Fprintf(out, "blaze repair %s puts each damaged column back at its newest intact version, or removes it\n", dir)
+		fmt.Fprintf(out, "blaze repair %s mends it: it writes damaged dictionary entries back from dictionary.dat, and puts each damaged column back at its newest intact version, or removes it\n", dir)
 		return exitDamaged
 	}
 	fmt.Fprintln(out, "; no damage found")

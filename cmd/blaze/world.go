@@ -33,3 +33,11 @@ func failed(cmd string, err error) int {
 	fmt.Fprintf(os.Stderr, "blaze %s: %v\n", cmd, err)
 	return exitFailed
 }
+
+// dictEntries counts block dictionary entries in words.
+func dictEntries(n int) string {
+	if n == 1 {
+		return "1 block dictionary entry"
+	}
+	return fmt.Sprintf("%d block dictionary entries", n)
+}
