@@ -32,7 +32,7 @@ func runCheck(out, progress io.Writer, dir string) int {
 			fmt.Fprintf(out, "%s: dictionary.dat, the copy of the block dictionary, is missing or not current: the next time the world is opened to write, it is written\n", d.Dir)
 		}
 		if ids := d.DictionaryRestored; len(ids) > 0 {
-			fmt.Fprintf(out, "%s: %s (ids %v) read from dictionary.dat, not from chunks.dat: repair writes the copy back\n", d.Dir, dictEntries(len(ids)), ids)
+			fmt.Fprintf(out, "%s: %s (ids %v) read from dictionary.dat, not from chunks.dat: repair writes the copy back\n", d.Dir, count(len(ids), "block dictionary entry", "block dictionary entries"), ids)
 		}
 	}
 	for _, f := range r.Failed {

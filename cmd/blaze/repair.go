@@ -23,7 +23,7 @@ func runRepair(out io.Writer, dir string) int {
 			return failed("repair", err)
 		}
 		if ids := rep.Dictionary; len(ids) > 0 {
-			fmt.Fprintf(out, "%s: %s (ids %v) did not read from chunks.dat: written back from dictionary.dat\n", d, dictEntries(len(ids)), ids)
+			fmt.Fprintf(out, "%s: %s (ids %v) did not read from chunks.dat: written back from dictionary.dat\n", d, count(len(ids), "block dictionary entry", "block dictionary entries"), ids)
 		}
 		for _, c := range rep.Skipped {
 			fmt.Fprintf(out, "%s: %d damaged bytes at offset %d were skipped; the columns written there went back to their previous versions\n", d, c.Length, c.Offset)
@@ -40,7 +40,7 @@ func runRepair(out io.Writer, dir string) int {
 			}
 		}
 		if n := len(rep.Found); n > 0 {
-			fmt.Fprintf(out, "%s: %d damaged stretches of chunks.dat in all, live or old versions: compacted away\n", d, n)
+			fmt.Fprintf(out, "%s: %s of chunks.dat in all, live or old versions: compacted away\n", d, count(n, "damaged stretch", "damaged stretches"))
 		}
 		if rep.Compacted {
 			mended++

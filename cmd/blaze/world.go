@@ -34,10 +34,10 @@ func failed(cmd string, err error) int {
 	return exitFailed
 }
 
-// dictEntries counts block dictionary entries in words.
-func dictEntries(n int) string {
+// count says n things in words: "1 column", "2 columns".
+func count(n int, one, many string) string {
 	if n == 1 {
-		return "1 block dictionary entry"
+		return "1 " + one
 	}
-	return fmt.Sprintf("%d block dictionary entries", n)
+	return fmt.Sprintf("%d %s", n, many)
 }
