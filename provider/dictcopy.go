@@ -7,7 +7,9 @@ import (
 	"hash/crc32"
 	"path/filepath"
 	"slices"
+	"strconv"
 
+	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
 )
 
@@ -126,3 +128,59 @@ func readDictCopy(fs vfs.FS, dir string) (map[int32][]byte, error) {
 	}
 	return parseDictCopy(b)
 }
+
+// loadDictionary reads the block dictionary, taking what the engine does
+// not hold intact from dictionary.dat (dictcopy.go) and, unless read-only,
+// writing it back to the engine. It writes dictionary.dat when there is
+// none, or when it was read and is not current; Close checks the rest.
+// names lists the world's directory.
+func (db *DB) loadDictionary(names []string) error {
+	fs := db.conf.FS
+	readCopy := func() (map[int32][]byte, error) {
+		cp, err := readDictCopy(fs, db.dir)
+		if err != nil {
+			db.conf.Log.Error("the copy of the block dictionary does not read", "file", filepath.Join(db.dir, dictCopyName), "err", err)
+		}
+		return cp, err
+	}
+	restored, err := db.dict.load(db.eng, readCopy, len(db.eng.Recovery().Corrupt) > 0)
+	if err != nil {
+		return err
+	}
+	if len(restored) > 0 {
+		db.dictRestored = restored
+		db.conf.Log.Error("block dictionary entries did not read from the engine; taken from its copy", "file", filepath.Join(db.dir, dictCopyName), "ids", restored)
+		if !db.conf.ReadOnly {
+			var b blazedb.Batch
+			for _, id := range restored {
+				b.PutNamed(dictPrefix+strconv.FormatUint(uint64(id), 16), db.dict.entries[id].raw)
+			}
+			if err := db.eng.Apply(&b); err != nil {
+				return fmt.Errorf("write back dictionary entries: %w", err)
+			}
+			if err := db.eng.Sync(); err != nil {
+				return fmt.Errorf("write back dictionary entries: %w", err)
+			}
+		}
+	}
+	if !slices.Contains(names, dictCopyName) {
+		db.dict.copied = copyStale
+	}
+	if db.conf.ReadOnly || db.dict.copied == copyUnread || !db.dict.needsCopy(fs, db.dir) {
+		return nil
+	}
+	return db.dict.writeCopy(fs, db.dir)
+}
+
+// DictionaryRestored returns the ids of the block dictionary entries that
+// did not read from the engine when the world opened (damaged, or lost with
+// a stretch of the log that recovery skipped) and were taken from
+// dictionary.dat: written back to the engine, unless the world was opened
+// read-only. Empty when the dictionary read whole.
+func (db *DB) DictionaryRestored() []int32 { return slices.Clone(db.dictRestored) }
+
+// DictionaryCopyCurrent reports whether dictionary.dat holds exactly the
+// block dictionary's persisted entries (or there are none). A copy that is
+// not current is written again when the world next closes after a
+// read-write open; for tools that check a world.
+func (db *DB) DictionaryCopyCurrent() bool { return !db.dict.needsCopy(db.conf.FS, db.dir) }

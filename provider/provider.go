@@ -2,25 +2,20 @@ package provider
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
-	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/df-mc/dragonfly/server/world/mcdb/leveldat"
 	"github.com/df-mc/goleveldb/leveldb"
-	"github.com/google/uuid"
 )
 
 // DB is Blaze's world.Provider: set it as a Dragonfly server's
@@ -133,110 +128,12 @@ func (conf Config) open(dir string) (*DB, error) {
 	return db, nil
 }
 
-// loadDictionary reads the block dictionary, taking what the engine does
-// not hold intact from dictionary.dat (dictcopy.go) and, unless read-only,
-// writing it back to the engine. It writes dictionary.dat when there is
-// none, or when it was read and is not current; Close checks the rest.
-// names lists the world's directory.
-func (db *DB) loadDictionary(names []string) error {
-	fs := db.conf.FS
-	readCopy := func() (map[int32][]byte, error) {
-		cp, err := readDictCopy(fs, db.dir)
-		if err != nil {
-			db.conf.Log.Error("the copy of the block dictionary does not read", "file", filepath.Join(db.dir, dictCopyName), "err", err)
-		}
-		return cp, err
-	}
-	restored, err := db.dict.load(db.eng, readCopy, len(db.eng.Recovery().Corrupt) > 0)
-	if err != nil {
-		return err
-	}
-	if len(restored) > 0 {
-		db.dictRestored = restored
-		db.conf.Log.Error("block dictionary entries did not read from the engine; taken from its copy", "file", filepath.Join(db.dir, dictCopyName), "ids", restored)
-		if !db.conf.ReadOnly {
-			var b blazedb.Batch
-			for _, id := range restored {
-				b.PutNamed(dictPrefix+strconv.FormatUint(uint64(id), 16), db.dict.entries[id].raw)
-			}
-			if err := db.eng.Apply(&b); err != nil {
-				return fmt.Errorf("write back dictionary entries: %w", err)
-			}
-			if err := db.eng.Sync(); err != nil {
-				return fmt.Errorf("write back dictionary entries: %w", err)
-			}
-		}
-	}
-	if !slices.Contains(names, dictCopyName) {
-		db.dict.copied = copyStale
-	}
-	if db.conf.ReadOnly || db.dict.copied == copyUnread || !db.dict.needsCopy(fs, db.dir) {
-		return nil
-	}
-	return db.dict.writeCopy(fs, db.dir)
-}
-
-// DictionaryRestored returns the ids of the block dictionary entries that
-// did not read from the engine when the world opened (damaged, or lost with
-// a stretch of the log that recovery skipped) and were taken from
-// dictionary.dat: written back to the engine, unless the world was opened
-// read-only. Empty when the dictionary read whole.
-func (db *DB) DictionaryRestored() []int32 { return slices.Clone(db.dictRestored) }
-
-// DictionaryCopyCurrent reports whether dictionary.dat holds exactly the
-// block dictionary's persisted entries (or there are none). A copy that is
-// not current is written again when the world next closes after a
-// read-write open; for tools that check a world.
-func (db *DB) DictionaryCopyCurrent() bool { return !db.dict.needsCopy(db.conf.FS, db.dir) }
-
-// Repair mends damaged records in the world in dir, which must not be
-// open (see blazedb.Repair). First the block dictionary: entries that do
-// not read are written back from dictionary.dat, as opening the world
-// does. Then the engine: a column whose newest record is damaged goes back
-// to its newest intact version, or is deleted when none is left, and the
-// world generates it again when it is next loaded. Column records name
-// block states by dictionary ids, which are never reused, so an older
-// record still reads. A dictionary entry that neither the engine nor
-// dictionary.dat holds intact is deleted: the columns using it then fail
-// to load with ErrUnknownState. level.dat is not touched.
-func (conf Config) Repair(dir string) (*RepairReport, error) {
-	conf = conf.withDefaults()
-	rep := &RepairReport{}
-	var err error
-	if conf.Exists(dir) {
-		// Opening restores the dictionary. When it cannot (an entry
-		// neither copy holds), the engine's repair deletes the entry.
-		c := Config{Log: conf.Log, FS: conf.FS, Durability: conf.Durability, NoLevelDat: true,
-			ExternalMaintenance: true, ColumnCacheBytes: -1, CacheBytes: -1}
-		if db, oerr := c.withDefaults().open(dir); oerr == nil {
-			rep.Dictionary = db.DictionaryRestored()
-			if err = db.Close(); err != nil {
-				return rep, fmt.Errorf("provider: repair %s: %w", dir, err)
-			}
-		} else if !errors.Is(oerr, blazedb.ErrCorrupt) {
-			return rep, fmt.Errorf("provider: repair %s: %w", dir, oerr)
-		}
-	}
-	rep.RepairReport, err = blazedb.Repair(filepath.Join(dir, engineDir), conf.engineOptions())
-	if err != nil {
-		return rep, fmt.Errorf("provider: repair %s: %w", dir, err)
-	}
-	return rep, nil
-}
-
 // Exists reports whether dir holds a Blaze world (its engine's log): for
 // tools that must refuse a directory where Open would make a new world.
 // A segmented world's root holds one too (its settings and players).
 func (conf Config) Exists(dir string) bool {
 	conf = conf.withDefaults()
 	return blazedb.Exists(filepath.Join(dir, engineDir), conf.engineOptions())
-}
-
-// RepairReport says what Repair did: the engine's report, and the block
-// dictionary entries written back from dictionary.dat.
-type RepairReport struct {
-	*blazedb.RepairReport
-	Dictionary []int32
 }
 
 // Place is where a column is stored.
@@ -463,102 +360,6 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 	return nil
 }
 
-// Prefetch reads the column at pos into the column cache, decoded, so the
-// next LoadColumn of it is hot. It also keeps a second, ready copy that the
-// first LoadColumn hands out as it is (it is a deep copy no one else has
-// seen), so that load costs no decode and no clone: the work is done here,
-// off the World's tick. A column already cached gets only the ready copy.
-// A store of the column discards that copy; the cache charges it to its
-// budget until it is taken. It reports whether it did any work: a missing
-// column, or a cached one with a ready copy, costs nothing. Safe to call
-// from any goroutine beside the World's own calls; meant for columns the
-// World does not hold (a copy of one it holds is wasted until it next
-// loads it).
-func (db *DB) Prefetch(pos world.ChunkPos, dim world.Dimension) (bool, error) {
-	k, err := key(pos, dim)
-	if err != nil {
-		return false, err
-	}
-	cols, _ := db.columns()
-	if cols == nil {
-		return false, nil
-	}
-	if s, ok := cols.peek(k); ok {
-		// Cached: give it a ready copy unless it has one.
-		if cols.hasReady(s) {
-			return false, nil
-		}
-		ready, err := s.column()
-		if err != nil {
-			return false, fmt.Errorf("prefetch column %v (%v): %w", pos, dim, err)
-		}
-		if !cols.giveReady(s, ready) {
-			return false, nil // stored or evicted meanwhile, or given one
-		}
-		cols.readyMade.Add(1)
-		return true, nil
-	}
-	job := fillJob{k: k, rng: dim.Range(), cols: cols}
-	err = db.readRecord(&job)
-	if errors.Is(err, blazedb.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("prefetch column %v (%v): %w", pos, dim, err)
-	}
-	if s := db.decodeSnapshot(job); s != nil {
-		if ready, err := s.column(); err == nil {
-			s.ready, s.readyCost = ready, int64(s.lay.rawSize)
-			cols.readyMade.Add(1)
-		}
-		db.install(job, s)
-	}
-	return true, nil
-}
-
-// Pin keeps the column at pos in the cache (loading it if needed) until
-// as many Unpin calls; pinned columns are never evicted and may hold the
-// cache over its budget.
-func (db *DB) Pin(pos world.ChunkPos, dim world.Dimension) error {
-	k, err := key(pos, dim)
-	if err != nil {
-		return err
-	}
-	cols, _ := db.columns()
-	cols.pin(k, 1)
-	_, err = db.Prefetch(pos, dim)
-	return err
-}
-
-// Unpin undoes one Pin.
-func (db *DB) Unpin(pos world.ChunkPos, dim world.Dimension) {
-	if k, err := key(pos, dim); err == nil {
-		cols, _ := db.columns()
-		cols.pin(k, -1)
-	}
-}
-
-// CacheStats reports hot and cold LoadColumn calls: those served from the
-// column cache and those that read the engine.
-func (db *DB) CacheStats() (hits, misses int64) {
-	cols, _ := db.columns()
-	if cols == nil {
-		return 0, 0
-	}
-	return cols.hits.Load(), cols.misses.Load()
-}
-
-// ReadyStats reports how many ready copies Prefetch made and how many a
-// LoadColumn handed out; the rest were wasted (the column was stored,
-// evicted, or never loaded).
-func (db *DB) ReadyStats() (made, taken int64) {
-	cols, _ := db.columns()
-	if cols == nil {
-		return 0, 0
-	}
-	return cols.readyMade.Load(), cols.readyTaken.Load()
-}
-
 // Settings returns the world settings read from level.dat. Every call
 // returns the same pointer, which all dimensions share.
 func (db *DB) Settings() *world.Settings { return db.set }
@@ -576,88 +377,6 @@ func (db *DB) SaveSettings(s *world.Settings) {
 		db.conf.Log.Error("save settings: "+err.Error(), "dir", db.dir)
 		db.saveErr = errors.Join(db.saveErr, fmt.Errorf("save settings: %w", err))
 	}
-}
-
-// Player spawn records live in the engine beside the chunks, with the same
-// durability:
-//
-//	name  "player/" + UUID
-//	value version byte (1), then x, y, z as int32 LE (13 bytes)
-//
-// Part of the on-disk format.
-const (
-	playerPrefix  = "player/"
-	playerVersion = 1
-)
-
-// LoadPlayerSpawnPosition returns the spawn saved for id, if any.
-func (db *DB) LoadPlayerSpawnPosition(id uuid.UUID) (cube.Pos, bool, error) {
-	v, err := db.eng.GetNamed(playerPrefix + id.String())
-	if errors.Is(err, blazedb.ErrNotFound) {
-		return cube.Pos{}, false, nil
-	}
-	if err != nil {
-		return cube.Pos{}, false, fmt.Errorf("load spawn of player %v: %w", id, err)
-	}
-	if len(v) != 13 || v[0] != playerVersion {
-		return cube.Pos{}, true, fmt.Errorf("load spawn of player %v: %w: record of %d bytes", id, ErrColumnCorrupt, len(v))
-	}
-	return cube.Pos{
-		int(int32(binary.LittleEndian.Uint32(v[1:]))),
-		int(int32(binary.LittleEndian.Uint32(v[5:]))),
-		int(int32(binary.LittleEndian.Uint32(v[9:]))),
-	}, true, nil
-}
-
-// PlayerSpawn is a stored player spawn, as PlayerSpawns reads it.
-type PlayerSpawn struct {
-	Name string    // the id as stored: a UUID, unless the record is bad
-	ID   uuid.UUID // Name parsed
-	Pos  cube.Pos
-	// Err is why it could not be read: a name that is no UUID, or damage
-	// (wrapping ErrColumnCorrupt or blazedb.ErrCorrupt).
-	Err error
-}
-
-// PlayerSpawns reads every stored player spawn, for tools that visit a
-// whole world (check, convert): each one it cannot read comes with the
-// reason rather than stopping it. Safe for concurrent use; a spawn saved
-// meanwhile may be left out.
-func (db *DB) PlayerSpawns() ([]PlayerSpawn, error) {
-	names, err := db.eng.Names()
-	if err != nil {
-		return nil, err
-	}
-	var out []PlayerSpawn
-	for _, n := range names {
-		s, ok := strings.CutPrefix(n, playerPrefix)
-		if !ok {
-			continue
-		}
-		p := PlayerSpawn{Name: s}
-		var err error
-		if p.ID, err = uuid.Parse(s); err != nil || p.ID.String() != s {
-			// Blaze writes the canonical form only; another would not be
-			// found by its UUID.
-			p.Err = fmt.Errorf("%w: player record %q is not named by a UUID", ErrColumnCorrupt, n)
-		} else if p.Pos, ok, p.Err = db.LoadPlayerSpawnPosition(p.ID); !ok && p.Err == nil {
-			continue // removed meanwhile
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-// SavePlayerSpawnPosition saves the spawn of player id.
-func (db *DB) SavePlayerSpawnPosition(id uuid.UUID, pos cube.Pos) error {
-	v := []byte{playerVersion}
-	for _, c := range pos {
-		v = binary.LittleEndian.AppendUint32(v, uint32(int32(c)))
-	}
-	if err := db.eng.PutNamed(playerPrefix+id.String(), v); err != nil {
-		return fmt.Errorf("save spawn of player %v: %w", id, err)
-	}
-	return nil
 }
 
 // Close writes level.dat, then syncs and closes the engine. It returns every
