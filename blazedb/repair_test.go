@@ -13,19 +13,20 @@ import (
 // intact older version (from a plain record or a batch), deletes a key
 // with none left (never written before, or deleted since), and compacts
 // the damage away; a damaged database then checks clean and compacts again.
-// The keys of damagedDB and what a repair leaves of them: a, c and the
-// named key "n" go back to older versions, b and e are deleted, d was
-// never damaged.
+// The keys of damagedDB and what a repair leaves of them: a, c, f and the
+// named key "n" go back to older versions (f past a damaged one), b and e
+// are deleted, d was never damaged.
 var (
 	repA, repB, repC, repD, repE = Key{X: 1}, Key{X: 2}, Key{X: 3}, Key{X: 4}, Key{X: 5, Dim: 1}
-	repairedValues               = map[Key][]byte{repA: value(10, 500), repC: value(30, 500), repD: value(40, 500)}
+	repF                         = Key{X: 6}
+	repairedValues               = map[Key][]byte{repA: value(10, 500), repC: value(30, 500), repD: value(40, 500), repF: value(70, 500)}
 	repairedGone                 = []Key{repB, repE}
 	repairedNamed                = value(60, 100)
 )
 
 // damagedDB returns a database on fs at /db, closed and synced, whose
-// newest records of a, b, c, e and "n" are damaged while index.dat covers
-// them, so Open does not see the damage.
+// newest records of a, b, c, e, f and "n" (and f's one before) are damaged
+// while index.dat covers them, so Open does not see the damage.
 func damagedDB(t *testing.T) *vfs.MemFS {
 	t.Helper()
 	fs := vfs.NewMem()
@@ -53,12 +54,27 @@ func damagedDB(t *testing.T) *vfs.MemFS {
 	if err := errors.Join(steps...); err != nil {
 		t.Fatal(err)
 	}
-	damaged := []rkey{{chunk: a}, {chunk: b}, {chunk: c}, {chunk: e}, {named: true, name: "n"}}
 	var offs []int64
+	middle := func(k rkey) int64 {
+		en, _ := db.idx.get(k)
+		return en.off + int64(en.size)/2
+	}
+	// f: 70, then 71 and 72 both damaged: back to 70 (the scan for older
+	// versions passes over 71 as over any damaged record).
+	f := rkey{chunk: repF}
+	if err := errors.Join(db.Put(repF, value(70, 500)), db.Put(repF, value(71, 500))); err != nil {
+		t.Fatal(err)
+	}
+	db.mu.RLock()
+	offs = append(offs, middle(f))
+	db.mu.RUnlock()
+	if err := db.Put(repF, value(72, 500)); err != nil {
+		t.Fatal(err)
+	}
+	damaged := []rkey{{chunk: a}, {chunk: b}, {chunk: c}, {chunk: e}, f, {named: true, name: "n"}}
 	db.mu.RLock()
 	for _, k := range damaged {
-		en, _ := db.idx.get(k)
-		offs = append(offs, en.off+int64(en.size)/2)
+		offs = append(offs, middle(k))
 	}
 	db.mu.RUnlock()
 	if err := db.Close(); err != nil { // index.dat covers every record: Open will not scan them
@@ -94,7 +110,7 @@ func TestRepair(t *testing.T) {
 	fs := damagedDB(t)
 	opts := Options{FS: fs, Logger: quiet, DisableAutoCompaction: true}
 	a, b, c, e := repA, repB, repC, repE
-	damaged := []rkey{{chunk: a}, {chunk: b}, {chunk: c}, {chunk: e}, {named: true, name: "n"}}
+	damaged := []rkey{{chunk: a}, {chunk: b}, {chunk: c}, {chunk: e}, {chunk: repF}, {named: true, name: "n"}}
 	db, err := Open("/db", opts)
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +141,7 @@ func TestRepair(t *testing.T) {
 		restored[k.String()] = r.Restored
 	}
 	want := map[string]bool{rkey{chunk: a}.String(): true, rkey{chunk: b}.String(): false, rkey{chunk: c}.String(): true,
-		rkey{chunk: e}.String(): false, rkey{named: true, name: "n"}.String(): true}
+		rkey{chunk: e}.String(): false, rkey{chunk: repF}.String(): true, rkey{named: true, name: "n"}.String(): true}
 	for k, v := range want {
 		if got, ok := restored[k]; !ok || got != v {
 			t.Fatalf("%s: restored %v (reported %v), want %v", k, got, ok, v)
