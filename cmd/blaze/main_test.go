@@ -24,19 +24,26 @@ func garbageWorld(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range 16 {
+	storeGarbage(t, db, 16)
+	return dir
+}
+
+// storeGarbage stores n columns in p, each four times, changed, and closes
+// p.
+func storeGarbage(t *testing.T, p world.Provider, n int) {
+	t.Helper()
+	for i := range n {
 		col := worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry)
 		for round := range 4 {
 			worldtest.ChangeOneBlock(col, round)
-			if err := db.StoreColumn(world.ChunkPos{int32(i), 0}, world.Overworld, col); err != nil {
+			if err := p.StoreColumn(world.ChunkPos{int32(i), 0}, world.Overworld, col); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	if err := db.Close(); err != nil {
+	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return dir
 }
 
 func TestCompactThenCheck(t *testing.T) {
@@ -107,18 +114,7 @@ func TestCompactSegmentedWorld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range 8 {
-		col := worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry)
-		for round := range 4 {
-			worldtest.ChangeOneBlock(col, round)
-			if err := p.StoreColumn(world.ChunkPos{int32(i), 0}, world.Overworld, col); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
+	storeGarbage(t, p, 8)
 	log := filepath.Join(dir, "regions", "0", "r.1.0", "blaze", "chunks.dat")
 	before, _ := os.Stat(log)
 	var out bytes.Buffer
