@@ -104,6 +104,9 @@ func median(v []float64) float64 {
 	}
 	s := slices.Clone(v)
 	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2 // as benchstat takes it
+	}
 	return s[len(s)/2]
 }
 
