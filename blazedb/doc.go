@@ -40,6 +40,10 @@
 //   - A failed fsync poisons the DB: writes fail with ErrPoisoned until it
 //     is reopened, because a retried fsync can report success for lost data.
 //   - Putting the value a key already holds appends nothing.
+//   - Backup copies an open database as it is at one moment (every write
+//     that returned before the call) while reads and writes go on; after a
+//     crash its destination is either absent or a whole database
+//     (backup.go).
 //
 // # Ownership
 //

@@ -1,0 +1,131 @@
+package blazedb
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/blazeworld/blaze/blazedb/vfs"
+)
+
+// A backup is a copy of an open database as it was at one moment, made
+// while reads and writes go on: what a server owner needs to back up a
+// running world, which copying the directory does not give (a compaction
+// may replace chunks.dat between the copies of chunks.dat and index.dat,
+// and the copy of a log being appended to may end inside a record).
+//
+// The moment is taken the way a checkpoint takes it: under writeMu, the
+// index is cloned and the log's length read, so the backup holds every
+// write that returned before Backup was called and none that began after
+// it returned its snapshot. The log up to that length is then copied from
+// the open file (its unsynced bytes too: the copy is synced, so nothing the
+// database acknowledged is missing from a completed backup) with index.dat
+// for it, into a directory beside the destination that is renamed to it
+// at the end. After a crash the destination is either absent or a whole
+// backup; the directory left beside it (the destination's name with
+// backupTempSuffix) is never the only copy of anything.
+//
+// Backup holds compactMu throughout, so no compaction replaces the log
+// while it is copied (a compaction due meanwhile waits), and it holds a
+// reference to the log so Close waits for it too; Close asks it to stop.
+
+// backupTempSuffix is appended to the destination's name while a backup is
+// written.
+const backupTempSuffix = ".backup-tmp"
+
+// backupCopySize is how much of the log one read copies.
+const backupCopySize = 1 << 20
+
+// Backup writes a copy of the database as it is now into dir, which must
+// not exist (an error wrapping fs.ErrExist says it does). The copy is a
+// database of its own, opened with Open; it holds every write that returned
+// before Backup was called. Reads and writes go on meanwhile; a compaction
+// waits for the backup. After a crash, dir is either absent or complete.
+// A failed backup removes what it wrote; one cut short by a crash leaves
+// dir + ".backup-tmp", which Backup then refuses to overwrite, so that it
+// is deleted by hand.
+func (db *DB) Backup(dir string) error {
+	if err := db.backup(dir); err != nil {
+		return fmt.Errorf("backup to %s: %w", dir, err)
+	}
+	return nil
+}
+
+func (db *DB) backup(dir string) error {
+	dir = filepath.Clean(dir)
+	tmp := dir + backupTempSuffix
+	db.compactMu.Lock() // also one backup at a time
+	defer db.compactMu.Unlock()
+	for _, p := range []string{dir, tmp} {
+		if _, err := db.fs.List(p); err == nil {
+			return fmt.Errorf("%s: %w", p, fs.ErrExist)
+		}
+	}
+	l, err := db.acquireLog()
+	if err != nil {
+		return err
+	}
+	defer l.refs.Done()
+	db.writeMu.Lock()
+	db.mu.RLock()
+	current := db.log == l
+	ix := db.idx.clone()
+	db.mu.RUnlock()
+	meta := indexMeta{generation: l.gen, covered: l.written.Load(), nextSeq: db.seq}
+	db.writeMu.Unlock()
+	if !current {
+		return ErrClosed
+	}
+	if err := db.fs.MkdirAll(tmp, 0o755); err != nil {
+		return err
+	}
+	if err := db.writeBackup(l, ix, meta, tmp); err != nil {
+		if rerr := vfs.RemoveAll(db.fs, tmp); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("remove %s: %w", tmp, rerr))
+		}
+		return err
+	}
+	if err := db.fs.Rename(tmp, dir); err != nil {
+		return err
+	}
+	return db.fs.SyncDir(filepath.Dir(dir))
+}
+
+// writeBackup copies l up to meta.covered into dir as its log, with ix as
+// its index.dat, both synced.
+func (db *DB) writeBackup(l *logFile, ix *index, meta indexMeta, dir string) error {
+	name := filepath.Join(dir, logName)
+	f, err := db.fs.Create(name)
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, backupCopySize)
+	for off := int64(0); off < meta.covered; {
+		if db.stopping.Load() {
+			f.Close()
+			return ErrClosed
+		}
+		n := int(min(int64(len(buf)), meta.covered-off))
+		if _, err := l.f.ReadAt(buf[:n], off); err != nil {
+			f.Close()
+			return fmt.Errorf("read %s at %d: %w", logName, off, err)
+		}
+		if _, err := f.WriteAt(buf[:n], off); err != nil {
+			f.Close()
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+		off += int64(n)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("sync %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := vfs.ReplaceFile(db.fs, dir, indexName, encodeIndex(ix, meta)); err != nil {
+		return fmt.Errorf("write %s: %w", indexName, err)
+	}
+	return nil // ReplaceFile synced dir
+}
