@@ -45,6 +45,8 @@
 //     world is read-only (DictionaryRestored lists them): damage to the log
 //     costs at most the entries added since the world last closed.
 //   - Storing an unchanged column writes nothing.
+//   - Backup copies the open world as it is at the call (backup.go);
+//     after a crash its destination is absent or a whole world.
 //   - Writes are as durable as Config.Durability promises (blazedb).
 //
 // # Ownership

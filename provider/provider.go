@@ -54,6 +54,8 @@ type DB struct {
 	born     time.Time
 	quiet    atomic.Int64 // the pause in loads (a time.Duration) the snapshot worker waits for; tests change it
 
+	backupMu sync.Mutex // one Backup at a time
+
 	closed atomic.Bool
 }
 
