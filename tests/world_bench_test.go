@@ -341,3 +341,24 @@ func BenchmarkLoadAll10k(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBackup10k backs up the open tiled world of 10,000 columns
+// (provider.DB.Backup: a durable copy of its files). mcdb has no online
+// backup, so there is no contender to compare with, and benchtable, which
+// pairs contenders, leaves it out.
+func BenchmarkBackup10k(b *testing.B) {
+	dir := tiled(b, contenders[0])
+	p := openBlaze(b, dir, blazedb.DurabilityBalanced).(*provider.DB)
+	defer p.Close()
+	b.SetBytes(dirSize(dir))
+	out := b.TempDir()
+	for b.Loop() {
+		bdir := filepath.Join(out, "backup")
+		if err := p.Backup(bdir); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		os.RemoveAll(bdir)
+		b.StartTimer()
+	}
+}
