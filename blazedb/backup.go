@@ -1,9 +1,7 @@
 package blazedb
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
@@ -18,21 +16,17 @@ import (
 // The moment is taken the way a checkpoint takes it: under writeMu, the
 // index is cloned and the log's length read, so the backup holds every
 // write that returned before Backup was called and none that began after
-// it returned its snapshot. The log up to that length is then copied from
+// the snapshot. The log up to that length is then copied from
 // the open file (its unsynced bytes too: the copy is synced, so nothing the
 // database acknowledged is missing from a completed backup) with index.dat
 // for it, into a directory beside the destination that is renamed to it
-// at the end. After a crash the destination is either absent or a whole
-// backup; the directory left beside it (the destination's name with
-// backupTempSuffix) is never the only copy of anything.
+// at the end (vfs.BuildDir). After a crash the destination is either absent
+// or a whole backup; the directory left beside it is never the only copy
+// of anything.
 //
 // Backup holds compactMu throughout, so no compaction replaces the log
 // while it is copied (a compaction due meanwhile waits), and it holds a
 // reference to the log so Close waits for it too; Close asks it to stop.
-
-// backupTempSuffix is appended to the destination's name while a backup is
-// written.
-const backupTempSuffix = ".backup-tmp"
 
 // backupCopySize is how much of the log one read copies.
 const backupCopySize = 1 << 20
@@ -43,25 +37,20 @@ const backupCopySize = 1 << 20
 // before Backup was called. Reads and writes go on meanwhile; a compaction
 // waits for the backup. After a crash, dir is either absent or complete.
 // A failed backup removes what it wrote; one cut short by a crash leaves
-// dir + ".backup-tmp", which Backup then refuses to overwrite, so that it
+// dir + vfs.BuildSuffix, which Backup then refuses to overwrite, so that it
 // is deleted by hand.
 func (db *DB) Backup(dir string) error {
-	if err := db.backup(dir); err != nil {
+	db.compactMu.Lock() // also one backup at a time
+	defer db.compactMu.Unlock()
+	if err := vfs.BuildDir(db.fs, dir, db.backupInto); err != nil {
 		return fmt.Errorf("backup to %s: %w", dir, err)
 	}
 	return nil
 }
 
-func (db *DB) backup(dir string) error {
-	dir = filepath.Clean(dir)
-	tmp := dir + backupTempSuffix
-	db.compactMu.Lock() // also one backup at a time
-	defer db.compactMu.Unlock()
-	for _, p := range []string{dir, tmp} {
-		if _, err := db.fs.List(p); err == nil {
-			return fmt.Errorf("%s: %w", p, fs.ErrExist)
-		}
-	}
+// backupInto writes the backup into the empty directory dir. The caller
+// holds compactMu.
+func (db *DB) backupInto(dir string) error {
 	l, err := db.acquireLog()
 	if err != nil {
 		return err
@@ -77,19 +66,7 @@ func (db *DB) backup(dir string) error {
 	if !current {
 		return ErrClosed
 	}
-	if err := db.fs.MkdirAll(tmp, 0o755); err != nil {
-		return err
-	}
-	if err := db.writeBackup(l, ix, meta, tmp); err != nil {
-		if rerr := vfs.RemoveAll(db.fs, tmp); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("remove %s: %w", tmp, rerr))
-		}
-		return err
-	}
-	if err := db.fs.Rename(tmp, dir); err != nil {
-		return err
-	}
-	return db.fs.SyncDir(filepath.Dir(dir))
+	return db.writeBackup(l, ix, meta, dir)
 }
 
 // writeBackup copies l up to meta.covered into dir as its log, with ix as

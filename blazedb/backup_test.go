@@ -120,7 +120,7 @@ func TestBackup(t *testing.T) {
 			}
 			checkBackup(t, fsys, "/backups/one", chunks, named)
 			// A directory left by a crashed backup is not overwritten either.
-			if err := fsys.MkdirAll("/backups/two"+backupTempSuffix, 0o755); err != nil {
+			if err := fsys.MkdirAll("/backups/two"+vfs.BuildSuffix, 0o755); err != nil {
 				t.Fatal(err)
 			}
 			if err := db.Backup("/backups/two"); !errors.Is(err, fs.ErrExist) {
@@ -292,13 +292,22 @@ func TestBackupFailureCleansUp(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		op   vfs.Op
-	}{{"write", vfs.OpWrite}, {"sync", vfs.OpSync}, {"rename", vfs.OpRename}} {
-		fail := c.op
+		file string // the name the failing operation is given, or a prefix of it
+	}{
+		{"write", vfs.OpWrite, "/bak"},
+		{"sync", vfs.OpSync, "/bak"},
+		{"rename of index.dat", vfs.OpRename, "/bak"},
+		{"rename into place", vfs.OpRename, "/bak$"},
+	} {
 		t.Run(c.name, func(t *testing.T) {
 			mem := vfs.NewMem()
 			var armed atomic.Bool
 			fsys := vfs.Inject(mem, func(op vfs.Op, name string) error {
-				if armed.Load() && op == fail && strings.HasPrefix(name, "/bak") {
+				match := strings.HasPrefix(name, c.file)
+				if exact, ok := strings.CutSuffix(c.file, "$"); ok {
+					match = name == exact
+				}
+				if armed.Load() && op == c.op && match {
 					return errors.New("injected failure")
 				}
 				return nil
@@ -309,7 +318,7 @@ func TestBackupFailureCleansUp(t *testing.T) {
 			if err := db.Backup("/bak"); err == nil {
 				t.Fatal("Backup succeeded despite the failure")
 			}
-			for _, p := range []string{"/bak", "/bak" + backupTempSuffix} {
+			for _, p := range []string{"/bak", "/bak" + vfs.BuildSuffix} {
 				if _, err := mem.List(p); err == nil {
 					t.Fatalf("a failed backup left %s", p)
 				}
@@ -324,5 +333,19 @@ func TestBackupFailureCleansUp(t *testing.T) {
 			chunks[Key{X: 500}] = []byte("after")
 			checkBackup(t, mem, "/bak", chunks, named)
 		})
+	}
+}
+
+// A file where the backup should go is refused like a directory.
+func TestBackupOverFile(t *testing.T) {
+	fsys := vfs.NewMem()
+	db := open(t, fsys, "/db", Options{})
+	backupState(t, db)
+	fsys.WriteFile("/bak", []byte("not a backup"))
+	if err := db.Backup("/bak"); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("a backup over a file: %v", err)
+	}
+	if b, err := vfs.ReadFile(fsys, "/bak"); err != nil || string(b) != "not a backup" {
+		t.Fatalf("the file: %q %v", b, err)
 	}
 }

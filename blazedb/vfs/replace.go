@@ -3,6 +3,7 @@ package vfs
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 )
 
@@ -83,4 +84,50 @@ func removeTree(fs FS, path string) error {
 		return err
 	}
 	return nil
+}
+
+// BuildSuffix is appended to a directory's name while BuildDir builds it.
+const BuildSuffix = ".backup-tmp"
+
+// BuildDir creates the directory dir whole or not at all: build fills
+// dir + BuildSuffix (made empty for it, and left synced by build), which is
+// then renamed to dir and the rename synced. If dir exists, or a directory
+// left by a build cut short by a crash, BuildDir refuses with an error
+// wrapping fs.ErrExist and changes nothing. A failed build or rename
+// removes the temporary directory. After a crash dir is either absent or
+// whole; the temporary directory may be left.
+func BuildDir(fsys FS, dir string, build func(tmp string) error) error {
+	dir = filepath.Clean(dir)
+	tmp := dir + BuildSuffix
+	for _, p := range []string{dir, tmp} {
+		if exists(fsys, p) {
+			return fmt.Errorf("%s: %w", p, fs.ErrExist)
+		}
+	}
+	if err := fsys.MkdirAll(tmp, 0o755); err != nil {
+		return err
+	}
+	err := build(tmp)
+	if err == nil {
+		err = fsys.Rename(tmp, dir)
+	}
+	if err != nil {
+		if rerr := RemoveAll(fsys, tmp); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("remove %s: %w", tmp, rerr))
+		}
+		return err
+	}
+	return fsys.SyncDir(filepath.Dir(dir))
+}
+
+// exists reports whether name is a directory or a file.
+func exists(fsys FS, name string) bool {
+	if _, err := fsys.List(name); err == nil {
+		return true
+	}
+	f, err := fsys.Open(name)
+	if err == nil {
+		f.Close()
+	}
+	return err == nil
 }
