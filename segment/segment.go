@@ -20,6 +20,9 @@
 // crash the region is either wholly there or wholly gone: Open finishes
 // the removal of any "deleting-" directory.
 //
+// Backup copies the root and every region into a new directory while the
+// world is in use, each region whole as it is when the backup reaches it.
+//
 // Regions lists a segmented world's region databases for tools: blaze
 // check, compact and convert read a segmented world region by region.
 package segment
