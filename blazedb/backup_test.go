@@ -349,3 +349,47 @@ func TestBackupOverFile(t *testing.T) {
 		t.Fatalf("the file: %q %v", b, err)
 	}
 }
+
+// Close during a backup's copy stops it: the backup either completed or
+// left nothing behind, and Close returns.
+func TestBackupStoppedByClose(t *testing.T) {
+	fsys := vfs.NewMem()
+	db, err := Open("/db", Options{FS: fsys, Logger: quiet, Compression: CompressionNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks := map[Key][]byte{}
+	for i := 0; i < 400; i++ { // about 25 backupCopySize reads
+		k := Key{X: int32(i)}
+		chunks[k] = value(i, 64<<10)
+		if err := db.Put(k, chunks[k]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error)
+	go func() { done <- db.Backup("/bak") }()
+	for { // until the copy has begun (or ended)
+		names, _ := fsys.List("/bak" + vfs.BuildSuffix)
+		if _, err := fsys.List("/bak"); len(names) > 0 || err == nil {
+			break
+		}
+		runtime.Gosched()
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err = <-done
+	if _, lerr := fsys.List("/bak" + vfs.BuildSuffix); lerr == nil {
+		t.Fatal("a stopped backup left its temporary directory")
+	}
+	switch {
+	case err == nil:
+		checkBackup(t, fsys, "/bak", chunks, nil)
+	case errors.Is(err, ErrClosed):
+		if _, lerr := fsys.List("/bak"); lerr == nil {
+			t.Fatal("a stopped backup left a backup")
+		}
+	default:
+		t.Fatal(err)
+	}
+}
