@@ -2,6 +2,7 @@ package blazedb
 
 import (
 	"fmt"
+	"io/fs"
 	"path/filepath"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
@@ -32,7 +33,8 @@ import (
 const backupCopySize = 1 << 20
 
 // Backup writes a copy of the database as it is now into dir, which must
-// not exist (an error wrapping fs.ErrExist says it does). The copy is a
+// not exist (an error wrapping fs.ErrExist says it does) and must lie
+// outside the database's directory (fs.ErrInvalid). The copy is a
 // database of its own, opened with Open; it holds every write that returned
 // before Backup was called. Reads and writes go on meanwhile; a compaction
 // waits for the backup. After a crash, dir is either absent or complete.
@@ -40,12 +42,24 @@ const backupCopySize = 1 << 20
 // dir + vfs.BuildSuffix, which Backup then refuses to overwrite, so that it
 // is deleted by hand.
 func (db *DB) Backup(dir string) error {
+	if inside(dir, db.dir) {
+		// The database would refuse to open with it there.
+		return fmt.Errorf("backup to %s: %w: it is inside the database's directory %s", dir, fs.ErrInvalid, db.dir)
+	}
 	db.compactMu.Lock() // also one backup at a time
 	defer db.compactMu.Unlock()
 	if err := vfs.BuildDir(db.fs, dir, db.backupInto); err != nil {
 		return fmt.Errorf("backup to %s: %w", dir, err)
 	}
 	return nil
+}
+
+// inside reports whether path is dir or lies under it.
+func inside(path, dir string) bool {
+	path, err1 := filepath.Abs(path)
+	dir, err2 := filepath.Abs(dir)
+	rel, err3 := filepath.Rel(dir, path)
+	return err1 == nil && err2 == nil && err3 == nil && filepath.IsLocal(rel)
 }
 
 // backupInto writes the backup into the empty directory dir. The caller

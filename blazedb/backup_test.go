@@ -129,6 +129,10 @@ func TestBackup(t *testing.T) {
 			if _, err := fsys.List("/backups/two"); err == nil {
 				t.Fatal("a refused backup made its directory")
 			}
+			// Inside the database's directory, it would stop it opening.
+			if err := db.Backup("/db/backup"); !errors.Is(err, fs.ErrInvalid) {
+				t.Fatalf("a backup inside the database: %v", err)
+			}
 			if err := db.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -388,6 +392,25 @@ func TestBackupStoppedByClose(t *testing.T) {
 	for _, p := range []string{"/bak", "/bak" + vfs.BuildSuffix} {
 		if _, err := mem.List(p); err == nil {
 			t.Fatalf("a stopped backup left %s", p)
+		}
+	}
+}
+
+func TestInside(t *testing.T) {
+	for _, c := range []struct {
+		path, dir string
+		want      bool
+	}{
+		{"/w/db/x", "/w/db", true},
+		{"/w/db", "/w/db", true},
+		{"/w/db/../x", "/w/db", false},
+		{"/w/dbx", "/w/db", false},
+		{"/w/x", "/w/db", false},
+		{"db/x", "db", true},
+		{"x", "db", false},
+	} {
+		if got := inside(c.path, c.dir); got != c.want {
+			t.Errorf("inside(%q, %q) = %t", c.path, c.dir, got)
 		}
 	}
 }
