@@ -17,13 +17,13 @@ import (
 // The moment is taken the way a checkpoint takes it: under writeMu, the
 // index is cloned and the log's length read, so the backup holds every
 // write that returned before Backup was called and none that began after
-// the snapshot. The log up to that length is then copied from
-// the open file (its unsynced bytes too: the copy is synced, so nothing the
+// the snapshot. The log up to that length is then copied from the open
+// file (its unsynced bytes too: the copy is synced, so nothing the
 // database acknowledged is missing from a completed backup) with index.dat
 // for it, into a directory beside the destination that is renamed to it
-// at the end (vfs.BuildDir). After a crash the destination is either absent
-// or a whole backup; the directory left beside it is never the only copy
-// of anything.
+// at the end (vfs.BuildDir). After a crash the destination is either
+// absent or a whole backup; the directory left beside it is never the
+// only copy of anything.
 //
 // Backup holds compactMu throughout, so no compaction replaces the log
 // while it is copied (a compaction due meanwhile waits), and it holds a
