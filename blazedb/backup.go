@@ -14,7 +14,7 @@ import (
 // may replace chunks.dat between the copies of chunks.dat and index.dat,
 // and the copy of a log being appended to may end inside a record).
 //
-// The moment is taken the way a checkpoint takes it: under writeMu, the
+// The moment is taken as compaction takes it (snapshot): under writeMu, the
 // index is cloned and the log's length read, so the backup holds every
 // write that returned before Backup was called and none that began after
 // the snapshot. The log up to that length is then copied from the open
@@ -65,22 +65,12 @@ func inside(path, dir string) bool {
 // backupInto writes the backup into the empty directory dir. The caller
 // holds compactMu.
 func (db *DB) backupInto(dir string) error {
-	l, err := db.acquireLog()
+	l, ix, end, seq, err := db.snapshot()
 	if err != nil {
 		return err
 	}
 	defer l.refs.Done()
-	db.writeMu.Lock()
-	db.mu.RLock()
-	current := db.log == l
-	ix := db.idx.clone()
-	db.mu.RUnlock()
-	meta := indexMeta{generation: l.gen, covered: l.written.Load(), nextSeq: db.seq}
-	db.writeMu.Unlock()
-	if !current {
-		return ErrClosed
-	}
-	return db.writeBackup(l, ix, meta, dir)
+	return db.writeBackup(l, ix, indexMeta{generation: l.gen, covered: end, nextSeq: seq}, dir)
 }
 
 // writeBackup copies l up to meta.covered into dir as its log, with ix as
