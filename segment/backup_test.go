@@ -3,9 +3,12 @@ package segment
 import (
 	"errors"
 	"io/fs"
+	"math/rand/v2"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/blazeworld/blaze/blazedb/vfs"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/block/cube"
@@ -88,5 +91,65 @@ func TestBackup(t *testing.T) {
 	p.Close()
 	if err := p.Backup(filepath.Join(t.TempDir(), "after")); !errors.Is(err, provider.ErrClosed) {
 		t.Fatalf("a backup of a closed world: %v", err)
+	}
+}
+
+// A crash at any filesystem operation of a backup leaves either no backup
+// or a whole segmented world: the root and every region.
+func TestBackupCrash(t *testing.T) {
+	crashes := 0
+	for k := 1; ; k++ {
+		mem := vfs.NewMem()
+		p, err := Config{SegmentSize: 4, FS: mem, Log: quiet, MaintainInterval: time.Hour}.Open("/w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		positions := []world.ChunkPos{{0, 0}, {1, 0}, {9, 9}}
+		for i, pos := range positions {
+			if err := p.StoreColumn(pos, world.Overworld, col(uint64(i), world.Overworld)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := p.Settings()
+		s.Name = "Segments backed up"
+		p.SaveSettings(s)
+		mem.CrashAfter(k)
+		err = p.Backup("/b")
+		crashed := mem.Crashed()
+		if (err != nil) != crashed {
+			t.Fatalf("k=%d: Backup returned %v, crashed %t", k, err, crashed)
+		}
+		clone := mem.CrashClone(rand.New(rand.NewPCG(uint64(k), 4)), 0.5)
+		p.Close()
+		if _, err := clone.List("/b"); err != nil {
+			if !crashed {
+				t.Fatal("no backup after Backup returned")
+			}
+			crashes++
+			continue
+		}
+		b, err := Config{SegmentSize: 4, FS: clone, Log: quiet}.Open("/b")
+		if err != nil {
+			t.Fatalf("k=%d: open the backup: %v", k, err)
+		}
+		for i, pos := range positions {
+			got, err := b.LoadColumn(pos, world.Overworld)
+			if err == nil {
+				err = worldtest.Compare(col(uint64(i), world.Overworld), got)
+			}
+			if err != nil {
+				t.Fatalf("k=%d: the backup's %v: %v", k, pos, err)
+			}
+		}
+		if b.Settings().Name != "Segments backed up" {
+			t.Fatalf("k=%d: the backup's settings: %q", k, b.Settings().Name)
+		}
+		b.Close()
+		if !crashed {
+			break
+		}
+	}
+	if crashes < 10 {
+		t.Fatalf("only %d crash points left no backup", crashes)
 	}
 }
