@@ -96,18 +96,7 @@ func main() {
 		fmt.Printf(" %12s   %s\n", show(mc), strings.Join(ratios, ", "))
 	}
 	fmt.Println("\n× is mcdb ÷ Blaze: how many times faster (or smaller) Blaze is.")
-	for _, k := range order {
-		if k.metric == "peakRSS-MiB" {
-			fmt.Println(peakRSSNote)
-			break
-		}
-	}
 }
-
-// peakRSSNote qualifies a peak RSS taken in make bench's one process.
-const peakRSSNote = `peakRSS-MiB here understates: every benchmark shares one process, and
-memory the runtime kept from earlier ones hides most of the growth. Take
-it one contender per process (docs/BENCHMARKS.md, "Growth and memory").`
 
 func median(v []float64) float64 {
 	if len(v) == 0 {
