@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/block"
@@ -110,30 +109,40 @@ func TestBackup(t *testing.T) {
 	}
 }
 
-// A backup is a world Dragonfly opens with every block in place, taken
-// while the engine's background work runs.
-func TestBackupOpensInDragonfly(t *testing.T) {
+// A backup taken while a Dragonfly World runs on the provider, right after
+// World.Save, is a world Dragonfly opens with the blocks and settings of
+// that moment and none set after.
+func TestBackupOfRunningWorld(t *testing.T) {
 	dir := t.TempDir()
-	w := world.Config{Provider: openDB(t, dir, Config{}), Dim: world.Overworld, Synchronous: true, Log: quiet}.New()
+	db := openDB(t, dir, Config{})
+	w := world.Config{Provider: db, Dim: world.Overworld, Synchronous: true, Log: quiet}.New()
+	defer w.Close()
 	<-w.Do(func(tx *world.Tx) {
 		tx.SetBlock(cube.Pos{1, 64, 1}, block.Stone{}, nil)
 		tx.SetBlock(cube.Pos{-40, -60, 100}, block.Obsidian{}, nil)
+		tx.World().SetSpawn(cube.Pos{12, 70, -34})
 	}).Done()
-	w.Close() // saves every chunk
-
-	db := openDB(t, dir, Config{Durability: blazedb.DurabilityFast})
+	w.Save() // what a server owner calls first, so that the backup has what the World holds
 	bdir := filepath.Join(t.TempDir(), "backup")
 	if err := db.Backup(bdir); err != nil {
 		t.Fatal(err)
 	}
-	w = world.Config{Provider: openDB(t, bdir, Config{}), Dim: world.Overworld, Synchronous: true, Log: quiet}.New()
-	defer w.Close()
 	<-w.Do(func(tx *world.Tx) {
+		tx.SetBlock(cube.Pos{1, 64, 1}, block.Glowstone{}, nil) // after the backup
+	}).Done()
+	w.Save()
+
+	b := world.Config{Provider: openDB(t, bdir, Config{}), Dim: world.Overworld, Synchronous: true, Log: quiet}.New()
+	defer b.Close()
+	<-b.Do(func(tx *world.Tx) {
 		if _, ok := tx.Block(cube.Pos{1, 64, 1}).(block.Stone); !ok {
-			t.Errorf("stone: %T", tx.Block(cube.Pos{1, 64, 1}))
+			t.Errorf("the backup's stone: %T", tx.Block(cube.Pos{1, 64, 1}))
 		}
 		if _, ok := tx.Block(cube.Pos{-40, -60, 100}).(block.Obsidian); !ok {
-			t.Errorf("obsidian: %T", tx.Block(cube.Pos{-40, -60, 100}))
+			t.Errorf("the backup's obsidian: %T", tx.Block(cube.Pos{-40, -60, 100}))
+		}
+		if got := tx.World().Spawn(); got != (cube.Pos{12, 70, -34}) {
+			t.Errorf("the backup's spawn: %v", got)
 		}
 	}).Done()
 }
