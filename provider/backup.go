@@ -51,7 +51,12 @@ func (db *DB) writeBackup(dir string, dict map[int32][]byte) error {
 	if db.conf.NoLevelDat {
 		return db.conf.FS.SyncDir(dir)
 	}
+	// A copy, written outside setMu: the backup's files are its own, and
+	// SaveSettings need not wait for their fsyncs. Settings change only
+	// scalar fields of ldat (PutSettings, LastPlayed), so the copy shares
+	// nothing that is written.
 	db.setMu.Lock()
-	defer db.setMu.Unlock()
-	return writeLevelDat(db.conf.FS, dir, db.ldat)
+	ldat := *db.ldat
+	db.setMu.Unlock()
+	return writeLevelDat(db.conf.FS, dir, &ldat)
 }
