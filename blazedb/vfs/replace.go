@@ -87,6 +87,8 @@ func removeTree(fs FS, path string) error {
 }
 
 // BuildSuffix is appended to a directory's name while BuildDir builds it.
+// It names BuildDir's one use, backups, so that a directory a crash left
+// behind says what it was.
 const BuildSuffix = ".backup-tmp"
 
 // BuildDir creates the directory dir whole or not at all: build fills
