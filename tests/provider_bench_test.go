@@ -1,8 +1,14 @@
 package tests
 
 import (
+	"cmp"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -32,7 +38,7 @@ type contender struct {
 var contenders = []contender{
 	{"blaze-balanced", func(b *testing.B, dir string) store { return openBlaze(b, dir, blazedb.DurabilityBalanced) }},
 	{"blaze-fast", func(b *testing.B, dir string) store { return openBlaze(b, dir, blazedb.DurabilityFast) }},
-	{"mcdb", openMcdb},
+	{"mcdb", func(b *testing.B, dir string) store { return openMcdb(b, dir) }},
 }
 
 // zstdContender stores with zstd instead of LZ4: smaller files, slower
@@ -53,7 +59,7 @@ func openBlaze(b testing.TB, dir string, d blazedb.Durability) store {
 	return db
 }
 
-func openMcdb(b *testing.B, dir string) store {
+func openMcdb(b testing.TB, dir string) store {
 	db, err := mcdb.Config{Log: quiet}.Open(dir)
 	if err != nil {
 		b.Fatal(err)
@@ -451,11 +457,11 @@ func BenchmarkThreeDimensions(b *testing.B) {
 }
 
 // BenchmarkStoreSafe stores changed columns with an fsync before each
-// store returns: one writer in DurabilitySafe, and 8 writers (storing
-// different columns, as three dimensions and background work would) in
-// DurabilitySafeBatch, where they share fsyncs. mcdb cannot be made to
-// fsync through its API (it writes with nil WriteOptions), so its figure,
-// one writer without fsync, is only a reference.
+// store returns: one writer in DurabilitySafe against mcdb made to sync
+// every store (syncedMcdb), and 8 writers (storing different columns, as
+// three dimensions and background work would) in DurabilitySafeBatch, where
+// they share fsyncs. mcdb's unsynced store is a reference for what the
+// fsync costs it.
 func BenchmarkStoreSafe(b *testing.B) {
 	cols := realistic(64)
 	run := func(b *testing.B, p store, writers int) {
@@ -492,9 +498,116 @@ func BenchmarkStoreSafe(b *testing.B) {
 		defer p.Close()
 		run(b, p, 8)
 	})
+	b.Run("mcdb/1-writer", func(b *testing.B) {
+		p := openSyncedMcdb(b, b.TempDir())
+		defer p.Close()
+		run(b, p, 1)
+	})
 	b.Run("mcdb/1-writer-no-fsync", func(b *testing.B) {
 		p := openMcdb(b, b.TempDir())
 		defer p.Close()
 		run(b, p, 1)
 	})
+}
+
+// syncedMcdb is mcdb with every StoreColumn durable when it returns, as
+// LevelDB's WriteOptions{Sync: true} makes a write: mcdb writes with nil
+// WriteOptions and has no setting for it, so this fsyncs LevelDB's journal
+// itself after each store. LevelDB has by then written the batch into the
+// journal file with write(2), and fsync makes a file durable whichever
+// descriptor asks, so this is the fsync LevelDB's own Sync would make, of
+// the same file at the same point. The journal is the file whose size the
+// store changed: the one kept open, or, after LevelDB has moved to a new
+// journal, the newest .log file in db/. A syncedMcdb is for one writer at
+// a time.
+type syncedMcdb struct {
+	*mcdb.DB
+	dir     string // the world's directory
+	journal *os.File
+	size    int64
+	syncs   int // fsyncs made, for TestSyncedMcdb
+}
+
+// openSyncedMcdb opens mcdb in dir with every store synced.
+func openSyncedMcdb(b testing.TB, dir string) *syncedMcdb {
+	return &syncedMcdb{DB: openMcdb(b, dir).(*mcdb.DB), dir: dir}
+}
+
+func (m *syncedMcdb) StoreColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Column) error {
+	if err := m.DB.StoreColumn(pos, dim, col); err != nil {
+		return err
+	}
+	if m.journal != nil {
+		st, err := m.journal.Stat()
+		if err != nil {
+			return err
+		}
+		if st.Size() != m.size {
+			m.size = st.Size()
+			return m.sync()
+		}
+		m.journal.Close()
+		m.journal = nil
+	}
+	// The first store, or LevelDB has moved to a new journal: the newest.
+	names, err := filepath.Glob(filepath.Join(m.dir, "db", "*.log"))
+	if err != nil || len(names) == 0 {
+		return fmt.Errorf("no LevelDB journal in %s (%v)", m.dir, err)
+	}
+	// LevelDB numbers its files, zero-padded to six digits or longer.
+	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b)) })
+	if m.journal, err = os.Open(names[len(names)-1]); err != nil {
+		return err
+	}
+	st, err := m.journal.Stat()
+	if err != nil {
+		return err
+	}
+	m.size = st.Size()
+	return m.sync()
+}
+
+func (m *syncedMcdb) sync() error {
+	m.syncs++
+	return m.journal.Sync()
+}
+
+func (m *syncedMcdb) Close() error {
+	if m.journal != nil {
+		m.journal.Close()
+	}
+	return m.DB.Close()
+}
+
+// TestSyncedMcdb checks that syncedMcdb fsyncs, after every store, the
+// journal LevelDB wrote it to, also once LevelDB has moved to new journals.
+func TestSyncedMcdb(t *testing.T) {
+	dir := t.TempDir()
+	m := openSyncedMcdb(t, dir)
+	defer m.Close()
+	col := worldtest.Synthetic(1, world.Overworld, world.DefaultBlockRegistry)
+	journals := map[string]bool{}
+	for i := 0; i < 150; i++ {
+		worldtest.ChangeOneBlock(col, i)
+		if err := m.StoreColumn(pos(i), world.Overworld, col); err != nil {
+			t.Fatal(err)
+		}
+		if m.syncs != i+1 {
+			t.Fatalf("store %d: %d fsyncs, want %d", i, m.syncs, i+1)
+		}
+		names, _ := filepath.Glob(filepath.Join(dir, "db", "*.log"))
+		var newest string
+		for _, n := range names {
+			if st, err := os.Stat(n); err == nil && st.Size() > 0 && (newest == "" || len(n) > len(newest) || len(n) == len(newest) && n > newest) {
+				newest = n
+			}
+		}
+		if m.journal.Name() != newest {
+			t.Fatalf("store %d: synced %s, but LevelDB's journal is %s", i, m.journal.Name(), newest)
+		}
+		journals[newest] = true
+	}
+	if len(journals) < 2 {
+		t.Fatalf("LevelDB kept one journal for 150 stores: the move to a new one went untested")
+	}
 }
