@@ -32,7 +32,8 @@ var (
 	ErrInvalidOptions = errors.New("blazedb: invalid options")
 )
 
-// CorruptionError describes damaged bytes. It wraps ErrCorrupt.
+// CorruptionError describes damaged bytes. It wraps ErrCorrupt. Nothing
+// changes it once returned, so it may be shared between goroutines.
 type CorruptionError struct {
 	File   string // base name of the file, e.g. "chunks.dat"
 	Offset int64  // byte offset of the damaged record or structure

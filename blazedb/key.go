@@ -7,7 +7,8 @@ import (
 	"github.com/blazeworld/blaze/blazedb/internal/morton"
 )
 
-// Key addresses a chunk record: a dimension and chunk coordinates.
+// Key addresses a chunk record: a dimension and chunk coordinates. It is a
+// comparable value, safe to copy and to use from any goroutine.
 type Key struct {
 	Dim  int32
 	X, Z int32
@@ -17,7 +18,8 @@ func (k Key) String() string { return fmt.Sprintf("(%d, %d, dim %d)", k.X, k.Z, 
 
 func (k Key) code() uint64 { return morton.Encode(k.X, k.Z) }
 
-// Area is an inclusive rectangle of chunk coordinates in one dimension.
+// Area is an inclusive rectangle of chunk coordinates in one dimension: a
+// value, safe to copy and to use from any goroutine.
 type Area struct {
 	Dim                    int32
 	MinX, MinZ, MaxX, MaxZ int32

@@ -57,7 +57,8 @@ func ParseDurability(s string) (Durability, error) {
 }
 
 // Options configures a DB. The zero value gives the defaults documented on
-// each field. Open copies the struct and never modifies the caller's value.
+// each field. Open copies the struct and never modifies the caller's value,
+// so one Options may be passed to several Opens at once, from any goroutine.
 type Options struct {
 	// Durability is the fsync policy. Default DurabilityBalanced.
 	Durability Durability

@@ -9,7 +9,9 @@ import (
 	"github.com/blazeworld/blaze/blazedb/vfs"
 )
 
-// Recovery reports what Open found and did.
+// Recovery reports what Open found and did. DB.Recovery returns a copy of
+// its own each call (with CorruptRegion values), which nothing else refers
+// to: the caller may use it from any goroutine.
 type Recovery struct {
 	// IndexLoaded is true when index.dat was used; IndexProblem says why
 	// it was not (missing, damaged, made for another log generation, stale).
@@ -27,7 +29,8 @@ type Recovery struct {
 	TornBytes int64
 }
 
-// CorruptRegion is a damaged stretch of chunks.dat.
+// CorruptRegion is a damaged stretch of chunks.dat: a plain value, safe to
+// copy and to use from any goroutine.
 type CorruptRegion struct {
 	Offset, Length int64
 	Reason         string

@@ -51,7 +51,7 @@ func Repair(dir string, opts Options) (*RepairReport, error) {
 }
 
 // RepairReport says what Repair found and did. Like Repaired, it is a
-// plain value that nothing else refers to.
+// plain value that nothing else refers to, safe to use from any goroutine.
 type RepairReport struct {
 	// Skipped is the damage Open skipped while scanning (Recovery.Corrupt):
 	// the keys written there had already fallen back to older versions.
@@ -66,7 +66,8 @@ type RepairReport struct {
 	Compacted bool
 }
 
-// Repaired is a key whose newest record was damaged.
+// Repaired is a key whose newest record was damaged: a plain value, safe to
+// copy and to use from any goroutine.
 type Repaired struct {
 	Key   Key    // the chunk key, unless Named
 	Name  string // the named key, if Named

@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// Stats is a snapshot of a DB's figures.
+// Stats is a snapshot of a DB's figures: a plain value, taken anew by each
+// call, safe to copy and to use from any goroutine.
 type Stats struct {
 	Keys         int    // live keys, chunk and named
 	ChunkKeys    int    // live chunk keys

@@ -43,6 +43,8 @@ import (
 )
 
 // Config holds the optional parameters of an overlay. The zero value works.
+// Open takes it by value and never modifies it, so one Config may be used
+// from several goroutines at once.
 type Config struct {
 	// Log receives errors. Default slog.Default().
 	Log *slog.Logger
@@ -302,7 +304,8 @@ func (p *Provider) ResetOverlay() error {
 	return nil
 }
 
-// DirtyChunk is a column that differs from the template.
+// DirtyChunk is a column that differs from the template: a plain value,
+// safe to copy and to use from any goroutine.
 type DirtyChunk struct {
 	Pos world.ChunkPos
 	Dim world.Dimension

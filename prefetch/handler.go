@@ -11,6 +11,8 @@ import (
 //	for p := range srv.Accept() { p.Handle(prefetch.Handler{P: pf}) }
 //
 // A server with its own handler calls pf.UpdatePlayer from HandleMove.
+// A Handler holds nothing but P, which is safe for concurrent use, so one
+// Handler may serve every player at once.
 type Handler struct {
 	player.NopHandler
 	P *Prefetcher

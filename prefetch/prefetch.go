@@ -28,7 +28,8 @@ import (
 	"github.com/google/uuid"
 )
 
-// Options tunes a Prefetcher. The zero value gives the defaults.
+// Options tunes a Prefetcher. The zero value gives the defaults. New takes
+// it by value and never modifies it; it may be shared between goroutines.
 type Options struct {
 	// Workers is the number of background loaders. Default 2.
 	Workers int
@@ -65,7 +66,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Stats counts what the prefetcher did.
+// Stats counts what the prefetcher did: a plain value, taken anew by each
+// call, safe to copy and to use from any goroutine.
 type Stats struct {
 	Predicted int64 // chunks predicted and queued
 	Loaded    int64 // chunks actually read into the cache

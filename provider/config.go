@@ -11,6 +11,9 @@ import (
 
 // Config holds the optional parameters of a DB, in the shape of Dragonfly's
 // mcdb.Config. The zero Config gives the defaults documented on each field.
+// Open takes it by value and never modifies it, so one Config may open
+// several worlds at once, from any goroutine; what its pointer fields hold
+// (Log, Blocks, FS) must be safe for concurrent use, as they are shared.
 type Config struct {
 	// Log receives errors and reports. Default slog.Default().
 	Log *slog.Logger

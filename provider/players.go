@@ -42,7 +42,8 @@ func (db *DB) LoadPlayerSpawnPosition(id uuid.UUID) (cube.Pos, bool, error) {
 	}, true, nil
 }
 
-// PlayerSpawn is a stored player spawn, as PlayerSpawns reads it.
+// PlayerSpawn is a stored player spawn, as PlayerSpawns reads it: a plain
+// value, safe to copy and to use from any goroutine.
 type PlayerSpawn struct {
 	Name string    // the id as stored: a UUID, unless the record is bad
 	ID   uuid.UUID // Name parsed

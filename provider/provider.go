@@ -138,7 +138,8 @@ func (conf Config) Exists(dir string) bool {
 	return blazedb.Exists(filepath.Join(dir, engineDir), conf.engineOptions())
 }
 
-// Place is where a column is stored.
+// Place is where a column is stored: a plain value, safe to copy and to use
+// from any goroutine.
 type Place struct {
 	Pos world.ChunkPos
 	Dim world.Dimension

@@ -44,7 +44,8 @@ func (conf Config) Repair(dir string) (*RepairReport, error) {
 }
 
 // RepairReport says what Repair did: the engine's report, and the block
-// dictionary entries written back from dictionary.dat.
+// dictionary entries written back from dictionary.dat. It is a plain value
+// that nothing else refers to, safe to use from any goroutine.
 type RepairReport struct {
 	*blazedb.RepairReport
 	Dictionary []int32

@@ -47,7 +47,9 @@ import (
 )
 
 // Config holds the optional parameters of a segmented world. The zero
-// value gives the defaults documented on each field.
+// value gives the defaults documented on each field. Open takes it by value
+// and never modifies it, so one Config may be used from several goroutines
+// at once.
 type Config struct {
 	// SegmentSize is the side of a region in chunks. Default 32.
 	SegmentSize int
