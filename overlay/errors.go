@@ -1,0 +1,6 @@
+package overlay
+
+import "errors"
+
+// ErrShutdown: the overlay was shut down.
+var ErrShutdown = errors.New("overlay: shut down")
