@@ -4,16 +4,74 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
+	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/world"
 )
 
-const currentName = "CURRENT"
+// CURRENT names the overlay's current generation. Replacing it (temp file,
+// fsync, rename, fsync of the directory) is the commit point of a reset. It
+// is one line of text, its fields separated by single spaces:
+//
+//	| field      | value                                    |
+//	|------------|------------------------------------------|
+//	| signature  | "blaze-overlay"                          |
+//	| version    | "1", in decimal                          |
+//	| generation | "gen-" and its number, at least 6 digits |
+//	| end        | "\n"                                     |
+//
+// e.g. "blaze-overlay 1 gen-000007\n". The generation's directory has the
+// same name. Overlays written before the format had a signature hold the
+// generation and the newline alone, and are read as version 1.
+//
+// The constants of the format (part of it: never change them):
+const (
+	currentName      = "CURRENT"
+	currentSignature = "blaze-overlay"
+	currentVersion   = 1
+	genPrefix        = "gen-"
+)
 
-func genName(n int) string { return fmt.Sprintf("gen-%06d", n) }
+func genName(n int) string { return fmt.Sprintf("%s%06d", genPrefix, n) }
+
+// encodeCurrent returns CURRENT's contents naming generation n.
+func encodeCurrent(n int) []byte {
+	return fmt.Appendf(nil, "%s %d %s\n", currentSignature, currentVersion, genName(n))
+}
+
+// parseCurrent returns the generation CURRENT's contents b name. It refuses
+// anything but the format above: a newer version with blazedb.ErrVersion,
+// the rest with blazedb.ErrCorrupt.
+func parseCurrent(b []byte) (int, error) {
+	line, ok := strings.CutSuffix(string(b), "\n")
+	if !ok || strings.Contains(line, "\n") {
+		return 0, fmt.Errorf("%w: %s is not one line: %q", blazedb.ErrCorrupt, currentName, b)
+	}
+	name := line
+	if f := strings.Split(line, " "); len(f) != 1 {
+		if len(f) != 3 || f[0] != currentSignature {
+			return 0, fmt.Errorf("%w: %s holds %q, not an overlay's generation", blazedb.ErrCorrupt, currentName, line)
+		}
+		v, err := strconv.Atoi(f[1])
+		switch {
+		case err != nil || v < 1 || strconv.Itoa(v) != f[1]:
+			return 0, fmt.Errorf("%w: %s holds version %q", blazedb.ErrCorrupt, currentName, f[1])
+		case v > currentVersion:
+			return 0, fmt.Errorf("%w: %s is version %d, newer than this build reads (%d)", blazedb.ErrVersion, currentName, v, currentVersion)
+		}
+		name = f[2]
+	}
+	digits, ok := strings.CutPrefix(name, genPrefix)
+	n, err := strconv.Atoi(digits)
+	if !ok || err != nil || n < 1 || genName(n) != name {
+		return 0, fmt.Errorf("%w: %s names %q, not a generation", blazedb.ErrCorrupt, currentName, name)
+	}
+	return n, nil
+}
 
 type spareGen struct {
 	n   int
@@ -87,7 +145,7 @@ func (p *Provider) removeGenerationsBut(keep int) error {
 		return err
 	}
 	for _, n := range names {
-		if strings.HasPrefix(n, "gen-") && n != genName(keep) {
+		if strings.HasPrefix(n, genPrefix) && n != genName(keep) {
 			if err := vfs.RemoveAll(p.conf.FS, filepath.Join(p.dir, n)); err != nil {
 				return fmt.Errorf("remove %s: %w", n, err)
 			}

@@ -9,7 +9,8 @@
 //
 // # On disk
 //
-//	dir/CURRENT        the name of the current generation, e.g. "gen-000007\n"
+//	dir/CURRENT        names the current generation: "blaze-overlay 1 gen-000007\n"
+//	                   (its format is drawn in generation.go)
 //	dir/gen-000007/    a Blaze world (level.dat, blaze/) holding the changes
 //
 // An empty generation (the spare) is prepared in the background after Open
@@ -28,8 +29,6 @@ import (
 	"log/slog"
 	"math"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/blazeworld/blaze/blazedb"
@@ -145,12 +144,9 @@ func (p *Provider) open() error {
 	case err != nil:
 		return err
 	default:
-		name := strings.TrimSpace(string(b))
-		n, err := strconv.Atoi(strings.TrimPrefix(name, "gen-"))
-		if err != nil || genName(n) != name {
-			return fmt.Errorf("%w: %s names %q", blazedb.ErrCorrupt, currentName, name)
+		if gen, err = parseCurrent(b); err != nil {
+			return err
 		}
-		gen = n
 	}
 	if err := p.removeGenerationsBut(gen); err != nil {
 		return err
@@ -161,7 +157,7 @@ func (p *Provider) open() error {
 		if err != nil {
 			return err
 		}
-		if err := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, []byte(genName(1)+"\n")); err != nil {
+		if err := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, encodeCurrent(1)); err != nil {
 			cur.Close()
 			return err
 		}
@@ -200,7 +196,7 @@ func (p *Provider) ResetOverlay() error {
 		return fmt.Errorf("overlay: reset %s: %w", p.dir, errors.Join(err, p.takeBackgroundErr()))
 	}
 	// The commit point; calls on the overlay go on meanwhile.
-	if err := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, []byte(genName(spare.n)+"\n")); err != nil {
+	if err := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, encodeCurrent(spare.n)); err != nil {
 		p.bg.spare <- spare // not committed: the spare stays spare
 		return fmt.Errorf("overlay: reset %s: commit generation %d: %w", p.dir, spare.n, err)
 	}

@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -284,7 +283,11 @@ func TestArenaCycleWithDragonfly(t *testing.T) {
 		}).Done()
 		w.Close() // saves into the overlay, then closes it
 		cur, _ := os.ReadFile(filepath.Join(dir, currentName))
-		check, err := provider.Config{Log: quiet, ReadOnly: true}.Open(filepath.Join(dir, strings.TrimSpace(string(cur))))
+		gen, err := parseCurrent(cur)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check, err := provider.Config{Log: quiet, ReadOnly: true}.Open(filepath.Join(dir, genName(gen)))
 		if err != nil {
 			t.Fatal(err)
 		}
