@@ -48,20 +48,12 @@ func (p *Provider) backupInto(dir string) error {
 		return err
 	}
 	for dim := range int32(3) {
-		names, err := fsys.List(p.dimDir(dim))
-		if errors.Is(err, vfs.ErrNotExist) {
-			continue
-		}
+		keys, err := p.onDisk(dim)
 		if err != nil {
 			return err
 		}
 		dst, wrote := dimDir(dir, dim), false
-		for _, n := range names {
-			var k segKey
-			if _, err := fmt.Sscanf(n, "r.%d.%d", &k.rx, &k.rz); err != nil || fmt.Sprintf("r.%d.%d", k.rx, k.rz) != n {
-				continue // a region being deleted
-			}
-			k.dim = dim
+		for _, k := range keys {
 			copied, err := p.backupRegion(k, dst)
 			if err != nil {
 				return err

@@ -37,6 +37,27 @@ func (p *Provider) finishDeletions() error {
 	return nil
 }
 
+// onDisk returns the regions of dimension dim on disk, in the order of
+// their names, leaving out those being deleted.
+func (p *Provider) onDisk(dim int32) ([]segKey, error) {
+	names, err := p.conf.FS.List(p.dimDir(dim))
+	if errors.Is(err, vfs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	var out []segKey
+	for _, n := range names {
+		k := segKey{dim: dim}
+		if _, err := fmt.Sscanf(n, "r.%d.%d", &k.rx, &k.rz); err == nil && p.segName(k) == n {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
 // DeleteSegmentFor durably removes the region holding pos in dim, with all
 // its columns. It waits for calls using the region to finish.
 func (p *Provider) DeleteSegmentFor(pos world.ChunkPos, dim world.Dimension) error {

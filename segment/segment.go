@@ -4,7 +4,8 @@
 //
 // # On disk
 //
-//	dir/level.dat, dir/blaze/       settings and player spawns (a Blaze world)
+//	dir/level.dat, dir/blaze/       settings, player spawns and the size of
+//	                                the regions (a Blaze world; layout.go)
 //	dir/regions/<dim>/r.<x>.<z>/    one Blaze database per region of
 //	                                SegmentSize x SegmentSize chunks,
 //	                                without a level.dat of its own
@@ -51,7 +52,11 @@ import (
 // and never modifies it, so one Config may be used from several goroutines
 // at once.
 type Config struct {
-	// SegmentSize is the side of a region in chunks. Default 32.
+	// SegmentSize is the side of a region in chunks, fixed when the world
+	// is made (default 32) and kept in it: zero opens a world with its own
+	// size, and any other value must be that size (ErrInvalidOptions
+	// otherwise), as with another size every chunk would be looked for in
+	// the wrong region. At most 1,048,576.
 	SegmentSize int
 	// MaxOpen bounds the open segments: idle ones are closed to stay under
 	// it (it is exceeded only while more segments are in use at once).
@@ -77,10 +82,13 @@ type Config struct {
 	FS vfs.FS
 }
 
+// defaultSegmentSize is the side of a new world's regions when
+// Config.SegmentSize is zero.
+const defaultSegmentSize = 32
+
+// withDefaults fills in the defaults, except SegmentSize: zero there means
+// the world's own (see layout).
 func (c Config) withDefaults() Config {
-	if c.SegmentSize == 0 {
-		c.SegmentSize = 32
-	}
 	if c.MaxOpen == 0 {
 		c.MaxOpen = 64
 	}
@@ -146,8 +154,8 @@ type seg struct {
 // Open opens (or creates) the segmented world in dir.
 func (c Config) Open(dir string) (*Provider, error) {
 	c = c.withDefaults()
-	if c.SegmentSize < 1 || c.MaxOpen < 1 || c.Workers < 1 {
-		return nil, fmt.Errorf("segment: %w: SegmentSize, MaxOpen and Workers must be positive", blazedb.ErrInvalidOptions)
+	if c.SegmentSize < 0 || c.SegmentSize > maxSegmentSize || c.MaxOpen < 1 || c.Workers < 1 {
+		return nil, fmt.Errorf("segment: %w: MaxOpen and Workers must be positive, SegmentSize zero (the world's own) or 1 to %d", blazedb.ErrInvalidOptions, maxSegmentSize)
 	}
 	meta, err := provider.Config{Log: c.Log, Durability: c.Durability, FS: c.FS, ExternalMaintenance: true}.Open(dir)
 	if err != nil {
@@ -156,6 +164,10 @@ func (c Config) Open(dir string) (*Provider, error) {
 	p := &Provider{conf: c, dir: dir, meta: meta, segs: map[segKey]*seg{}, stop: make(chan struct{}), work: make(chan *seg)}
 	p.idle.L = &p.mu
 	if err := p.finishDeletions(); err != nil {
+		meta.Close()
+		return nil, fmt.Errorf("segment: open %s: %w", dir, err)
+	}
+	if p.conf.SegmentSize, err = p.layout(meta, c.SegmentSize); err != nil {
 		meta.Close()
 		return nil, fmt.Errorf("segment: open %s: %w", dir, err)
 	}
@@ -192,9 +204,10 @@ func dimDir(root string, dim int32) string {
 	return filepath.Join(root, "regions", strconv.Itoa(int(dim)))
 }
 
-func (p *Provider) segDir(k segKey) string {
-	return filepath.Join(p.dimDir(k.dim), fmt.Sprintf("r.%d.%d", k.rx, k.rz))
-}
+func (p *Provider) segDir(k segKey) string { return filepath.Join(p.dimDir(k.dim), p.segName(k)) }
+
+// segName is the name of region k's directory.
+func (p *Provider) segName(k segKey) string { return fmt.Sprintf("r.%d.%d", k.rx, k.rz) }
 
 func (p *Provider) exists(k segKey) bool {
 	_, err := p.conf.FS.List(p.segDir(k))

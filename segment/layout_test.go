@@ -1,0 +1,132 @@
+package segment
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/blazeworld/blaze/provider"
+	"github.com/df-mc/dragonfly/server/world"
+)
+
+// A world keeps the segment size it was made with: a zero SegmentSize
+// opens it with its own, another size is refused before anything is
+// written, and every column loads where it was stored.
+func TestSegmentSizeKept(t *testing.T) {
+	dir := t.TempDir()
+	p := openSeg(t, dir, Config{SegmentSize: 4})
+	at := world.ChunkPos{5, -3} // region 1,-1 with 4; 0,-1 with the default 32
+	if err := p.StoreColumn(at, world.Overworld, col(1, world.Overworld)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int{32, 8} {
+		if _, err := (Config{Log: quiet, SegmentSize: size}).Open(dir); !errors.Is(err, blazedb.ErrInvalidOptions) {
+			t.Fatalf("open with SegmentSize %d: %v, want ErrInvalidOptions", size, err)
+		}
+	}
+	for _, size := range []int{0, 4} {
+		p := openSeg(t, dir, Config{SegmentSize: size})
+		got, err := p.LoadColumn(at, world.Overworld)
+		if err != nil {
+			t.Fatalf("SegmentSize %d: %v", size, err)
+		}
+		if err := worldtest.Compare(col(1, world.Overworld), got); err != nil {
+			t.Fatal(err)
+		}
+		p.Close()
+	}
+	// A new world opened with zero gets the default, and keeps it.
+	dir = t.TempDir()
+	openSeg(t, dir, Config{}).Close()
+	if _, err := (Config{Log: quiet, SegmentSize: 4}).Open(dir); !errors.Is(err, blazedb.ErrInvalidOptions) {
+		t.Fatalf("a default world opened with SegmentSize 4: %v", err)
+	}
+	if _, err := (Config{Log: quiet, SegmentSize: -1}).Open(dir); !errors.Is(err, blazedb.ErrInvalidOptions) {
+		t.Fatalf("SegmentSize -1: %v", err)
+	}
+}
+
+// A world made before the layout record existed is opened with the size
+// given, once its columns are found where that size puts them, and records
+// it; with a size that puts them elsewhere it is refused.
+func TestSegmentSizeOfOlderWorld(t *testing.T) {
+	dir := t.TempDir()
+	p := openSeg(t, dir, Config{SegmentSize: 4})
+	at := world.ChunkPos{5, 0}
+	if err := p.StoreColumn(at, world.Overworld, col(1, world.Overworld)); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	forget := func() { // as a world made before the record existed
+		root, err := provider.Config{Log: quiet}.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := root.Engine().DeleteNamed(layoutName); err != nil {
+			t.Fatal(err)
+		}
+		if err := root.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	forget()
+	if _, err := (Config{Log: quiet}).Open(dir); !errors.Is(err, blazedb.ErrInvalidOptions) {
+		t.Fatalf("an older world of size 4 opened with the default: %v, want ErrInvalidOptions", err)
+	}
+	p = openSeg(t, dir, Config{SegmentSize: 4})
+	if _, err := p.LoadColumn(at, world.Overworld); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	// Recorded now: the default would have been refused above.
+	p = openSeg(t, dir, Config{})
+	if _, err := p.LoadColumn(at, world.Overworld); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestParseLayout(t *testing.T) {
+	for _, size := range []int{1, 4, 32, 127, 128, maxSegmentSize} {
+		if got, err := parseLayout(encodeLayout(size)); err != nil || got != size {
+			t.Errorf("size %d reads back as %d, %v", size, got, err)
+		}
+	}
+	for _, c := range []struct {
+		in   []byte
+		want error
+	}{
+		{[]byte("BZS\x02\x20"), blazedb.ErrVersion},
+		{[]byte("BZS\x00\x20"), blazedb.ErrCorrupt},
+		{[]byte("BZS\x01"), blazedb.ErrCorrupt},
+		{[]byte("BZS\x01\x00"), blazedb.ErrCorrupt},         // size 0
+		{[]byte("BZS\x01\xa0\x00"), blazedb.ErrCorrupt},     // 32, not in its shortest form
+		{[]byte("BZS\x01\x20\x00"), blazedb.ErrCorrupt},     // a byte after it
+		{[]byte("BZS\x01\x81\x80\x40"), blazedb.ErrCorrupt}, // above the largest size
+		{[]byte("BZD\x01\x20"), blazedb.ErrCorrupt},
+		{nil, blazedb.ErrCorrupt},
+	} {
+		if _, err := parseLayout(c.in); !errors.Is(err, c.want) {
+			t.Errorf("parseLayout(%q): %v, want %v", c.in, err, c.want)
+		}
+	}
+}
+
+// FuzzParseLayout: parseLayout never panics, and what it accepts encodes
+// back to the same bytes.
+func FuzzParseLayout(f *testing.F) {
+	f.Add(encodeLayout(32))
+	f.Add([]byte("BZS\x02\x20"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		size, err := parseLayout(b)
+		if err != nil {
+			return
+		}
+		if size < 1 || size > maxSegmentSize || string(encodeLayout(size)) != string(b) {
+			t.Fatalf("accepted %q as %d", b, size)
+		}
+	})
+}
