@@ -52,6 +52,13 @@ type Config struct {
 	// only in memory. Reading, parsing and (on Close) atomically replacing
 	// both files was about half of opening a region.
 	NoLevelDat bool
+	// SegmentRoot allows opening for writing the root world of a segmented
+	// world (package segment), a directory holding regions/: segment sets
+	// it, and so do tools that mend a world in place. Without it such a
+	// directory is refused with ErrSegmentedWorld, as a plain provider
+	// would find none of the chunks kept in the regions and a World would
+	// generate them again. Read-only opens are never refused.
+	SegmentRoot bool
 	// FS is the filesystem. Default the operating system's.
 	FS vfs.FS
 }

@@ -16,6 +16,10 @@ var (
 	// ErrLevelDBWorld: the directory holds a LevelDB (mcdb) world. Convert it
 	// with `blaze convert` first.
 	ErrLevelDBWorld = errors.New("provider: directory holds a LevelDB world")
+	// ErrSegmentedWorld: the directory is the root of a segmented world
+	// (package segment), whose chunks a plain provider would not find. Open
+	// it with segment.Config.
+	ErrSegmentedWorld = errors.New("provider: directory holds a segmented world")
 	// ErrClosed: the DB was closed.
 	ErrClosed = errors.New("provider: closed")
 )

@@ -65,6 +65,11 @@ var _ world.Provider = (*DB)(nil)
 // beside level.dat.
 const engineDir = "blaze"
 
+// segmentRegions is where a segmented world (package segment) keeps its
+// regions, beside its root world's files; segment's tests check that the
+// two packages agree.
+const segmentRegions = "regions"
+
 // Open opens (or creates) the world in dir: dir/level.dat and the engine in
 // dir/blaze. A directory holding a LevelDB world is refused with
 // ErrLevelDBWorld: convert it first.
@@ -93,6 +98,9 @@ func (conf Config) open(dir string) (*DB, error) {
 	}
 	if slices.Contains(names, "db") && !slices.Contains(names, engineDir) {
 		return nil, fmt.Errorf("%w: %s/db is LevelDB; convert it with `blaze convert`", ErrLevelDBWorld, dir)
+	}
+	if slices.Contains(names, segmentRegions) && !conf.ReadOnly && !conf.SegmentRoot {
+		return nil, fmt.Errorf("%w: %s/%s holds its chunks; open it with segment.Config", ErrSegmentedWorld, dir, segmentRegions)
 	}
 	var ldat *leveldat.Data
 	if conf.NoLevelDat {

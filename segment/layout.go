@@ -62,7 +62,8 @@ func parseLayout(b []byte) (int, error) {
 // records it if the world has none yet: want (zero for the default) for a
 // new world; for a world made before the record existed, want once every
 // stored column is found in the region want puts it in. A world recorded
-// with another size than a nonzero want is refused.
+// with another size than a nonzero want is refused, and so is a plain
+// world (columns in the root, no record).
 func (p *Provider) layout(meta *provider.DB, want int) (int, error) {
 	eng := meta.Engine()
 	b, err := eng.GetNamed(layoutName)
@@ -78,6 +79,9 @@ func (p *Provider) layout(meta *provider.DB, want int) (int, error) {
 		return size, nil
 	case !errors.Is(err, blazedb.ErrNotFound):
 		return 0, fmt.Errorf("read %s: %w", layoutName, err)
+	}
+	if n := eng.Stats().ChunkKeys; n > 0 {
+		return 0, fmt.Errorf("%w: its root holds %d columns, which segments would never read", ErrPlainWorld, n)
 	}
 	size := want
 	if size == 0 {

@@ -62,7 +62,7 @@ func TestSegmentSizeOfOlderWorld(t *testing.T) {
 	}
 	p.Close()
 	forget := func() { // as a world made before the record existed
-		root, err := provider.Config{Log: quiet}.Open(dir)
+		root, err := provider.Config{Log: quiet, SegmentRoot: true}.Open(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,4 +129,48 @@ func FuzzParseLayout(f *testing.F) {
 			t.Fatalf("accepted %q as %d", b, size)
 		}
 	})
+}
+
+// A segmented world's root is refused to a plain provider opening it for
+// writing, and a plain world to segments: each would find none of the
+// other's columns, and a World would generate them again.
+func TestPlainAndSegmentedWorldsKeptApart(t *testing.T) {
+	seg := t.TempDir()
+	p := openSeg(t, seg, Config{})
+	if err := p.StoreColumn(world.ChunkPos{1, 1}, world.Overworld, col(1, world.Overworld)); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	if _, err := (provider.Config{Log: quiet}).Open(seg); !errors.Is(err, provider.ErrSegmentedWorld) {
+		t.Fatalf("plain provider over a segmented world: %v, want ErrSegmentedWorld", err)
+	}
+	for _, c := range []provider.Config{{Log: quiet, ReadOnly: true}, {Log: quiet, SegmentRoot: true}} {
+		db, err := c.Open(seg)
+		if err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		db.Close()
+	}
+
+	plain := t.TempDir()
+	db, err := provider.Config{Log: quiet}.Open(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.StoreColumn(world.ChunkPos{1, 1}, world.Overworld, col(1, world.Overworld)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := (Config{Log: quiet}).Open(plain); !errors.Is(err, ErrPlainWorld) {
+		t.Fatalf("segments over a plain world: %v, want ErrPlainWorld", err)
+	}
+	// Refused before anything was written: the world opens as it was.
+	db, err = provider.Config{Log: quiet}.Open(plain)
+	if err != nil {
+		t.Fatalf("the plain world after the refusal: %v", err)
+	}
+	defer db.Close()
+	if _, err := db.LoadColumn(world.ChunkPos{1, 1}, world.Overworld); err != nil {
+		t.Fatal(err)
+	}
 }

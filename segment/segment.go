@@ -157,7 +157,7 @@ func (c Config) Open(dir string) (*Provider, error) {
 	if c.SegmentSize < 0 || c.SegmentSize > maxSegmentSize || c.MaxOpen < 1 || c.Workers < 1 {
 		return nil, fmt.Errorf("segment: %w: MaxOpen and Workers must be positive, SegmentSize zero (the world's own) or 1 to %d", blazedb.ErrInvalidOptions, maxSegmentSize)
 	}
-	meta, err := provider.Config{Log: c.Log, Durability: c.Durability, FS: c.FS, ExternalMaintenance: true}.Open(dir)
+	meta, err := provider.Config{Log: c.Log, Durability: c.Durability, FS: c.FS, ExternalMaintenance: true, SegmentRoot: true}.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("segment: open %s: %w", dir, err)
 	}

@@ -15,7 +15,7 @@ func runRepair(out io.Writer, dir string) int {
 	if err != nil {
 		return failed("repair", err)
 	}
-	conf := provider.Config{Log: slog.New(slog.DiscardHandler)}
+	conf := provider.Config{Log: slog.New(slog.DiscardHandler), SegmentRoot: true} // repair generates nothing
 	mended := 0
 	for _, d := range dbs {
 		rep, err := conf.Repair(d)
