@@ -2,6 +2,9 @@ package segment
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb"
@@ -161,10 +164,20 @@ func TestPlainAndSegmentedWorldsKeptApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
+	ldat, err := os.Stat(filepath.Join(plain, "level.dat"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := (Config{Log: quiet}).Open(plain); !errors.Is(err, ErrPlainWorld) {
 		t.Fatalf("segments over a plain world: %v, want ErrPlainWorld", err)
 	}
-	// Refused before anything was written: the world opens as it was.
+	if after, err := os.Stat(filepath.Join(plain, "level.dat")); err != nil || !os.SameFile(after, ldat) {
+		t.Fatalf("the refused open replaced level.dat (%v)", err)
+	}
+	if names, _ := os.ReadDir(plain); slices.ContainsFunc(names, func(e os.DirEntry) bool { return e.Name() == "regions" }) {
+		t.Fatal("the refused open made regions/")
+	}
+	// The world opens as it was.
 	db, err = provider.Config{Log: quiet}.Open(plain)
 	if err != nil {
 		t.Fatalf("the plain world after the refusal: %v", err)

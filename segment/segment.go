@@ -168,7 +168,7 @@ func (c Config) Open(dir string) (*Provider, error) {
 		return nil, fmt.Errorf("segment: open %s: %w", dir, err)
 	}
 	if p.conf.SegmentSize, err = p.layout(meta, c.SegmentSize); err != nil {
-		meta.Close()
+		meta.Discard() // refused: not even level.dat is rewritten
 		return nil, fmt.Errorf("segment: open %s: %w", dir, err)
 	}
 	for i := 0; i < c.Workers; i++ {
