@@ -43,15 +43,7 @@ func TestParseCurrent(t *testing.T) {
 // An overlay whose CURRENT is of a newer version is refused, and none of
 // its generations is deleted.
 func TestOpenRefusesNewerCurrent(t *testing.T) {
-	tp := openTemplate(t, template(t, 1))
-	dir := filepath.Join(t.TempDir(), "arena")
-	o, err := Config{Log: quiet}.Open(tp, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := o.Shutdown(); err != nil {
-		t.Fatal(err)
-	}
+	tp, dir, _ := retiredArena(t)
 	if err := os.WriteFile(filepath.Join(dir, currentName), []byte("blaze-overlay 2 gen-000002\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

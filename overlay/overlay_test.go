@@ -340,11 +340,11 @@ func TestConcurrentArenas(t *testing.T) {
 	wg.Wait()
 }
 
-// After Shutdown the arena stays retired: no reset, no new files; a second
-// Shutdown is harmless.
-func TestShutdownIsFinal(t *testing.T) {
-	tp := openTemplate(t, template(t, 1))
-	dir := filepath.Join(t.TempDir(), "arena")
+// retiredArena makes an arena in dir over a template of one column, and
+// shuts it down.
+func retiredArena(t *testing.T) (tp *provider.DB, dir string, o *Provider) {
+	tp = openTemplate(t, template(t, 1))
+	dir = filepath.Join(t.TempDir(), "arena")
 	o, err := Config{Log: quiet}.Open(tp, dir)
 	if err != nil {
 		t.Fatal(err)
@@ -352,6 +352,13 @@ func TestShutdownIsFinal(t *testing.T) {
 	if err := o.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
+	return tp, dir, o
+}
+
+// After Shutdown the arena stays retired: no reset, no new files; a second
+// Shutdown is harmless.
+func TestShutdownIsFinal(t *testing.T) {
+	tp, dir, o := retiredArena(t)
 	if s := o.Settings(); s == nil || s == tp.Settings() {
 		t.Fatal("a closed overlay must keep its own settings, not hand out the template's shared ones")
 	}
