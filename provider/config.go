@@ -52,12 +52,13 @@ type Config struct {
 	// only in memory. Reading, parsing and (on Close) atomically replacing
 	// both files was about half of opening a region.
 	NoLevelDat bool
-	// SegmentRoot allows opening for writing the root world of a segmented
-	// world (package segment), a directory holding regions/: segment sets
-	// it, and so do tools that mend a world in place. Without it such a
-	// directory is refused with ErrSegmentedWorld, as a plain provider
-	// would find none of the chunks kept in the regions and a World would
-	// generate them again. Read-only opens are never refused.
+	// SegmentRoot allows opening the root world of a segmented world
+	// (package segment), a directory holding regions/: segment sets it, and
+	// so do the tools that read or mend a segmented world region by region.
+	// Without it such a directory is refused with ErrSegmentedWorld, as a
+	// plain provider would find none of the chunks kept in the regions: a
+	// World would generate them again, or (read-only, say as an arena's
+	// template) show an empty world.
 	SegmentRoot bool
 	// FS is the filesystem. Default the operating system's.
 	FS vfs.FS

@@ -99,7 +99,7 @@ func (conf Config) open(dir string) (*DB, error) {
 	if slices.Contains(names, "db") && !slices.Contains(names, engineDir) {
 		return nil, fmt.Errorf("%w: %s/db is LevelDB; convert it with `blaze convert`", ErrLevelDBWorld, dir)
 	}
-	if slices.Contains(names, segmentRegions) && !conf.ReadOnly && !conf.SegmentRoot {
+	if slices.Contains(names, segmentRegions) && !conf.SegmentRoot {
 		return nil, fmt.Errorf("%w: %s/%s holds its chunks; open it with segment.Config", ErrSegmentedWorld, dir, segmentRegions)
 	}
 	var ldat *leveldat.Data

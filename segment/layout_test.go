@@ -134,9 +134,9 @@ func FuzzParseLayout(f *testing.F) {
 	})
 }
 
-// A segmented world's root is refused to a plain provider opening it for
-// writing, and a plain world to segments: each would find none of the
-// other's columns, and a World would generate them again.
+// A segmented world's root is refused to a plain provider, and a plain
+// world to segments: each would find none of the other's columns, and a
+// World would generate them again.
 func TestPlainAndSegmentedWorldsKeptApart(t *testing.T) {
 	seg := t.TempDir()
 	p := openSeg(t, seg, Config{})
@@ -144,10 +144,12 @@ func TestPlainAndSegmentedWorldsKeptApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Close()
-	if _, err := (provider.Config{Log: quiet}).Open(seg); !errors.Is(err, provider.ErrSegmentedWorld) {
-		t.Fatalf("plain provider over a segmented world: %v, want ErrSegmentedWorld", err)
+	for _, c := range []provider.Config{{Log: quiet}, {Log: quiet, ReadOnly: true}} {
+		if _, err := c.Open(seg); !errors.Is(err, provider.ErrSegmentedWorld) {
+			t.Fatalf("plain provider (%+v) over a segmented world: %v, want ErrSegmentedWorld", c, err)
+		}
 	}
-	for _, c := range []provider.Config{{Log: quiet, ReadOnly: true}, {Log: quiet, SegmentRoot: true}} {
+	for _, c := range []provider.Config{{Log: quiet, ReadOnly: true, SegmentRoot: true}, {Log: quiet, SegmentRoot: true}} {
 		db, err := c.Open(seg)
 		if err != nil {
 			t.Fatalf("%+v: %v", c, err)

@@ -188,7 +188,7 @@ func TestRepairDamagedWorld(t *testing.T) {
 	if code := runCheck(&out, nil, dir); code != exitOK || !strings.Contains(out.String(), "8 columns") {
 		t.Fatalf("check after repair: status %d: %s", code, out.String())
 	}
-	q, err := provider.Config{Log: slog.New(slog.DiscardHandler), ReadOnly: true}.Open(dir)
+	q, err := provider.Config{Log: slog.New(slog.DiscardHandler), ReadOnly: true, SegmentRoot: true}.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

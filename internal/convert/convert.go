@@ -322,7 +322,7 @@ func fromBlaze(src, dst string, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	bz, err := provider.Config{Log: o.Log, ReadOnly: true}.Open(src)
+	bz, err := provider.Config{Log: o.Log, ReadOnly: true, SegmentRoot: true}.Open(src) // its regions are read below
 	if err != nil {
 		return nil, fmt.Errorf("open source: %w", err)
 	}

@@ -128,7 +128,7 @@ func check(r *Report, dir string, region bool, bar *progress.Bar, o Options) err
 	// Nothing cached: every column is read from the file, and memory stays
 	// flat however large the world.
 	db, err := provider.Config{
-		Log: o.Log, ReadOnly: true, NoLevelDat: region,
+		Log: o.Log, ReadOnly: true, NoLevelDat: region, SegmentRoot: true, // the root's regions are checked one by one
 		CacheBytes: -1, ColumnCacheBytes: -1, ExternalMaintenance: true,
 	}.Open(dir)
 	if errors.Is(err, blazedb.ErrCorrupt) {
