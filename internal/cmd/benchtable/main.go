@@ -4,14 +4,18 @@
 // "blaze-<mode>" or "mcdb" names the contender; the rest names the workload.
 // Each cell is the median over the runs (-count). A benchmark whose time
 // means nothing (a disk size, a replayed trace) reports ns/op as 0, which
-// go test leaves out, so only its own metrics appear.
+// go test leaves out, so only its own metrics appear. A second table then
+// reads each performance target of issues #3 and #5 off the same figures
+// (the cold load against its codec floor from the provider package's
+// benchmarks, in the second file) and says whether it is met.
 //
-//	go run ./internal/cmd/benchtable bench.txt
+//	go run ./internal/cmd/benchtable bench.txt [bench-engine.txt]
 package main
 
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"slices"
@@ -23,19 +27,40 @@ var contender = regexp.MustCompile(`^(blaze-[a-z]+|mcdb)$`)
 
 type key struct{ workload, metric string }
 
+// results are the benchmarks read: the pairs (each workload with a
+// contender segment, by contender) and the rest by their whole name
+// without the GOMAXPROCS suffix.
+type results struct {
+	pairs map[key]map[string][]float64
+	order []key
+	solo  map[key][]float64
+}
+
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: benchtable bench.txt")
+	if len(os.Args) < 2 || len(os.Args) > 3 {
+		fmt.Fprintln(os.Stderr, "usage: benchtable bench.txt [bench-engine.txt]")
 		os.Exit(64)
 	}
-	f, err := os.Open(os.Args[1])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	r := &results{pairs: map[key]map[string][]float64{}, solo: map[key][]float64{}}
+	for _, name := range os.Args[1:] {
+		f, err := os.Open(name)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		err = r.read(f)
+		f.Close()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 	}
-	defer f.Close()
-	values := map[key]map[string][]float64{}
-	var order []key
+	r.printPairs(os.Stdout)
+	fmt.Println()
+	printTargets(os.Stdout, r)
+}
+
+func (r *results) read(f io.Reader) error {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
@@ -55,9 +80,6 @@ func main() {
 				rest = append(rest, seg)
 			}
 		}
-		if who == "" {
-			continue
-		}
 		for i := 2; i+1 < len(fields); i += 2 {
 			unit := fields[i+1]
 			if unit == "B/op" || unit == "allocs/op" || unit == "MB/s" {
@@ -67,35 +89,158 @@ func main() {
 			if err != nil {
 				continue
 			}
-			k := key{strings.Join(rest, "/"), unit}
-			if values[k] == nil {
-				values[k] = map[string][]float64{}
-				order = append(order, k)
+			if who == "" {
+				k := key{name, unit}
+				r.solo[k] = append(r.solo[k], v)
+				continue
 			}
-			values[k][who] = append(values[k][who], v)
+			k := key{strings.Join(rest, "/"), unit}
+			if r.pairs[k] == nil {
+				r.pairs[k] = map[string][]float64{}
+				r.order = append(r.order, k)
+			}
+			r.pairs[k][who] = append(r.pairs[k][who], v)
 		}
 	}
+	return sc.Err()
+}
+
+// pair is the median of a contender's figure for a workload (0: none).
+func (r *results) pair(workload, metric, who string) float64 {
+	return median(r.pairs[key{workload, metric}][who])
+}
+
+// single is the median of a benchmark without a contender (0: none).
+func (r *results) single(name, metric string) float64 { return median(r.solo[key{name, metric}]) }
+
+func (r *results) printPairs(w io.Writer) {
 	cols := []string{"blaze-fast", "blaze-balanced", "blaze-zstd", "blaze-safe", "blaze-safebatch"}
-	fmt.Printf("%-30s %-13s", "workload", "unit")
+	fmt.Fprintf(w, "%-30s %-13s", "workload", "unit")
 	for _, c := range cols {
-		fmt.Printf(" %15s", c)
+		fmt.Fprintf(w, " %15s", c)
 	}
-	fmt.Printf(" %12s   %s\n", "mcdb", "mcdb ÷ Blaze")
-	for _, k := range order {
-		m := values[k]
+	fmt.Fprintf(w, " %12s   %s\n", "mcdb", "mcdb ÷ Blaze")
+	for _, k := range r.order {
+		m := r.pairs[k]
 		mc := median(m["mcdb"])
-		fmt.Printf("%-30s %-13s", k.workload, k.metric)
+		fmt.Fprintf(w, "%-30s %-13s", k.workload, k.metric)
 		var ratios []string
 		for _, c := range cols {
 			v := median(m[c])
-			fmt.Printf(" %15s", show(v))
+			fmt.Fprintf(w, " %15s", show(v))
 			if v != 0 && mc != 0 {
 				ratios = append(ratios, strings.TrimPrefix(c, "blaze-")+" "+ratio(mc, v))
 			}
 		}
-		fmt.Printf(" %12s   %s\n", show(mc), strings.Join(ratios, ", "))
+		fmt.Fprintf(w, " %12s   %s\n", show(mc), strings.Join(ratios, ", "))
 	}
-	fmt.Println("\n× is mcdb ÷ Blaze: how many times faster (or smaller) Blaze is.")
+	fmt.Fprintln(w, "\n× is mcdb ÷ Blaze: how many times faster (or smaller) Blaze is.")
+}
+
+// A target of issues #3 and #5: each figure must be at least (or, with
+// atMost, at most) limit.
+type target struct {
+	name    string
+	limit   float64
+	atMost  bool
+	figures []figure
+}
+
+type figure struct {
+	label string
+	v     float64 // 0: not measured
+}
+
+// targets computes each target's figures from r.
+func targets(r *results) []target {
+	faster := func(workload string, who ...string) []figure {
+		var out []figure
+		for _, c := range who {
+			b, m := r.pair(workload, "ns/op", c), r.pair(workload, "ns/op", "mcdb")
+			out = append(out, figure{strings.TrimPrefix(c, "blaze-"), quotient(m, b)})
+		}
+		return out
+	}
+	both := []string{"blaze-fast", "blaze-balanced"}
+	clone := r.single("CodecFloor/Chunk.Clone", "ns/op")
+	var hot []figure
+	for _, c := range both {
+		hot = append(hot, figure{strings.TrimPrefix(c, "blaze-"), quotient(r.pair("LoadColumn/hot", "ns/op", c), clone)})
+	}
+	var disk []figure
+	for label, c := range map[string]string{"lz4": "blaze-balanced", "zstd": "blaze-zstd"} {
+		disk = append(disk, figure{label, quotient(r.pair("DiskSize", "disk-MiB", c), r.pair("DiskSize", "disk-MiB", "mcdb"))})
+	}
+	slices.SortFunc(disk, func(a, b figure) int { return strings.Compare(a.label, b.label) })
+	return []target{
+		{name: "StoreColumn, new column (× mcdb)", limit: 15, figures: faster("StoreColumn/new", both...)},
+		{name: "StoreColumn, one block changed (× mcdb)", limit: 15, figures: faster("StoreColumn/changed", both...)},
+		{name: "StoreColumn, unchanged (× mcdb)", limit: 50, figures: faster("StoreColumn/unchanged", both...)},
+		{name: "real world: StoreColumn, new (× mcdb)", limit: 15, figures: faster("RealWorld/store", both...)},
+		{name: "real world: StoreColumn, unchanged (× mcdb)", limit: 50, figures: faster("RealWorld/unchanged", both...)},
+		{name: "LoadColumn, cold (× mcdb)", limit: 15, figures: faster("LoadColumn/cold", both...)},
+		{name: "real world: LoadColumn, cold (× mcdb)", limit: 15, figures: faster("RealWorld/load-cold", both...)},
+		{name: "11×11 area after opening (× mcdb)", limit: 20, figures: faster("Area11x11", "blaze-balanced")},
+		{name: "LoadColumn, hot (÷ Chunk.Clone)", limit: 1.5, atMost: true, figures: hot},
+		{name: "cold load ÷ Blaze's codec floor", limit: 1.3, atMost: true, figures: []figure{
+			{"worker", r.single("ColdLoadFloor/interleaved", "cold/floor")},
+			{"no worker", r.single("ColdLoadFloor/interleaved-no-worker", "cold/floor")}}},
+		{name: "disk size after compaction (÷ mcdb)", limit: 1.2, atMost: true, figures: disk},
+		{name: "p99 during compaction (÷ idle)", limit: 2, atMost: true, figures: []figure{
+			{"balanced", quotient(r.single("LoadDuringCompaction/compacting", "p99-µs"), r.single("LoadDuringCompaction/idle", "p99-µs"))}}},
+	}
+}
+
+// met reports whether every figure of t is measured and within its limit;
+// measured is false when none is.
+func (t target) met() (met, measured bool) {
+	met = true
+	for _, f := range t.figures {
+		if f.v == 0 {
+			return false, false
+		}
+		if t.atMost && f.v > t.limit || !t.atMost && f.v < t.limit {
+			met = false
+		}
+	}
+	return met, len(t.figures) > 0
+}
+
+func printTargets(w io.Writer, r *results) {
+	fmt.Fprintf(w, "%-45s %-8s %-34s %s\n", "target (issues #3 and #5)", "limit", "measured", "met")
+	for _, t := range targets(r) {
+		limit := fmt.Sprintf("≥ %g", t.limit)
+		if t.atMost {
+			limit = fmt.Sprintf("≤ %g", t.limit)
+		}
+		var fs []string
+		for _, f := range t.figures {
+			fs = append(fs, fmt.Sprintf("%s %s", f.label, show2(f.v)))
+		}
+		verdict := "no"
+		switch met, measured := t.met(); {
+		case !measured:
+			verdict = "not measured"
+		case met:
+			verdict = "yes"
+		}
+		fmt.Fprintf(w, "%-45s %-8s %-34s %s\n", t.name, limit, strings.Join(fs, ", "), verdict)
+	}
+}
+
+// quotient is a ÷ b, or 0 when either is missing.
+func quotient(a, b float64) float64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func show2(v float64) string {
+	if v == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f", v)
 }
 
 func median(v []float64) float64 {

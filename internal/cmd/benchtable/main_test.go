@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestMedian(t *testing.T) {
 	for _, c := range []struct {
@@ -16,6 +19,53 @@ func TestMedian(t *testing.T) {
 	} {
 		if got := median(c.in); got != c.want {
 			t.Errorf("median(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+// The targets are read off the benchmarks they name, and a target is met
+// only when every one of its figures is measured and within its limit.
+func TestTargets(t *testing.T) {
+	const out = `
+BenchmarkStoreColumn/blaze-fast/new-2  10  100000 ns/op  5 B/op
+BenchmarkStoreColumn/blaze-balanced/new-2  10  200000 ns/op
+BenchmarkStoreColumn/mcdb/new-2  10  2000000 ns/op
+BenchmarkLoadColumn/blaze-fast/hot-2  10  30000 ns/op
+BenchmarkLoadColumn/blaze-balanced/hot-2  10  40000 ns/op
+BenchmarkCodecFloor/Chunk.Clone-2  10  20000 ns/op
+BenchmarkLoadDuringCompaction/idle-2  10  1 ns/op  20 p50-µs  100 p99-µs
+BenchmarkLoadDuringCompaction/compacting-2  10  1 ns/op  25 p50-µs  150 p99-µs
+`
+	r := &results{pairs: map[key]map[string][]float64{}, solo: map[key][]float64{}}
+	if err := r.read(strings.NewReader(out)); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]target{}
+	for _, tg := range targets(r) {
+		got[tg.name] = tg
+	}
+	for name, want := range map[string]struct {
+		met, measured bool
+		figures       []float64
+	}{
+		"StoreColumn, new column (× mcdb)":    {false, true, []float64{20, 10}}, // balanced misses 15×
+		"LoadColumn, hot (÷ Chunk.Clone)":     {false, true, []float64{1.5, 2}}, // 1.5 is within; 2 is not
+		"p99 during compaction (÷ idle)":      {true, true, []float64{1.5}},
+		"LoadColumn, cold (× mcdb)":           {false, false, nil},
+		"disk size after compaction (÷ mcdb)": {false, false, nil},
+	} {
+		tg, ok := got[name]
+		if !ok {
+			t.Fatalf("no target %q", name)
+		}
+		met, measured := tg.met()
+		if met != want.met || measured != want.measured {
+			t.Errorf("%s: met %v, measured %v; want %v, %v", name, met, measured, want.met, want.measured)
+		}
+		for i, v := range want.figures {
+			if tg.figures[i].v != v {
+				t.Errorf("%s: figure %d is %v, want %v", name, i, tg.figures[i].v, v)
+			}
 		}
 	}
 }
