@@ -5,7 +5,10 @@
 // Reads go to the overlay first, then to the template; writes go only to
 // the overlay. The template is never written through an overlay, and many
 // overlays may share one template (and its caches). Each overlay adds only
-// what its match changed.
+// what its match changed, as whole columns: reopen an overlay over the
+// template it was made on, as nothing records which that was, and call
+// ResetOverlay before serving it over a changed map, or the match's
+// columns would show the old map through the new one.
 //
 // # On disk
 //
