@@ -104,7 +104,6 @@ func (p *Provider) layout(meta *provider.DB, want int) (int, error) {
 // puts each of its columns in it: it is how a world made before the layout
 // record existed is opened the first time.
 func (p *Provider) checkRegions(size int) error {
-	p.conf.SegmentSize = size // for keyFor
 	for dim := range int32(3) {
 		keys, err := p.onDisk(dim)
 		if err != nil {
@@ -130,8 +129,8 @@ func (p *Provider) checkRegion(k segKey, size int) error {
 		return err
 	}
 	for _, pl := range places {
-		if got, err := p.keyFor(pl.Pos, pl.Dim); err != nil || got != k {
-			return fmt.Errorf("%w: region %s holds the column at %v, which a SegmentSize of %d puts in another region: open the world with the SegmentSize it was made with", blazedb.ErrInvalidOptions, p.segName(k), pl.Pos, size)
+		if got, err := keyIn(pl.Pos, pl.Dim, size); err != nil || got != k {
+			return fmt.Errorf("%w: region %s holds the column at %v, which a SegmentSize of %d puts in another region: open the world with the SegmentSize it was made with", blazedb.ErrInvalidOptions, segName(k), pl.Pos, size)
 		}
 	}
 	return nil

@@ -39,8 +39,13 @@ func (p *Provider) finishDeletions() error {
 
 // onDisk returns the regions of dimension dim on disk, in the order of
 // their names, leaving out those being deleted.
-func (p *Provider) onDisk(dim int32) ([]segKey, error) {
-	names, err := p.conf.FS.List(p.dimDir(dim))
+func (p *Provider) onDisk(dim int32) ([]segKey, error) { return regionsIn(p.conf.FS, p.dir, dim) }
+
+// regionsIn returns the regions of dimension dim of the segmented world in
+// root, in the order of their names, leaving out those being deleted and
+// anything else not named as a region.
+func regionsIn(fsys vfs.FS, root string, dim int32) ([]segKey, error) {
+	names, err := fsys.List(dimDir(root, dim))
 	if errors.Is(err, vfs.ErrNotExist) {
 		return nil, nil
 	}
@@ -51,7 +56,7 @@ func (p *Provider) onDisk(dim int32) ([]segKey, error) {
 	var out []segKey
 	for _, n := range names {
 		k := segKey{dim: dim}
-		if _, err := fmt.Sscanf(n, "r.%d.%d", &k.rx, &k.rz); err == nil && p.segName(k) == n {
+		if _, err := fmt.Sscanf(n, "r.%d.%d", &k.rx, &k.rz); err == nil && segName(k) == n {
 			out = append(out, k)
 		}
 	}
@@ -162,19 +167,12 @@ func (p *Provider) CompactSegment(pos world.ChunkPos, dim world.Dimension) error
 func Regions(dir string) ([]string, error) {
 	var out []string
 	for dim := range int32(3) {
-		d := dimDir(dir, dim)
-		names, err := vfs.Default.List(d)
-		if errors.Is(err, vfs.ErrNotExist) {
-			continue
-		}
+		keys, err := regionsIn(vfs.Default, dir, dim)
 		if err != nil {
 			return nil, err
 		}
-		slices.Sort(names)
-		for _, n := range names {
-			if strings.HasPrefix(n, "r.") {
-				out = append(out, filepath.Join(d, n))
-			}
+		for _, k := range keys {
+			out = append(out, filepath.Join(dimDir(dir, k.dim), segName(k)))
 		}
 	}
 	return out, nil

@@ -189,11 +189,16 @@ func floorDiv(a, b int32) int32 {
 }
 
 func (p *Provider) keyFor(pos world.ChunkPos, dim world.Dimension) (segKey, error) {
+	return keyIn(pos, dim, p.conf.SegmentSize)
+}
+
+// keyIn is the region that regions size chunks wide put pos in.
+func keyIn(pos world.ChunkPos, dim world.Dimension, size int) (segKey, error) {
 	id, ok := world.DimensionID(dim)
 	if !ok {
 		return segKey{}, fmt.Errorf("unknown dimension %v", dim)
 	}
-	n := int32(p.conf.SegmentSize)
+	n := int32(size)
 	return segKey{dim: int32(id), rx: floorDiv(pos[0], n), rz: floorDiv(pos[1], n)}, nil
 }
 
@@ -204,10 +209,10 @@ func dimDir(root string, dim int32) string {
 	return filepath.Join(root, "regions", strconv.Itoa(int(dim)))
 }
 
-func (p *Provider) segDir(k segKey) string { return filepath.Join(p.dimDir(k.dim), p.segName(k)) }
+func (p *Provider) segDir(k segKey) string { return filepath.Join(p.dimDir(k.dim), segName(k)) }
 
 // segName is the name of region k's directory.
-func (p *Provider) segName(k segKey) string { return fmt.Sprintf("r.%d.%d", k.rx, k.rz) }
+func segName(k segKey) string { return fmt.Sprintf("r.%d.%d", k.rx, k.rz) }
 
 func (p *Provider) exists(k segKey) bool {
 	_, err := p.conf.FS.List(p.segDir(k))
