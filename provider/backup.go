@@ -13,7 +13,9 @@ import (
 // stored before the call, none stored after its snapshot), level.dat and
 // levelname.txt as last saved, and dictionary.dat with the block dictionary
 // entries persisted before the engine's snapshot. The copy is a world of
-// its own, opened with Config.Open or served as a server's world.
+// its own, opened with Config.Open or served as a server's world. It has an
+// Edition of its own: the world goes on writing under its edition after the
+// copy is taken, so the copy's columns are not those that edition names.
 //
 // It is written into dir + vfs.BuildSuffix and renamed to dir at the end
 // (vfs.BuildDir), so after a crash dir is either absent or a whole world.
@@ -42,6 +44,9 @@ func (db *DB) Backup(dir string) error {
 func (db *DB) writeBackup(dir string, dict map[int32][]byte) error {
 	if err := db.eng.Backup(filepath.Join(dir, engineDir)); err != nil {
 		return err
+	}
+	if err := renewEdition(filepath.Join(dir, engineDir), db.conf.engineOptions()); err != nil {
+		return fmt.Errorf("renew the copy's edition: %w", err)
 	}
 	if len(dict) > 0 {
 		if err := vfs.ReplaceFile(db.conf.FS, dir, dictCopyName, appendDictCopy(nil, dict)); err != nil {

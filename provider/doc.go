@@ -45,6 +45,10 @@
 //     world is read-only (DictionaryRestored lists them): damage to the log
 //     costs at most the entries added since the world last closed.
 //   - Storing an unchanged column writes nothing.
+//   - The world's Edition (edition.go) changes with the first column
+//     written after each open, in the same atomic batch, and when damage
+//     puts columns back to older versions: what was built on the world's
+//     columns (an arena's overlay) can tell that they changed.
 //   - Backup copies the open world as it is at the call (backup.go);
 //     after a crash its destination is absent or a whole world.
 //   - Writes are as durable as Config.Durability promises (blazedb).

@@ -56,6 +56,12 @@ type DB struct {
 
 	backupMu sync.Mutex // one Backup at a time
 
+	// editMu is held across the first column write after Open, which
+	// replaces the edition; edited is set once it has.
+	editMu  sync.Mutex
+	edited  atomic.Bool
+	edition atomic.Pointer[Edition]
+
 	closed atomic.Bool
 }
 
@@ -122,6 +128,13 @@ func (conf Config) open(dir string) (*DB, error) {
 		eng.Close()
 		return nil, err
 	}
+	ed, renewed, err := openEdition(eng, conf.ReadOnly)
+	if err != nil {
+		eng.Close()
+		return nil, err
+	}
+	db.edition.Store(&ed)
+	db.edited.Store(renewed)
 	db.SetBlockRegistry(conf.Blocks)
 	db.set = ldat.Settings()
 	if !slices.Contains(names, levelDatName) && !conf.ReadOnly && !conf.NoLevelDat {
@@ -339,24 +352,7 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 		return nil // unchanged: nothing to write
 	}
 	cols.remove(k)
-	if len(enc.fresh) == 0 {
-		err = db.eng.PutShared(k, enc.rec) // enc.rec is never written again
-	} else {
-		// New block states go in the same atomic batch as the first column
-		// that uses them.
-		var b blazedb.Batch
-		db.dict.mu.Lock()
-		ids, uerr := db.dict.unpersisted(&b, enc.fresh)
-		db.dict.mu.Unlock()
-		if uerr != nil {
-			return uerr
-		}
-		b.Put(k, enc.rec)
-		if err = db.eng.Apply(&b); err == nil {
-			db.dict.markPersisted(ids)
-		}
-	}
-	if err != nil {
+	if err := db.writeColumn(k, enc.rec, enc.fresh); err != nil {
 		return err
 	}
 	snap := &snapshot{key: k, rng: col.Chunk.Range(), br: br, rec: enc.rec, lay: enc.lay, subs: enc.subs, biomes: enc.biomes,

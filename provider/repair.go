@@ -17,7 +17,8 @@ import (
 // block states by dictionary ids, which are never reused, so an older
 // record still reads. A dictionary entry that neither the engine nor
 // dictionary.dat holds intact is deleted: the columns using it then fail
-// to load with ErrUnknownState. level.dat is not touched.
+// to load with ErrUnknownState. When anything was put back or deleted, the
+// world gets a new Edition. level.dat is not touched.
 func (conf Config) Repair(dir string) (*RepairReport, error) {
 	conf = conf.withDefaults()
 	rep := &RepairReport{}
@@ -39,6 +40,13 @@ func (conf Config) Repair(dir string) (*RepairReport, error) {
 	rep.RepairReport, err = blazedb.Repair(filepath.Join(dir, engineDir), conf.engineOptions())
 	if err != nil {
 		return rep, fmt.Errorf("provider: repair %s: %w", dir, err)
+	}
+	if len(rep.Skipped) > 0 || len(rep.Keys) > 0 {
+		// Columns went back to older versions or were deleted: the
+		// world's columns are no longer those its edition names.
+		if err := renewEdition(filepath.Join(dir, engineDir), conf.engineOptions()); err != nil {
+			return rep, fmt.Errorf("provider: repair %s: renew the edition: %w", dir, err)
+		}
 	}
 	return rep, nil
 }
