@@ -46,6 +46,7 @@ fuzz-smoke:
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzDecodeColumn$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzCanonicalNBT$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzParseDictCopy$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
+	$(GO) test ./provider -run '^$$' -fuzz '^FuzzParseEdition$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./overlay -run '^$$' -fuzz '^FuzzParseCurrent$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./segment -run '^$$' -fuzz '^FuzzParseLayout$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 

@@ -13,64 +13,103 @@ import (
 	"github.com/df-mc/dragonfly/server/world"
 )
 
-// CURRENT names the overlay's current generation. Replacing it (temp file,
-// fsync, rename, fsync of the directory) is the commit point of a reset. It
-// is one line of text, its fields separated by single spaces:
+// CURRENT names the overlay's current generation and the edition of the
+// template it began on. Replacing it (temp file, fsync, rename, fsync of
+// the directory) is the commit point of a reset. It is one line of text,
+// its fields separated by single spaces:
 //
-//	| field      | value                                    |
-//	|------------|------------------------------------------|
-//	| signature  | "blaze-overlay"                          |
-//	| version    | "1", in decimal                          |
-//	| generation | "gen-" and its number, at least 6 digits |
-//	| end        | "\n"                                     |
+//	| field      | value                                                   |
+//	|------------|---------------------------------------------------------|
+//	| signature  | "blaze-overlay"                                         |
+//	| version    | "2", in decimal                                         |
+//	| generation | "gen-" and its number, at least 6 digits                |
+//	| template   | the template's provider.Edition, 32 lowercase hex       |
+//	|            | digits, or "-" for a template without one               |
+//	| end        | "\n"                                                    |
 //
-// e.g. "blaze-overlay 1 gen-000007\n". The generation's directory has the
-// same name. Overlays written before the format had a signature hold the
-// generation and the newline alone, and are read as version 1.
+// e.g. "blaze-overlay 2 gen-000007 9f86d081884c7d659a2feaa0c55ad015\n".
+// The generation's directory has the same name. Version 1 had no template
+// field ("blaze-overlay 1 gen-000007\n"), and overlays written before the
+// format had a signature hold the generation and the newline alone: both
+// are read, with the template's edition unknown.
 //
 // The constants of the format (part of it: never change them):
 const (
 	currentName      = "CURRENT"
 	currentSignature = "blaze-overlay"
-	currentVersion   = 1
+	currentVersion   = 2
 	genPrefix        = "gen-"
+	noEdition        = "-"
 )
 
 func genName(n int) string { return fmt.Sprintf("%s%06d", genPrefix, n) }
 
-// encodeCurrent returns CURRENT's contents naming generation n.
-func encodeCurrent(n int) []byte {
-	return fmt.Appendf(nil, "%s %d %s\n", currentSignature, currentVersion, genName(n))
+// editionText returns e as CURRENT writes it.
+func editionText(e provider.Edition) string {
+	if e.IsZero() {
+		return noEdition
+	}
+	return e.String()
 }
 
-// parseCurrent returns the generation CURRENT's contents b name. It refuses
-// anything but the format above: a newer version with blazedb.ErrVersion,
-// the rest with blazedb.ErrCorrupt.
-func parseCurrent(b []byte) (int, error) {
+// current is what CURRENT says.
+type current struct {
+	gen int
+	// template is the edition of the template generation gen began on;
+	// known is false for a CURRENT written before it was recorded.
+	template provider.Edition
+	known    bool
+}
+
+// encodeCurrent returns CURRENT's contents naming generation n, begun on a
+// template of edition e.
+func encodeCurrent(n int, e provider.Edition) []byte {
+	return fmt.Appendf(nil, "%s %d %s %s\n", currentSignature, currentVersion, genName(n), editionText(e))
+}
+
+// parseCurrent returns what CURRENT's contents b say. It refuses anything
+// but the format above: a newer version with blazedb.ErrVersion, the rest
+// with blazedb.ErrCorrupt.
+func parseCurrent(b []byte) (current, error) {
 	line, ok := strings.CutSuffix(string(b), "\n")
 	if !ok || strings.Contains(line, "\n") {
-		return 0, fmt.Errorf("%w: %s is not one line: %q", blazedb.ErrCorrupt, currentName, b)
+		return current{}, fmt.Errorf("%w: %s is not one line: %q", blazedb.ErrCorrupt, currentName, b)
 	}
-	name := line
-	if f := strings.Split(line, " "); len(f) != 1 {
-		if len(f) != 3 || f[0] != currentSignature {
-			return 0, fmt.Errorf("%w: %s holds %q, not an overlay's generation", blazedb.ErrCorrupt, currentName, line)
+	var c current
+	f := strings.Split(line, " ")
+	name := f[0]
+	if len(f) != 1 {
+		if len(f) < 3 || f[0] != currentSignature {
+			return current{}, fmt.Errorf("%w: %s holds %q, not an overlay's generation", blazedb.ErrCorrupt, currentName, line)
 		}
 		v, err := strconv.Atoi(f[1])
 		switch {
 		case err != nil || v < 1 || strconv.Itoa(v) != f[1]:
-			return 0, fmt.Errorf("%w: %s holds version %q", blazedb.ErrCorrupt, currentName, f[1])
+			return current{}, fmt.Errorf("%w: %s holds version %q", blazedb.ErrCorrupt, currentName, f[1])
 		case v > currentVersion:
-			return 0, fmt.Errorf("%w: %s is version %d, newer than this build reads (%d)", blazedb.ErrVersion, currentName, v, currentVersion)
+			return current{}, fmt.Errorf("%w: %s is version %d, newer than this build reads (%d)", blazedb.ErrVersion, currentName, v, currentVersion)
+		case len(f) != v+2:
+			return current{}, fmt.Errorf("%w: %s holds %d fields, not the %d of version %d", blazedb.ErrCorrupt, currentName, len(f), v+2, v)
 		}
 		name = f[2]
+		if v >= 2 {
+			c.known = true
+			if f[3] != noEdition {
+				if c.template, err = provider.ParseEdition(f[3]); err != nil {
+					return current{}, fmt.Errorf("%s: template: %w", currentName, err)
+				} else if c.template.IsZero() {
+					return current{}, fmt.Errorf("%w: %s: a template without an edition is %q", blazedb.ErrCorrupt, currentName, noEdition)
+				}
+			}
+		}
 	}
 	digits, ok := strings.CutPrefix(name, genPrefix)
 	n, err := strconv.Atoi(digits)
 	if !ok || err != nil || n < 1 || genName(n) != name {
-		return 0, fmt.Errorf("%w: %s names %q, not a generation", blazedb.ErrCorrupt, currentName, name)
+		return current{}, fmt.Errorf("%w: %s names %q, not a generation", blazedb.ErrCorrupt, currentName, name)
 	}
-	return n, nil
+	c.gen = n
+	return c, nil
 }
 
 type spareGen struct {

@@ -7,35 +7,48 @@ import (
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/provider"
 )
 
 func TestParseCurrent(t *testing.T) {
+	e := provider.Edition{0x9f, 0x86, 0xd0, 0x81, 0x88, 0x4c, 0x7d, 0x65, 0x9a, 0x2f, 0xea, 0xa0, 0xc5, 0x5a, 0xd0, 0x15}
 	for _, c := range []struct {
 		in   string
-		gen  int
-		want error
+		want current
+		err  error
 	}{
-		{"blaze-overlay 1 gen-000007\n", 7, nil},
-		{"blaze-overlay 1 gen-1234567\n", 1234567, nil},
-		{"gen-000007\n", 7, nil}, // written before CURRENT had a signature
-		{"blaze-overlay 2 gen-000007\n", 0, blazedb.ErrVersion},
-		{"blaze-overlay 1 gen-000007", 0, blazedb.ErrCorrupt}, // cut short
-		{"blaze-overlay 1 gen-7\n", 0, blazedb.ErrCorrupt},
-		{"blaze-overlay 1 gen-000000\n", 0, blazedb.ErrCorrupt},
-		{"blaze-overlay 01 gen-000007\n", 0, blazedb.ErrCorrupt},
-		{"blaze-overlay 1  gen-000007\n", 0, blazedb.ErrCorrupt},
-		{"blaze-overlay 1 gen-000007\ngen-000008\n", 0, blazedb.ErrCorrupt},
-		{"MANIFEST-000001\n", 0, blazedb.ErrCorrupt}, // LevelDB's CURRENT
-		{"", 0, blazedb.ErrCorrupt},
+		{"blaze-overlay 2 gen-000007 9f86d081884c7d659a2feaa0c55ad015\n", current{gen: 7, template: e, known: true}, nil},
+		{"blaze-overlay 2 gen-000007 -\n", current{gen: 7, known: true}, nil},
+		{"blaze-overlay 1 gen-000007\n", current{gen: 7}, nil}, // before the template was recorded
+		{"blaze-overlay 1 gen-1234567\n", current{gen: 1234567}, nil},
+		{"gen-000007\n", current{gen: 7}, nil}, // before CURRENT had a signature
+		{"blaze-overlay 3 gen-000007 - x\n", current{}, blazedb.ErrVersion},
+		{"blaze-overlay 2 gen-000007\n", current{}, blazedb.ErrCorrupt},   // no template
+		{"blaze-overlay 1 gen-000007 -\n", current{}, blazedb.ErrCorrupt}, // version 1 has none
+		{"blaze-overlay 2 gen-000007 9F86D081884C7D659A2FEAA0C55AD015\n", current{}, blazedb.ErrCorrupt},
+		{"blaze-overlay 2 gen-000007 9f86d081884c7d659a2feaa0c55ad0\n", current{}, blazedb.ErrCorrupt},
+		{"blaze-overlay 2 gen-000007 00000000000000000000000000000000\n", current{}, blazedb.ErrCorrupt}, // written "-"
+		{"blaze-overlay 2 gen-000007 \n", current{}, blazedb.ErrCorrupt},
+		{"blaze-overlay 1 gen-000007", current{}, blazedb.ErrCorrupt}, // cut short
+		{"blaze-overlay 1 gen-7\n", current{}, blazedb.ErrCorrupt},
+		{"blaze-overlay 1 gen-000000\n", current{}, blazedb.ErrCorrupt},
+		{"blaze-overlay 01 gen-000007\n", current{}, blazedb.ErrCorrupt},
+		{"blaze-overlay 1  gen-000007\n", current{}, blazedb.ErrCorrupt},
+		{"blaze-overlay 1 gen-000007\ngen-000008\n", current{}, blazedb.ErrCorrupt},
+		{"MANIFEST-000001\n", current{}, blazedb.ErrCorrupt}, // LevelDB's CURRENT
+		{"", current{}, blazedb.ErrCorrupt},
 	} {
-		gen, err := parseCurrent([]byte(c.in))
-		if !errors.Is(err, c.want) || (c.want == nil) != (err == nil) || gen != c.gen {
-			t.Errorf("parseCurrent(%q) = %d, %v; want %d, %v", c.in, gen, err, c.gen, c.want)
+		got, err := parseCurrent([]byte(c.in))
+		if !errors.Is(err, c.err) || (c.err == nil) != (err == nil) || got != c.want {
+			t.Errorf("parseCurrent(%q) = %+v, %v; want %+v, %v", c.in, got, err, c.want, c.err)
 		}
 	}
 	for _, n := range []int{1, 7, 999999, 1000000} {
-		if got, err := parseCurrent(encodeCurrent(n)); err != nil || got != n {
-			t.Errorf("generation %d comes back as %d, %v", n, got, err)
+		for _, tmpl := range []provider.Edition{{}, e} {
+			want := current{gen: n, template: tmpl, known: true}
+			if got, err := parseCurrent(encodeCurrent(n, tmpl)); err != nil || got != want {
+				t.Errorf("%+v comes back as %+v, %v", want, got, err)
+			}
 		}
 	}
 }
@@ -44,7 +57,7 @@ func TestParseCurrent(t *testing.T) {
 // its generations is deleted.
 func TestOpenRefusesNewerCurrent(t *testing.T) {
 	tp, dir, _ := retiredArena(t)
-	if err := os.WriteFile(filepath.Join(dir, currentName), []byte("blaze-overlay 2 gen-000002\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, currentName), []byte("blaze-overlay 3 gen-000002 - x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadDir(dir)
@@ -59,19 +72,24 @@ func TestOpenRefusesNewerCurrent(t *testing.T) {
 // FuzzParseCurrent: parseCurrent never panics, accepts only what names a
 // generation, and encodeCurrent of what it accepts reads back the same.
 func FuzzParseCurrent(f *testing.F) {
+	f.Add([]byte("blaze-overlay 2 gen-000007 9f86d081884c7d659a2feaa0c55ad015\n"))
+	f.Add([]byte("blaze-overlay 2 gen-000007 -\n"))
 	f.Add([]byte("blaze-overlay 1 gen-000007\n"))
 	f.Add([]byte("gen-000007\n"))
 	f.Add([]byte("blaze-overlay 9 gen-000007\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		n, err := parseCurrent(b)
+		c, err := parseCurrent(b)
 		if err != nil {
 			return
 		}
-		if n < 1 {
-			t.Fatalf("accepted generation %d", n)
+		if c.gen < 1 || (!c.known && !c.template.IsZero()) {
+			t.Fatalf("accepted %+v", c)
 		}
-		if m, err := parseCurrent(encodeCurrent(n)); err != nil || m != n {
-			t.Fatalf("%d reads back as %d, %v", n, m, err)
+		if !c.known {
+			return // an older version: written again only as the current one
+		}
+		if enc := encodeCurrent(c.gen, c.template); string(enc) != string(b) {
+			t.Fatalf("%q reads as %+v, which is written %q", b, c, enc)
 		}
 	})
 }

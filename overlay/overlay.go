@@ -5,14 +5,20 @@
 // Reads go to the overlay first, then to the template; writes go only to
 // the overlay. The template is never written through an overlay, and many
 // overlays may share one template (and its caches). Each overlay adds only
-// what its match changed, as whole columns: reopen an overlay over the
-// template it was made on, as nothing records which that was, and call
-// ResetOverlay before serving it over a changed map, or the match's
-// columns would show the old map through the new one.
+// what its match changed, as whole columns, which over a changed map would
+// show the old map through the new one. So CURRENT records the template's
+// provider.Edition, which changes whenever a Blaze world's columns do, and
+// Open forgets the match (a reset, logged as a warning) when the template's
+// edition is not the recorded one. A template that is not a provider.DB (a
+// LevelDB world, a segmented world) has no edition, and nothing tells that
+// it changed: call ResetOverlay before serving an overlay over such a
+// changed map. Open a template read-only: one written while an overlay is
+// in use changes under the match, which nothing can undo.
 //
 // # On disk
 //
-//	dir/CURRENT        names the current generation: "blaze-overlay 1 gen-000007\n"
+//	dir/CURRENT        names the current generation and the template's edition:
+//	                   "blaze-overlay 2 gen-000007 9f86d081884c7d659a2feaa0c55ad015\n"
 //	                   (its format is drawn in generation.go)
 //	dir/gen-000007/    a Blaze world (level.dat, blaze/) holding the changes
 //
@@ -93,7 +99,9 @@ type Provider struct {
 var _ world.Provider = (*Provider)(nil)
 
 // Open opens (or creates) the overlay in dir over template. The template is
-// only read; closing the overlay does not close it.
+// only read; closing the overlay does not close it. When the template's
+// edition is not the one the overlay's changes were made on, Open forgets
+// them, as ResetOverlay would (see the package doc).
 func (c Config) Open(template world.Provider, dir string) (*Provider, error) {
 	if c.Log == nil {
 		c.Log = slog.Default()
@@ -140,40 +148,62 @@ func (p *Provider) open() error {
 	if err := fs.MkdirAll(p.dir, 0o755); err != nil {
 		return err
 	}
-	gen := 0
+	var cur current
 	b, err := vfs.ReadFile(fs, filepath.Join(p.dir, currentName))
 	switch {
 	case errors.Is(err, vfs.ErrNotExist):
 	case err != nil:
 		return err
 	default:
-		if gen, err = parseCurrent(b); err != nil {
+		if cur, err = parseCurrent(b); err != nil {
 			return err
 		}
 	}
-	if err := p.removeGenerationsBut(gen); err != nil {
+	if err := p.removeGenerationsBut(cur.gen); err != nil {
 		return err
 	}
-	if gen == 0 {
-		// A new overlay: generation 1, committed like a reset.
-		cur, err := p.openGeneration(1, true, p.reg)
+	tmpl := p.templateEdition()
+	if cur.gen != 0 && (!cur.known || cur.template == tmpl) {
+		db, err := p.openGeneration(cur.gen, false, p.reg)
 		if err != nil {
 			return err
 		}
-		if err := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, encodeCurrent(1)); err != nil {
-			cur.Close()
-			return err
-		}
-		p.gen, p.cur = 1, cur
+		p.gen, p.cur = cur.gen, db
 		return nil
 	}
-	cur, err := p.openGeneration(gen, false, p.reg)
+	if cur.gen != 0 {
+		// The changes were made on another template, or on this one before
+		// it changed: over it they would show the old map through the new.
+		p.conf.Log.Warn("overlay: the template changed since the overlay's changes were made; forgetting them",
+			"dir", p.dir, "generation", cur.gen, "was", editionText(cur.template), "now", editionText(tmpl))
+	}
+	// A new overlay, or a stale one: a fresh generation, committed like a
+	// reset. A stale one is deleted in the background (or by the next Open).
+	n := cur.gen + 1
+	db, err := p.openGeneration(n, true, p.reg)
 	if err != nil {
 		return err
 	}
-	p.gen, p.cur = gen, cur
+	if err := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, encodeCurrent(n, tmpl)); err != nil {
+		db.Close()
+		return err
+	}
+	if cur.gen != 0 {
+		p.discard(cur.gen, nil)
+	}
+	p.gen, p.cur = n, db
 	return nil
 }
+
+// templateEdition returns the edition of the template's columns, zero for
+// a template that has none (one that is not a Blaze world).
+func (p *Provider) templateEdition() provider.Edition {
+	if t, ok := p.template.(interface{ Edition() provider.Edition }); ok {
+		return t.Edition()
+	}
+	return provider.Edition{}
+}
+
 
 // ResetOverlay forgets every change made through the overlay: columns,
 // settings and player spawns. Its cost does not depend on how much changed
@@ -199,7 +229,7 @@ func (p *Provider) ResetOverlay() error {
 		return fmt.Errorf("overlay: reset %s: %w", p.dir, errors.Join(err, p.takeBackgroundErr()))
 	}
 	// The commit point; calls on the overlay go on meanwhile.
-	if err := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, encodeCurrent(spare.n)); err != nil {
+	if err := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, encodeCurrent(spare.n, p.templateEdition())); err != nil {
 		p.bg.spare <- spare // not committed: the spare stays spare
 		return fmt.Errorf("overlay: reset %s: commit generation %d: %w", p.dir, spare.n, err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/df-mc/dragonfly/server/block"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/df-mc/goleveldb/leveldb"
 	"github.com/google/uuid"
 )
@@ -282,12 +283,12 @@ func TestArenaCycleWithDragonfly(t *testing.T) {
 			tx.SetBlock(pos, block.Stone{}, nil)
 		}).Done()
 		w.Close() // saves into the overlay, then closes it
-		cur, _ := os.ReadFile(filepath.Join(dir, currentName))
-		gen, err := parseCurrent(cur)
+		b, _ := os.ReadFile(filepath.Join(dir, currentName))
+		cur, err := parseCurrent(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		check, err := provider.Config{Log: quiet, ReadOnly: true}.Open(filepath.Join(dir, genName(gen)))
+		check, err := provider.Config{Log: quiet, ReadOnly: true}.Open(filepath.Join(dir, genName(cur.gen)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -372,5 +373,114 @@ func TestShutdownIsFinal(t *testing.T) {
 	}
 	if after, _ := os.ReadDir(dir); len(after) != len(before) {
 		t.Fatalf("files appeared after shutdown: %v -> %v", before, after)
+	}
+}
+
+// An overlay opened over a template whose columns changed since its
+// changes were made on it forgets them (they would show the old map through
+// the new one); one opened over the same template keeps them, however often
+// the template was opened in between, and so does one whose CURRENT is
+// older than the record of the template.
+func TestTemplateChangeForgetsChanges(t *testing.T) {
+	tdir := template(t, 2)
+	dir := filepath.Join(t.TempDir(), "arena")
+	stone := worldtest.States(world.DefaultBlockRegistry)["minecraft:stone"]
+	obsidian := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
+	changed := func(seed uint64, rid uint32) *chunk.Column {
+		c := worldtest.Synthetic(seed, world.Overworld, world.DefaultBlockRegistry)
+		c.Chunk.SetBlock(0, 0, 0, 0, rid)
+		return c
+	}
+	// match stores a changed column (0, 0) through an overlay on the
+	// template as it is, and closes both.
+	match := func() {
+		tp := openTemplate(t, tdir)
+		o, err := Config{Log: quiet}.Open(tp, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.StoreColumn(world.ChunkPos{0, 0}, world.Overworld, changed(0, stone)); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Shutdown(); err != nil {
+			t.Fatal(err)
+		}
+		tp.Close()
+	}
+	// kept reports whether an overlay opened now still has the match's
+	// column.
+	kept := func() bool {
+		t.Helper()
+		tp := openTemplate(t, tdir)
+		defer tp.Close()
+		o, err := Config{Log: quiet}.Open(tp, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer o.Shutdown()
+		dirty, err := o.Dirty()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := o.LoadColumn(world.ChunkPos{0, 0}, world.Overworld)
+		if err != nil {
+			t.Fatal(err)
+		}
+		isMatch := worldtest.Compare(changed(0, stone), got) == nil
+		if isMatch != (len(dirty) == 1) {
+			t.Fatalf("the column is the match's: %v, but the overlay lists %v", isMatch, dirty)
+		}
+		return isMatch
+	}
+	// edit opens the template writable and stores col at (1, 1).
+	edit := func(col *chunk.Column) {
+		p, err := provider.Config{Log: quiet}.Open(tdir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if col != nil {
+			if err := p.StoreColumn(world.ChunkPos{1, 1}, world.Overworld, col); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	match()
+	if !kept() {
+		t.Fatal("reopened over the same template, the overlay lost its changes")
+	}
+	edit(nil)
+	edit(worldtest.Synthetic(3, world.Overworld, world.DefaultBlockRegistry)) // (1, 1) as it was
+	if !kept() {
+		t.Fatal("the template was opened and stored unchanged, and the overlay lost its changes")
+	}
+	edit(changed(3, obsidian))
+	if kept() {
+		t.Fatal("the template's map changed, and the overlay still shows the old match over it")
+	}
+	names, _ := os.ReadDir(dir)
+	if len(names) > 4 { // CURRENT, LOCK, the generation, the spare
+		t.Fatalf("the forgotten generation is still there: %v", names)
+	}
+
+	// A CURRENT from before the template was recorded is taken as made on
+	// this template.
+	match()
+	b, err := os.ReadFile(filepath.Join(dir, currentName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := parseCurrent(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, currentName), fmt.Appendf(nil, "%s 1 %s\n", currentSignature, genName(cur.gen)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !kept() {
+		t.Fatal("an overlay of an older version lost its changes")
 	}
 }
