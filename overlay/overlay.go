@@ -204,7 +204,6 @@ func (p *Provider) templateEdition() provider.Edition {
 	return provider.Edition{}
 }
 
-
 // ResetOverlay forgets every change made through the overlay: columns,
 // settings and player spawns. Its cost does not depend on how much changed
 // or how large the map is. Close every World using the overlay first; a
