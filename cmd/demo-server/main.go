@@ -6,6 +6,12 @@
 //	go run ./cmd/demo-server [-addr 0.0.0.0:19132] [-world build/demo-world]
 //	                         [-durability balanced] [-offline] [-import w.mcworld]
 //	                         [-arena TEMPLATE_DIR]
+//	                         [-backup DIR [-backup-every 1h] [-backup-keep 5]]
+//
+// With -backup it copies the running world into DIR at every -backup-every
+// while players play, each copy a world of its own (provider.DB.Backup),
+// and keeps the newest -backup-keep; one that fails is logged, and makes
+// the server exit non-zero when it stops.
 //
 // It saves everything and closes cleanly on SIGINT or SIGTERM. A world
 // directory it cannot use (a LevelDB world, damaged files, another server
@@ -17,6 +23,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/demo"
@@ -37,6 +44,9 @@ func run() error {
 	offline := flag.Bool("offline", false, "turn Xbox Live authentication off (for local testing)")
 	importFrom := flag.String("import", "", "an .mcworld file to convert into -world when -world does not exist yet")
 	arena := flag.String("arena", "", "arena mode: a Blaze world to use read-only as the map; -world then holds the match's changes, forgotten at every start")
+	backupDir := flag.String("backup", "", "a directory to back the running world up into (each backup a world of its own)")
+	backupEvery := flag.Duration("backup-every", time.Hour, "how often to back up, with -backup")
+	backupKeep := flag.Int("backup-keep", 5, "how many backups to keep, with -backup (the oldest are deleted)")
 	flag.Parse()
 
 	durability, err := blazedb.ParseDurability(*mode)
@@ -44,7 +54,8 @@ func run() error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	r, err := demo.Config{Addr: *addr, Dir: *dir, Durability: durability, Offline: *offline, Import: *importFrom, ArenaTemplate: *arena, Log: log}.New()
+	r, err := demo.Config{Addr: *addr, Dir: *dir, Durability: durability, Offline: *offline, Import: *importFrom, ArenaTemplate: *arena,
+		BackupDir: *backupDir, BackupEvery: *backupEvery, BackupKeep: *backupKeep, Log: log}.New()
 	if err != nil {
 		return err
 	}
@@ -59,6 +70,9 @@ func run() error {
 		if pf != nil {
 			p.Handle(prefetch.Handler{P: pf}) // warm the chunks ahead of every player
 		}
+	}
+	if err := r.StopBackups(); err != nil {
+		return fmt.Errorf("backups failed while the server ran: %w", err)
 	}
 	return nil
 }

@@ -31,7 +31,14 @@ type Config struct {
 	// template of an arena: Dir then holds the overlay, which is reset at
 	// every start, so each start is a fresh match on the same map.
 	ArenaTemplate string
-	Log           *slog.Logger
+	// BackupDir, when set, receives a backup of the running world every
+	// BackupEvery (default an hour), each in a directory of its own named
+	// for its time; the newest BackupKeep (default 5) are kept. Not in
+	// arena mode, whose changes are disposable.
+	BackupDir   string
+	BackupEvery time.Duration
+	BackupKeep  int
+	Log         *slog.Logger
 }
 
 // Running is what New returns.
@@ -45,12 +52,36 @@ type Running struct {
 	// Arena is the overlay in arena mode, else nil. Shut it down when the
 	// arena is retired.
 	Arena *overlay.Provider
+
+	backups *backups // nil without Config.BackupDir
+}
+
+// StopBackups stops the backups Config.BackupDir asked for, waiting for
+// one in progress, and returns every error they met (each was also
+// logged). Call it when the server has closed.
+func (r *Running) StopBackups() error {
+	if r.backups == nil {
+		return nil
+	}
+	return r.backups.Stop()
 }
 
 // New opens the world (importing it first if asked) and builds the server.
 func (c Config) New() (*Running, error) {
 	if c.Log == nil {
 		c.Log = slog.Default()
+	}
+	if c.BackupEvery == 0 {
+		c.BackupEvery = time.Hour
+	}
+	if c.BackupKeep == 0 {
+		c.BackupKeep = 5
+	}
+	switch {
+	case c.BackupEvery < 0 || c.BackupKeep < 0:
+		return nil, fmt.Errorf("backups every %v, keeping %d: neither may be negative", c.BackupEvery, c.BackupKeep)
+	case c.BackupDir != "" && c.ArenaTemplate != "":
+		return nil, errors.New("an arena's changes are forgotten at every start: back up its template instead")
 	}
 	if _, err := os.Stat(c.Dir); c.Import != "" && errors.Is(err, os.ErrNotExist) {
 		if err := importWorld(c.Import, c.Dir, c.Log); err != nil {
@@ -76,7 +107,12 @@ func (c Config) New() (*Running, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Running{Server: srv, World: db}, nil
+	r := &Running{Server: srv, World: db}
+	if c.BackupDir != "" {
+		r.backups = startBackups(db, c.BackupDir, c.BackupEvery, c.BackupKeep, c.Log)
+		c.Log.Info("backing the world up", "to", c.BackupDir, "every", c.BackupEvery, "keeping", c.BackupKeep)
+	}
+	return r, nil
 }
 
 // newArena serves an overlay over a read-only template, reset now.

@@ -4,14 +4,19 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/blazedb/vfs"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
+	"github.com/df-mc/dragonfly/server/world"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -112,5 +117,89 @@ func TestArenaMode(t *testing.T) {
 	}
 	if after := strings.Join(listing(t, tmpl), "\n"); after != before {
 		t.Fatal("arena mode wrote to the template")
+	}
+}
+
+// With BackupDir the running world is copied at every BackupEvery; the
+// newest BackupKeep copies stay, each a whole world holding what was
+// stored before it, and a copy a crash cut short is deleted.
+func TestBackups(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "w")
+	bdir := filepath.Join(t.TempDir(), "backups")
+	leftover := filepath.Join(bdir, backupPrefix+"20000101-000000.000"+vfs.BuildSuffix)
+	if err := os.MkdirAll(leftover, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Config{Addr: "127.0.0.1:0", Dir: dir, Offline: true, Log: quiet,
+		BackupDir: bdir, BackupEvery: 20 * time.Millisecond, BackupKeep: 2}.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := worldtest.Synthetic(1, world.Overworld, world.DefaultBlockRegistry)
+	if err := r.World.StoreColumn(world.ChunkPos{2, 3}, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for a third backup made after the store.
+	stored := time.Now().UTC().Format(backupTime)
+	made := map[string]bool{}
+	for deadline := time.Now().Add(20 * time.Second); len(made) < 3; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("backups made after the store: %v", made)
+		}
+		entries, _ := os.ReadDir(bdir)
+		for _, e := range entries {
+			if n, ok := strings.CutPrefix(e.Name(), backupPrefix); ok && n > stored && !strings.HasSuffix(n, vfs.BuildSuffix) {
+				made[e.Name()] = true
+			}
+		}
+	}
+	if err := r.StopBackups(); err != nil {
+		t.Fatal(err)
+	}
+	r.World.Close()
+
+	entries, err := os.ReadDir(bdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 {
+		t.Fatalf("kept %d entries, want the 2 newest backups: %v", len(entries), entries)
+	}
+	// Another may have been made after the last look, before the stop.
+	names := slices.Sorted(maps.Keys(made))
+	for _, e := range entries {
+		if e.Name() < names[len(names)-2] {
+			t.Fatalf("%s is not one of the newest backups (%v)", e.Name(), names)
+		}
+		b, err := provider.Config{Log: quiet, ReadOnly: true}.Open(filepath.Join(bdir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := b.LoadColumn(world.ChunkPos{2, 3}, world.Overworld)
+		if err == nil {
+			err = worldtest.Compare(col, got)
+		}
+		b.Close()
+		if err != nil {
+			t.Fatalf("backup %s: %v", e.Name(), err)
+		}
+	}
+
+	if _, err := (Config{Addr: "127.0.0.1:0", Dir: dir, ArenaTemplate: dir, BackupDir: bdir, Log: quiet}).New(); err == nil {
+		t.Fatal("backups of an arena's disposable changes were accepted")
+	}
+
+	// A backup that fails is logged and returned by StopBackups.
+	notDir := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(notDir, nil, 0o644)
+	r, err = Config{Addr: "127.0.0.1:0", Dir: filepath.Join(t.TempDir(), "w"), Offline: true, Log: quiet, BackupDir: notDir, BackupEvery: time.Millisecond}.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	err = r.StopBackups()
+	r.World.Close()
+	if err == nil {
+		t.Fatal("backups into a file failed without a word")
 	}
 }
