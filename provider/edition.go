@@ -13,17 +13,18 @@ import (
 // Edition names the contents of a world's columns, so that what was built
 // on them (an arena's overlay: package overlay) can tell that they changed.
 // It is a random value that a DB replaces once after each Open, in the same
-// atomic batch as the first column it writes: a world whose columns changed
-// has a new edition, after a crash too, and two worlds with one edition
-// hold the same columns. A copy of a world's files keeps its edition until
-// its own first write. The zero Edition is that of a world whose columns
-// no build recording editions has written (a new world, or one older than
-// editions).
-//
-// Storing a column identical to the one in the column cache writes nothing
-// and leaves the edition alone; one stored while the cache does not hold it
-// is written, and replaces the edition, even when it is the same as before.
-// Writes through Engine() bypass it. An Edition is a plain value.
+// atomic batch as the first column it writes that differs from the stored
+// one: a world whose columns changed has a new edition, after a crash too.
+// Storing an identical column writes nothing and leaves the edition alone.
+// While a DB writes, its edition names its columns as they will be when it
+// closes, so read the edition of a world nothing is writing. Two closed
+// worlds with one edition hold the same columns: a copy of a world's files
+// keeps its edition until its own first write, and a Backup gets one of
+// its own. Damage that puts columns back to older versions gives a new
+// edition too (see Repair, and openEdition for what Open does). The zero
+// Edition is that of a world whose columns no build recording editions has
+// written: a new world, or one older than editions. Writes through
+// Engine() bypass all of this. An Edition is a plain value.
 type Edition [16]byte
 
 // IsZero reports whether e is the zero Edition.
