@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -261,6 +262,64 @@ func TestResetIsCrashSafe(t *testing.T) {
 		if !crashed {
 			break // the reset finished before the crash point: every k is covered
 		}
+	}
+}
+
+// A crash at any file operation of an Open that forgets a match made on
+// another template leaves an overlay that, opened again over the new
+// template, has forgotten it too, with one generation.
+func TestStaleOpenIsCrashSafe(t *testing.T) {
+	oldTP, newTP := openTemplate(t, template(t, 2)), openTemplate(t, template(t, 2))
+	if oldTP.Edition() == newTP.Edition() {
+		t.Fatal("two templates made apart share an edition")
+	}
+	crashes := 0
+	for k := 1; k < 80; k++ {
+		mem := vfs.NewMem()
+		o, err := Config{Log: quiet, FS: mem}.Open(oldTP, "/arena")
+		if err != nil {
+			t.Fatal(err)
+		}
+		col, _ := o.LoadColumn(world.ChunkPos{1, 1}, world.Overworld)
+		col.Chunk.SetBlock(0, 0, 0, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
+		if err := o.StoreColumn(world.ChunkPos{1, 1}, world.Overworld, col); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Shutdown(); err != nil {
+			t.Fatal(err)
+		}
+		mem.CrashAfter(k)
+		if o, err := (Config{Log: quiet, FS: mem}).Open(newTP, "/arena"); err == nil {
+			o.Shutdown() // background work (deleting the old generation) runs into the crash too
+		}
+		crashed := mem.Crashed()
+		clone := mem.CrashClone(rand.New(rand.NewPCG(uint64(k), 2)), 0)
+		o2, err := Config{Log: quiet, FS: clone}.Open(newTP, "/arena")
+		if err != nil {
+			t.Fatalf("k=%d: reopen after a crash: %v", k, err)
+		}
+		if dirty, err := o2.Dirty(); err != nil || len(dirty) != 0 {
+			t.Fatalf("k=%d: the match made on the old template is back: %v, %v", k, dirty, err)
+		}
+		o2.Shutdown()
+		gens := 0
+		names, _ := clone.List("/arena")
+		for _, n := range names {
+			if strings.HasPrefix(n, genPrefix) {
+				gens++
+			}
+		}
+		if gens != 1 {
+			t.Fatalf("k=%d: %d generations after reopen: %v", k, gens, names)
+		}
+		if !crashed {
+			break
+		}
+		crashes++
+	}
+	t.Logf("%d crash points", crashes)
+	if crashes < 5 {
+		t.Fatalf("only %d crash points", crashes)
 	}
 }
 
