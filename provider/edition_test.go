@@ -13,6 +13,8 @@ import (
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
 	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/df-mc/dragonfly/server/block"
+	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world"
 )
 
@@ -318,4 +320,35 @@ func FuzzParseEdition(f *testing.F) {
 			t.Fatalf("%q read as %v", b, e)
 		}
 	})
+}
+
+// With Dragonfly's World: a session that only looks at the world keeps its
+// edition; one that sets a block gives it a new one.
+func TestEditionWithDragonfly(t *testing.T) {
+	dir := t.TempDir()
+	session := func(fn func(tx *world.Tx)) Edition {
+		t.Helper()
+		db := openDB(t, dir, Config{})
+		w := world.Config{Provider: db, Dim: world.Overworld, Synchronous: true, Log: quiet}.New()
+		<-w.Do(fn).Done()
+		if err := w.Close(); err != nil { // saves what changed, closes db
+			t.Fatal(err)
+		}
+		return db.Edition()
+	}
+	pos := cube.Pos{5, 64, 5}
+	e1 := session(func(tx *world.Tx) { tx.SetBlock(pos, block.Stone{}, nil) })
+	if e1.IsZero() {
+		t.Fatal("a World's stores left the edition zero")
+	}
+	if e := session(func(tx *world.Tx) {
+		if _, ok := tx.Block(pos).(block.Stone); !ok {
+			t.Errorf("the stone is %T", tx.Block(pos))
+		}
+	}); e != e1 {
+		t.Fatal("a session that only read the world changed its edition")
+	}
+	if e := session(func(tx *world.Tx) { tx.SetBlock(pos, block.Obsidian{}, nil) }); e == e1 || e.IsZero() {
+		t.Fatalf("a session that set a block left the edition %v (was %v)", e, e1)
+	}
 }
