@@ -422,11 +422,9 @@ func loadEntry(v []byte) (*dictEntry, error) {
 	e, ok := c.decoded[string(v)]
 	c.mu.Unlock()
 	if !ok {
-		if err := nbt.UnmarshalEncoding(v, &e, nbt.LittleEndian); err != nil {
+		var err error
+		if e, err = decodeEntry(v); err != nil {
 			return nil, err
-		}
-		if e.States == nil {
-			e.States = map[string]any{}
 		}
 		e.key = stateKey(e.Name, e.States)
 		c.mu.Lock()
@@ -437,6 +435,47 @@ func loadEntry(v []byte) (*dictEntry, error) {
 	}
 	e.persisted = true
 	return &e, nil
+}
+
+// decodeEntry decodes a persisted entry: the NBT compound marshalEntry
+// writes, with the name, the states and the version and nothing else. It
+// uses decodeNBT, which is safe on any bytes (gophertunnel's decoder
+// panics on some damaged lengths), and refuses state properties of a type
+// no block state has: Dragonfly's registry takes uint8, int32 and string
+// values (an entry holds a bool as a byte) and panics on any other.
+func decodeEntry(v []byte) (dictEntry, error) {
+	m, err := decodeNBT(v)
+	if err != nil {
+		return dictEntry{}, err
+	}
+	var e dictEntry
+	for k, x := range m {
+		ok := false
+		switch k {
+		case "name":
+			e.Name, ok = x.(string)
+		case "states":
+			e.States, ok = x.(map[string]any)
+		case "version":
+			e.Version, ok = x.(int32)
+		default:
+			return dictEntry{}, fmt.Errorf("block dictionary entry has a field %q", k)
+		}
+		if !ok {
+			return dictEntry{}, fmt.Errorf("block dictionary entry's %q is a %T", k, x)
+		}
+	}
+	if e.States == nil {
+		e.States = map[string]any{}
+	}
+	for k, x := range e.States {
+		switch x.(type) {
+		case uint8, int32, string:
+		default:
+			return dictEntry{}, fmt.Errorf("block state property %q holds a %T, which no block state has", k, x)
+		}
+	}
+	return e, nil
 }
 
 // resolve returns e's runtime id in br, or noRID, from the cache when

@@ -2,10 +2,12 @@ package provider
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"path/filepath"
 
+	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/mcdb/leveldat"
@@ -19,15 +21,44 @@ const (
 	levelNameName = "levelname.txt"
 )
 
+// checkLevelDat refuses a level.dat that Dragonfly's reader could not take
+// safely: its header (a version and the length of the NBT that follows,
+// each an int32 LE) is used to allocate before anything is checked, so a
+// damaged length panics or allocates up to 2 GiB, and gophertunnel's NBT
+// decoder panics on some damaged NBT. decodeNBT checks the NBT first, as
+// the decoders agree on what they accept.
+func checkLevelDat(b []byte) error {
+	if len(b) < 8 {
+		return fmt.Errorf("%w: level.dat of %d bytes has no header", blazedb.ErrCorrupt, len(b))
+	}
+	n := int64(int32(binary.LittleEndian.Uint32(b[4:])))
+	if n < 0 || n > int64(len(b)-8) {
+		return fmt.Errorf("%w: level.dat declares %d bytes of NBT and holds %d", blazedb.ErrCorrupt, n, len(b)-8)
+	}
+	if _, err := decodeNBT(b[8 : 8+n]); err != nil {
+		return fmt.Errorf("%w: level.dat: %v", blazedb.ErrCorrupt, err)
+	}
+	return nil
+}
+
 // readLevelDat reads dir/level.dat, or fills defaults when there is none.
 func readLevelDat(fs vfs.FS, dir string) (*leveldat.Data, error) {
-	d := &leveldat.Data{}
 	b, err := vfs.ReadFile(fs, filepath.Join(dir, levelDatName))
 	if errors.Is(err, vfs.ErrNotExist) {
+		d := &leveldat.Data{}
 		d.FillDefault()
 		return d, nil
 	}
 	if err != nil {
+		return nil, err
+	}
+	return parseLevelDat(b)
+}
+
+// parseLevelDat decodes the contents of a level.dat with Dragonfly's own
+// reader, once checkLevelDat finds it safe to.
+func parseLevelDat(b []byte) (*leveldat.Data, error) {
+	if err := checkLevelDat(b); err != nil {
 		return nil, err
 	}
 	ld, err := leveldat.Read(bytes.NewReader(b))
@@ -37,6 +68,7 @@ func readLevelDat(fs vfs.FS, dir string) (*leveldat.Data, error) {
 	if v := ld.Ver(); v != leveldat.Version && v >= 10 {
 		return nil, fmt.Errorf("level.dat version %d is unsupported", v)
 	}
+	d := &leveldat.Data{}
 	if err := ld.Unmarshal(d); err != nil {
 		return nil, err
 	}
