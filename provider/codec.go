@@ -120,6 +120,9 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 	if col == nil || col.Chunk == nil {
 		return nil, errors.New("nil column or chunk")
 	}
+	if err := checkShape(col.Chunk); err != nil {
+		return nil, err
+	}
 	subs := col.Chunk.Sub()
 	e := &encoded{}
 	if prev != nil && (prev.lay.version != recordVersion || len(prev.subs) != len(subs)) {
@@ -283,6 +286,25 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 		e.rec = b
 	}
 	return e, nil
+}
+
+// checkShape refuses a chunk with a sub-chunk, a layer or a layer's palette
+// missing, which encoding would dereference. Dragonfly's World never makes
+// one, but its LevelDB decoder does from a damaged sub-chunk: it reads a
+// layer written as the marker of a repeated biome storage as a nil layer,
+// without an error.
+func checkShape(c *chunk.Chunk) error {
+	for i, sub := range c.Sub() {
+		if sub == nil {
+			return fmt.Errorf("sub-chunk %d is missing", i)
+		}
+		for j, l := range sub.Layers() {
+			if l == nil || l.Palette() == nil {
+				return fmt.Errorf("sub-chunk %d: layer %d is missing", i, j)
+			}
+		}
+	}
+	return nil
 }
 
 // appendSubChunk appends sub-chunk i of c in Dragonfly's network encoding.

@@ -44,7 +44,9 @@
 //     dictionary.dat when the world opens, and written back unless the
 //     world is read-only (DictionaryRestored lists them): damage to the log
 //     costs at most the entries added since the world last closed.
-//   - Storing an unchanged column writes nothing.
+//   - Storing an unchanged column writes nothing; a column that could not
+//     read back as given (a layer missing, an index beyond its palette) is
+//     refused with ErrInvalidColumn and writes nothing either.
 //   - The world's Edition (edition.go) changes with the first column
 //     written after each open, in the same atomic batch, and when damage
 //     puts columns back to older versions: what was built on the world's

@@ -13,6 +13,13 @@ var (
 	// ErrColumnCorrupt: a column record failed to decode. Errors from damaged
 	// engine records wrap blazedb.ErrCorrupt instead.
 	ErrColumnCorrupt = errors.New("provider: malformed column record")
+	// ErrInvalidColumn: StoreColumn was given a column it cannot store
+	// so that it reads back as given: a sub-chunk or layer missing, an
+	// index beyond its palette, a runtime id the registry does not know,
+	// NBT of a type Bedrock's NBT has no tag for. A Dragonfly World never
+	// makes such a column; Dragonfly's LevelDB provider does, from some
+	// damaged worlds. Nothing is written.
+	ErrInvalidColumn = errors.New("provider: invalid column")
 	// ErrLevelDBWorld: the directory holds a LevelDB (mcdb) world. Convert it
 	// with `blaze convert` first.
 	ErrLevelDBWorld = errors.New("provider: directory holds a LevelDB world")

@@ -346,7 +346,7 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 	prev, _ := cols.peek(k)
 	enc, err := db.dict.encodeColumn(col, prev, db.conf.Compression)
 	if err != nil {
-		return fmt.Errorf("encode: %w", err)
+		return fmt.Errorf("%w: %w", ErrInvalidColumn, err)
 	}
 	if prev != nil && len(enc.fresh) == 0 && bytes.Equal(prev.rec, enc.rec) {
 		return nil // unchanged: nothing to write

@@ -22,6 +22,7 @@ import (
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/df-mc/dragonfly/server/world/mcdb/leveldat"
+	"github.com/df-mc/goleveldb/leveldb"
 	"github.com/google/uuid"
 )
 
@@ -674,5 +675,35 @@ func TestPlayerSpawnsListed(t *testing.T) {
 		!errors.Is(got["not-a-uuid"].Err, ErrColumnCorrupt) || !errors.Is(got[upper].Err, ErrColumnCorrupt) ||
 		!errors.Is(got[c.String()].Err, ErrColumnCorrupt) {
 		t.Fatalf("%+v", spawns)
+	}
+}
+
+// A column Blaze cannot store as given (here a nil layer, which
+// Dragonfly's decoders make from a layer written as a repeated biome
+// storage's marker) is refused with ErrInvalidColumn, writing nothing;
+// encoding it used to panic.
+func TestStoreInvalidColumn(t *testing.T) {
+	db := openDB(t, t.TempDir(), Config{})
+	rng := world.Overworld.Range()
+	data := []byte{chunk.SubChunkVersion, 1, byte(rng[0] >> 4), 0x7f<<1 | 1}
+	data = append(data, 1, 2) // the biomes: one storage of biome 1, then repeats
+	data = append(data, bytes.Repeat([]byte{0x7f<<1 | 1}, (rng[1]-rng[0]+1)>>4-1)...)
+	c, err := chunk.NetworkDecode(world.DefaultBlockRegistry, data, 1, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Sub()[0].Layers()[0] != nil {
+		t.Fatal("the test needs a chunk with a nil layer")
+	}
+	before := db.Engine().Stats().LogBytes
+	err = db.StoreColumn(world.ChunkPos{1, 2}, world.Overworld, &chunk.Column{Chunk: c})
+	if !errors.Is(err, ErrInvalidColumn) {
+		t.Fatalf("store: %v", err)
+	}
+	if got := db.Engine().Stats().LogBytes; got != before {
+		t.Fatalf("a refused column appended %d bytes", got-before)
+	}
+	if _, err := db.LoadColumn(world.ChunkPos{1, 2}, world.Overworld); !errors.Is(err, leveldb.ErrNotFound) {
+		t.Fatalf("load after the refused store: %v", err)
 	}
 }

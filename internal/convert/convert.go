@@ -4,8 +4,10 @@
 // columns into the one LevelDB world. It never changes the source (a
 // LevelDB source is read from a temporary copy, since opening a LevelDB
 // world rewrites its files), refuses a non-empty destination, reports the
-// columns it could not read instead of stopping at the first, and verifies
-// every column it wrote.
+// columns it could not read instead of stopping at the first (among them
+// those Dragonfly's LevelDB reader reads from damaged bytes into columns
+// that cannot be right, which Blaze refuses to store with
+// provider.ErrInvalidColumn), and verifies every column it wrote.
 package convert
 
 import (
@@ -144,11 +146,18 @@ func copyColumns(p pair, places []place, o Options, r *Report, bar *progress.Bar
 	var written []place
 	for _, pl := range places {
 		col, err := p.from.LoadColumn(pl.Pos, pl.Dim)
+		if err == nil {
+			err = p.to.StoreColumn(pl.Pos, pl.Dim, col)
+			if err != nil && !errors.Is(err, provider.ErrInvalidColumn) {
+				return fmt.Errorf("write: %w", err) // the destination is failing: stop
+			}
+		}
 		if err != nil {
+			// The source's reader could not read the column, or read it
+			// into one that cannot be what the world held (a layer
+			// missing, an index beyond its palette).
 			r.Failed = append(r.Failed, Failure{pl.Pos, pl.Dim, err})
 			o.Log.Warn("cannot read column", "pos", pl.Pos, "dim", fmt.Sprint(pl.Dim), "err", err)
-		} else if err := p.to.StoreColumn(pl.Pos, pl.Dim, col); err != nil {
-			return fmt.Errorf("write: %w", err) // the destination is failing: stop
 		} else {
 			written = append(written, pl)
 		}

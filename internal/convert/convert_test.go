@@ -3,6 +3,7 @@ package convert_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,7 +19,10 @@ import (
 	"github.com/blazeworld/blaze/segment"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/dragonfly/server/world/mcdb"
+	"github.com/df-mc/goleveldb/leveldb"
 	"github.com/google/uuid"
+	"github.com/sandertv/gophertunnel/minecraft/nbt"
 )
 
 // hashTree returns the SHA-256 of every file under dir.
@@ -281,5 +285,60 @@ func TestConvertRefuses(t *testing.T) {
 	}
 	if _, err := convert.Convert(t.TempDir(), filepath.Join(t.TempDir(), "x"), convert.Options{}); !errors.Is(err, convert.ErrUnknownSource) {
 		t.Fatalf("unknown source: %v", err)
+	}
+}
+
+// Dragonfly's LevelDB reader turns some damaged sub-chunks into columns
+// that cannot be what the world held, without an error: a layer written
+// as the marker of a repeated biome storage becomes a nil layer, and it
+// does not check that indices lie inside their palette. Each such column
+// is listed as unreadable and the rest convert; before, the nil layer
+// made the conversion panic.
+func TestConvertReportsMalformedLevelDBColumns(t *testing.T) {
+	stone, err := nbt.MarshalEncoding(map[string]any{"name": "minecraft:stone", "states": map[string]any{}, "version": int32(18090528)}, nbt.LittleEndian)
+	if err != nil {
+		t.Fatal(err)
+	}
+	beyond := []byte{9, 1, 0, 4 << 1}                             // 4 bits an index: 512 words
+	beyond = append(beyond, bytes.Repeat([]byte{0xff}, 512*4)...) // every index 15
+	beyond = binary.LittleEndian.AppendUint32(beyond, 2)          // a palette of 2
+	beyond = append(append(beyond, stone...), stone...)
+	for name, sub := range map[string][]byte{
+		"nil layer":            {9, 1, 0, 0x7f << 1},
+		"index beyond palette": beyond,
+	} {
+		t.Run(name, func(t *testing.T) {
+			src := filepath.Join(t.TempDir(), "w")
+			db, err := mcdb.Config{}.Open(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := int32(0); i < 3; i++ {
+				if err := db.StoreColumn(world.ChunkPos{i, 0}, world.Overworld, worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			db.Close()
+			ldb, err := leveldb.OpenFile(filepath.Join(src, "db"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// mcdb's key of column (1, 0)'s sub-chunk at y 0 (the
+			// overworld has no dimension id in its keys).
+			k := binary.LittleEndian.AppendUint32(nil, 1)
+			k = binary.LittleEndian.AppendUint32(k, 0)
+			if err := ldb.Put(append(k, 0x2f, 0), sub, nil); err != nil {
+				t.Fatal(err)
+			}
+			ldb.Close()
+
+			r, err := convert.Convert(src, filepath.Join(t.TempDir(), "out"), convert.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Failed) != 1 || r.Failed[0].Pos != (world.ChunkPos{1, 0}) || r.Columns != 2 || !errors.Is(r.Failed[0].Err, provider.ErrInvalidColumn) {
+				t.Fatalf("report %+v", r)
+			}
+		})
 	}
 }
