@@ -28,6 +28,7 @@ import (
 	"github.com/blazeworld/blaze/internal/progress"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/blazeworld/blaze/segment"
+	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/df-mc/dragonfly/server/world/mcdb"
@@ -41,6 +42,10 @@ var (
 	ErrDestinationNotEmpty = errors.New("convert: destination is not empty")
 	// ErrUnknownSource: the source is neither a LevelDB nor a Blaze world.
 	ErrUnknownSource = errors.New("convert: source is not a LevelDB or Blaze world")
+	// ErrUnreadable: reading a column or a player's spawn made the
+	// source's reader panic, as Dragonfly's LevelDB provider does on some
+	// damaged data.
+	ErrUnreadable = errors.New("convert: unreadable")
 )
 
 // Options tunes a conversion. The zero value works.
@@ -145,7 +150,7 @@ func copyColumns(p pair, places []place, o Options, r *Report, bar *progress.Bar
 	}
 	var written []place
 	for _, pl := range places {
-		col, err := p.from.LoadColumn(pl.Pos, pl.Dim)
+		col, err := load(p.from, pl)
 		if err == nil {
 			err = p.to.StoreColumn(pl.Pos, pl.Dim, col)
 			if err != nil && !errors.Is(err, provider.ErrInvalidColumn) {
@@ -168,6 +173,31 @@ func copyColumns(p pair, places []place, o Options, r *Report, bar *progress.Bar
 	}
 	r.Columns += len(written)
 	return nil
+}
+
+// load reads the column at pl from p. Dragonfly's LevelDB provider panics
+// on some damaged data (gophertunnel's NBT decoder on a damaged length, in
+// a block entity, say): a panic is returned as the column's error, so that
+// the column is listed with the others that cannot be read.
+func load(p world.Provider, pl place) (col *chunk.Column, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			col, err = nil, fmt.Errorf("%w: its reader panicked: %v", ErrUnreadable, v)
+		}
+	}()
+	return p.LoadColumn(pl.Pos, pl.Dim)
+}
+
+// loadSpawn reads player id's spawn from p as load reads a column: besides
+// damaged NBT, Dragonfly's LevelDB provider panics on a spawn coordinate
+// that is not an int32.
+func loadSpawn(p world.Provider, id uuid.UUID) (pos cube.Pos, ok bool, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			pos, ok, err = cube.Pos{}, false, fmt.Errorf("%w: its reader panicked: %v", ErrUnreadable, v)
+		}
+	}()
+	return p.LoadPlayerSpawnPosition(id)
 }
 
 // LevelDBView returns what a column becomes after a round trip through
@@ -205,7 +235,7 @@ func verify(from, to world.Provider, places []place, failed []Failure, view func
 		if skip[pl] {
 			continue
 		}
-		a, err := from.LoadColumn(pl.Pos, pl.Dim)
+		a, err := load(from, pl)
 		if err != nil {
 			return fmt.Errorf("verify: reread source column %v (%v): %w", pl.Pos, pl.Dim, err)
 		}
@@ -242,21 +272,25 @@ func fromLevelDB(src, dst string, o Options) (*Report, error) {
 	if err := copyFileIfExists(filepath.Join(src, "level.dat"), filepath.Join(dst, "level.dat")); err != nil {
 		return nil, err
 	}
+	// The destination first: opening it checks the level.dat just copied,
+	// which Dragonfly's reader takes on trust (a damaged length in its
+	// header panics).
+	bz, err := provider.Config{Log: o.Log, Durability: blazedb.DurabilityFast}.Open(dst)
+	if err != nil {
+		return nil, fmt.Errorf("open destination, with the source's level.dat: %w", err)
+	}
 	mc, err := mcdb.Config{Log: o.Log}.Open(tmp)
 	if err != nil {
+		bz.Close()
 		return nil, fmt.Errorf("open source: %w", err)
 	}
 	defer mc.Close()
-	bz, err := provider.Config{Log: o.Log, Durability: blazedb.DurabilityFast}.Open(dst)
-	if err != nil {
-		return nil, fmt.Errorf("open destination: %w", err)
-	}
 	if err := copyColumns(pair{mc, bz}, places, o, r, nil); err != nil {
 		bz.Close()
 		return r, err
 	}
 	for _, id := range players {
-		pos, ok, err := mc.LoadPlayerSpawnPosition(id)
+		pos, ok, err := loadSpawn(mc, id)
 		if err != nil {
 			r.FailedPlayers = append(r.FailedPlayers, PlayerFailure{id.String(), err})
 			continue

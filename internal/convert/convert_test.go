@@ -291,9 +291,9 @@ func TestConvertRefuses(t *testing.T) {
 // Dragonfly's LevelDB reader turns some damaged sub-chunks into columns
 // that cannot be what the world held, without an error: a layer written
 // as the marker of a repeated biome storage becomes a nil layer, and it
-// does not check that indices lie inside their palette. Each such column
-// is listed as unreadable and the rest convert; before, the nil layer
-// made the conversion panic.
+// does not check that indices lie inside their palette. It panics on some
+// damaged NBT. Each such column is listed as unreadable and the rest
+// convert; before, the nil layer and the NBT made the conversion panic.
 func TestConvertReportsMalformedLevelDBColumns(t *testing.T) {
 	stone, err := nbt.MarshalEncoding(map[string]any{"name": "minecraft:stone", "states": map[string]any{}, "version": int32(18090528)}, nbt.LittleEndian)
 	if err != nil {
@@ -303,42 +303,118 @@ func TestConvertReportsMalformedLevelDBColumns(t *testing.T) {
 	beyond = append(beyond, bytes.Repeat([]byte{0xff}, 512*4)...) // every index 15
 	beyond = binary.LittleEndian.AppendUint32(beyond, 2)          // a palette of 2
 	beyond = append(append(beyond, stone...), stone...)
-	for name, sub := range map[string][]byte{
-		"nil layer":            {9, 1, 0, 0x7f << 1},
-		"index beyond palette": beyond,
+	for _, c := range []struct {
+		name string
+		key  []byte // after the column's position: what the value is
+		val  []byte
+		want error
+	}{
+		{"nil layer", []byte{0x2f, 0}, []byte{9, 1, 0, 0x7f << 1}, provider.ErrInvalidColumn},
+		{"index beyond palette", []byte{0x2f, 0}, beyond, provider.ErrInvalidColumn},
+		// A compound holding a list of ints 0x30303030 long.
+		{"block entity NBT", []byte{0x31}, []byte{10, 0, 0, 9, 1, 0, 'a', 3, '0', '0', '0', '0', 0}, convert.ErrUnreadable},
 	} {
-		t.Run(name, func(t *testing.T) {
-			src := filepath.Join(t.TempDir(), "w")
-			db, err := mcdb.Config{}.Open(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := int32(0); i < 3; i++ {
-				if err := db.StoreColumn(world.ChunkPos{i, 0}, world.Overworld, worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry)); err != nil {
+		t.Run(c.name, func(t *testing.T) {
+			src := levelDBWorld(t, func(ldb *leveldb.DB) {
+				// mcdb's key of column (1, 0) (the overworld has no
+				// dimension id in its keys).
+				k := binary.LittleEndian.AppendUint32(nil, 1)
+				k = binary.LittleEndian.AppendUint32(k, 0)
+				if err := ldb.Put(append(k, c.key...), c.val, nil); err != nil {
 					t.Fatal(err)
 				}
-			}
-			db.Close()
-			ldb, err := leveldb.OpenFile(filepath.Join(src, "db"), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// mcdb's key of column (1, 0)'s sub-chunk at y 0 (the
-			// overworld has no dimension id in its keys).
-			k := binary.LittleEndian.AppendUint32(nil, 1)
-			k = binary.LittleEndian.AppendUint32(k, 0)
-			if err := ldb.Put(append(k, 0x2f, 0), sub, nil); err != nil {
-				t.Fatal(err)
-			}
-			ldb.Close()
-
+			})
 			r, err := convert.Convert(src, filepath.Join(t.TempDir(), "out"), convert.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(r.Failed) != 1 || r.Failed[0].Pos != (world.ChunkPos{1, 0}) || r.Columns != 2 || !errors.Is(r.Failed[0].Err, provider.ErrInvalidColumn) {
+			if len(r.Failed) != 1 || r.Failed[0].Pos != (world.ChunkPos{1, 0}) || r.Columns != 2 || !errors.Is(r.Failed[0].Err, c.want) {
 				t.Fatalf("report %+v", r)
 			}
 		})
 	}
+}
+
+// A player spawn Dragonfly's LevelDB reader panics on (a coordinate that
+// is not an int32) is listed as unreadable; the conversion goes on.
+func TestConvertReportsUnreadableLevelDBSpawn(t *testing.T) {
+	id := uuid.New()
+	src := levelDBWorld(t, func(ldb *leveldb.DB) {
+		pd, err := ldb.Get([]byte("player_"+id.String()), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d map[string]any
+		if err := nbt.UnmarshalEncoding(pd, &d, nbt.LittleEndian); err != nil {
+			t.Fatal(err)
+		}
+		sd, err := nbt.MarshalEncoding(map[string]any{"SpawnX": int64(1), "SpawnY": int32(2), "SpawnZ": int32(3)}, nbt.LittleEndian)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ldb.Put([]byte(d["ServerId"].(string)), sd, nil); err != nil {
+			t.Fatal(err)
+		}
+	}, id)
+	r, err := convert.Convert(src, filepath.Join(t.TempDir(), "out"), convert.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Columns != 3 || r.Players != 0 || len(r.FailedPlayers) != 1 || !errors.Is(r.FailedPlayers[0].Err, convert.ErrUnreadable) {
+		t.Fatalf("report %+v", r)
+	}
+}
+
+// A LevelDB world whose level.dat declares more than it holds is refused
+// with ErrCorrupt; Dragonfly's reader would allocate what it declares, or
+// panic on a negative length.
+func TestConvertRefusesDamagedLevelDat(t *testing.T) {
+	src := levelDBWorld(t, nil)
+	name := filepath.Join(src, "level.dat")
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.LittleEndian.PutUint32(b[4:], 0x80000000)
+	if err := os.WriteFile(name, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := convert.Convert(src, filepath.Join(t.TempDir(), "out"), convert.Options{}); !errors.Is(err, blazedb.ErrCorrupt) {
+		t.Fatalf("convert: %v", err)
+	}
+}
+
+// levelDBWorld makes a LevelDB world of three overworld columns at x 0 to
+// 2 and a spawn for each of players, then lets damage change its database.
+func levelDBWorld(t *testing.T, damage func(*leveldb.DB), players ...uuid.UUID) string {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "w")
+	db, err := mcdb.Config{}.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := int32(0); i < 3; i++ {
+		if err := db.StoreColumn(world.ChunkPos{i, 0}, world.Overworld, worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range players {
+		if err := db.SavePlayerSpawnPosition(id, cube.Pos{1, 2, 3}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if damage != nil {
+		ldb, err := leveldb.OpenFile(filepath.Join(src, "db"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		damage(ldb)
+		if err := ldb.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return src
 }
