@@ -194,6 +194,26 @@ func TestOverlayReadsWritesDirtyReset(t *testing.T) {
 	}
 }
 
+// matchInMemory opens an overlay over tp in /arena of a new in-memory
+// filesystem and stores a changed column (1, 1) through it, as a match.
+func matchInMemory(t *testing.T, tp *provider.DB) (*Provider, *vfs.MemFS) {
+	t.Helper()
+	mem := vfs.NewMem()
+	o, err := Config{Log: quiet, FS: mem}.Open(tp, "/arena")
+	if err != nil {
+		t.Fatal(err)
+	}
+	col, err := o.LoadColumn(world.ChunkPos{1, 1}, world.Overworld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col.Chunk.SetBlock(0, 0, 0, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
+	if err := o.StoreColumn(world.ChunkPos{1, 1}, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	return o, mem
+}
+
 // A crash at any file operation of a reset leaves the overlay either
 // reset or not, never half.
 func TestResetIsCrashSafe(t *testing.T) {
@@ -206,17 +226,8 @@ func TestResetIsCrashSafe(t *testing.T) {
 		}
 	}()
 	for k := 1; k < 80; k++ {
-		mem := vfs.NewMem()
 		tp := openTemplate(t, tdir)
-		o, err := Config{Log: quiet, FS: mem}.Open(tp, "/arena")
-		if err != nil {
-			t.Fatal(err)
-		}
-		col, _ := o.LoadColumn(world.ChunkPos{1, 1}, world.Overworld)
-		col.Chunk.SetBlock(0, 0, 0, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
-		if err := o.StoreColumn(world.ChunkPos{1, 1}, world.Overworld, col); err != nil {
-			t.Fatal(err)
-		}
+		o, mem := matchInMemory(t, tp)
 		o.cur.Engine().Sync()
 		spare := <-o.bg.spare // let the spare be ready: preparing it is not part of a reset
 		o.bg.spare <- spare
@@ -275,16 +286,7 @@ func TestStaleOpenIsCrashSafe(t *testing.T) {
 	}
 	crashes := 0
 	for k := 1; k < 80; k++ {
-		mem := vfs.NewMem()
-		o, err := Config{Log: quiet, FS: mem}.Open(oldTP, "/arena")
-		if err != nil {
-			t.Fatal(err)
-		}
-		col, _ := o.LoadColumn(world.ChunkPos{1, 1}, world.Overworld)
-		col.Chunk.SetBlock(0, 0, 0, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
-		if err := o.StoreColumn(world.ChunkPos{1, 1}, world.Overworld, col); err != nil {
-			t.Fatal(err)
-		}
+		o, mem := matchInMemory(t, oldTP)
 		if err := o.Shutdown(); err != nil {
 			t.Fatal(err)
 		}
