@@ -21,7 +21,8 @@ import (
 // worlds with one edition hold the same columns: a copy of a world's files
 // keeps its edition until its own first write, and a Backup gets one of
 // its own. Damage that puts columns back to older versions gives a new
-// edition too (see Repair, and openEdition for what Open does). The zero
+// edition too: when Open finds some (a read-only open cannot store it, and
+// gives another at each open) and after Repair mends any. The zero
 // Edition is that of a world whose columns no build recording editions has
 // written: a new world, or one older than editions. Writes through
 // Engine() bypass all of this. An Edition is a plain value.
