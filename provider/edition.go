@@ -145,15 +145,18 @@ func (db *DB) Edition() Edition { return *db.edition.Load() }
 // it is the first to use (fresh), and, if it is the first column written
 // since Open, with a new edition, all in one atomic batch. Until that first
 // write is done, other writers wait for it, so that no column reaches the
-// log under the old edition.
+// log under the old edition: editMu is the one lock held across a write,
+// once after each Open.
 func (db *DB) writeColumn(k blazedb.Key, rec []byte, fresh []int32) error {
 	if !db.edited.Load() {
+		// Outside editMu: only this key's dimension stores it, one call at
+		// a time, so nothing changes it between the read and the return.
+		if len(fresh) == 0 && db.holds(k, rec) {
+			return nil // the engine would elide it: nothing changes
+		}
 		db.editMu.Lock()
 		defer db.editMu.Unlock()
 		if !db.edited.Load() {
-			if len(fresh) == 0 && db.holds(k, rec) {
-				return nil // the engine would elide it: nothing changes
-			}
 			e := newEdition()
 			var b blazedb.Batch
 			b.PutNamed(editionName, encodeEdition(e))
@@ -174,7 +177,8 @@ func (db *DB) writeColumn(k blazedb.Key, rec []byte, fresh []int32) error {
 // holds reports whether the engine holds rec at k already, as after a
 // reopen, when the column cache is empty and Dragonfly stores an unchanged
 // column: the engine would elide that write, and the edition must stay.
-// Any error reads as false: the write then goes ahead and reports it.
+// Any error reads as false: the column is then written, as it would be
+// without the check.
 func (db *DB) holds(k blazedb.Key, rec []byte) bool {
 	rp := recBufs.Get().(*[]byte)
 	cur, err := db.eng.GetAppend(k, (*rp)[:0])
