@@ -180,11 +180,7 @@ func copyColumns(p pair, places []place, o Options, r *Report, bar *progress.Bar
 // a block entity, say): a panic is returned as the column's error, so that
 // the column is listed with the others that cannot be read.
 func load(p world.Provider, pl place) (col *chunk.Column, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			col, err = nil, fmt.Errorf("%w: its reader panicked: %v", ErrUnreadable, v)
-		}
-	}()
+	defer recovered(&err)
 	return p.LoadColumn(pl.Pos, pl.Dim)
 }
 
@@ -192,12 +188,16 @@ func load(p world.Provider, pl place) (col *chunk.Column, err error) {
 // damaged NBT, Dragonfly's LevelDB provider panics on a spawn coordinate
 // that is not an int32.
 func loadSpawn(p world.Provider, id uuid.UUID) (pos cube.Pos, ok bool, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			pos, ok, err = cube.Pos{}, false, fmt.Errorf("%w: its reader panicked: %v", ErrUnreadable, v)
-		}
-	}()
+	defer recovered(&err)
 	return p.LoadPlayerSpawnPosition(id)
+}
+
+// recovered, deferred by a reader, turns its panic into *err. The reader's
+// other results are then left zero: the panic came before its return.
+func recovered(err *error) {
+	if v := recover(); v != nil {
+		*err = fmt.Errorf("%w: its reader panicked: %v", ErrUnreadable, v)
+	}
 }
 
 // LevelDBView returns what a column becomes after a round trip through
