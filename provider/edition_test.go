@@ -247,18 +247,6 @@ func editionWorld(t *testing.T, dir string) Edition {
 	return e
 }
 
-func flipByte(t *testing.T, name string, off int64) {
-	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[off] ^= 0xff
-	if err := os.WriteFile(name, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // A backup has an edition of its own: the world goes on writing under its
 // edition after the copy is taken.
 func TestBackupEdition(t *testing.T) {

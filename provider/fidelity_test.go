@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb"
@@ -26,6 +27,19 @@ func openDB(t testing.TB, dir string, c Config) *DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// flipByte damages the file name: it inverts the byte at off.
+func flipByte(t *testing.T, name string, off int64) {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[off] ^= 0xff
+	if err := os.WriteFile(name, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Every column of every real world comes back exactly: stored with Blaze,
