@@ -8,6 +8,13 @@ import "fmt"
 // batch names a key more than once, the last operation wins. A Batch is not
 // safe for concurrent use.
 type Batch struct {
+	// Sync makes Apply return only once the batch is durable, whatever the
+	// durability mode, as if the DB were in DurabilitySafeBatch (concurrent
+	// synced writers share fsyncs). For a write that later writes depend on:
+	// a power loss may keep a later unsynced record and lose an earlier one,
+	// and recovery then skips the lost one as damage.
+	Sync bool
+
 	ops []op
 	err error
 }
@@ -68,14 +75,15 @@ func (b *Batch) fail(err error) {
 // Len reports the number of operations added.
 func (b *Batch) Len() int { return len(b.ops) }
 
-// Reset empties the batch for reuse.
+// Reset empties the batch for reuse, Sync included.
 func (b *Batch) Reset() {
 	b.ops = b.ops[:0]
 	b.err = nil
+	b.Sync = false
 }
 
-// Apply writes the batch atomically and waits as the durability mode
-// requires. An invalid operation added to the batch fails the whole batch
+// Apply writes the batch atomically and waits as the durability mode (or
+// b.Sync) requires. An invalid operation added to the batch fails the whole batch
 // and nothing is written.
 func (db *DB) Apply(b *Batch) error {
 	if b.err != nil {
@@ -84,7 +92,7 @@ func (db *DB) Apply(b *Batch) error {
 	if len(b.ops) == 0 {
 		return nil
 	}
-	if err := db.write(dedupe(b.ops)); err != nil {
+	if err := db.write(dedupe(b.ops), b.Sync); err != nil {
 		return fmt.Errorf("blazedb: apply batch of %d: %w", len(b.ops), err)
 	}
 	return nil

@@ -195,11 +195,13 @@ func (w *workload) do(r int) bool {
 				ps = append(ps, pend{name, w.m.begin(name, v)})
 			}
 		}
+		// A batch that asks for Sync is durable on return in every mode.
+		b.Sync = w.rng.IntN(4) == 0
 		if w.db.Apply(&b) != nil {
 			return false
 		}
 		for _, p := range ps {
-			w.m.ack(p.name, p.i, w.safe())
+			w.m.ack(p.name, p.i, w.safe() || b.Sync)
 		}
 	case r < 88:
 		if w.db.Sync() != nil {

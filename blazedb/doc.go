@@ -26,7 +26,8 @@
 //
 //   - A write that returned nil is durable as its Durability mode promises
 //     (see the constants); DurabilitySafe and DurabilitySafeBatch promise it
-//     on return. Sync makes everything written durable in any mode.
+//     on return. Sync makes everything written durable in any mode, and a
+//     Batch with Sync set is durable on return in any mode.
 //   - A batch is applied atomically: after a crash, all of it or none.
 //   - Every read verifies the record's checksum and the value's checksum
 //     after decompression. Damage gives an error wrapping ErrCorrupt that

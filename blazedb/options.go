@@ -20,7 +20,7 @@ const (
 	// loses at most the writes of the last interval.
 	DurabilityBalanced Durability = iota
 	// DurabilityFast hands every write to the operating system and never
-	// fsyncs except in Sync, Close and compaction. A process crash loses
+	// fsyncs except in Sync, Close, compaction and a Batch with Sync set. A process crash loses
 	// nothing; a power loss may lose anything written since the last Sync.
 	DurabilityFast
 	// DurabilitySafe returns from a write only after an fsync that started

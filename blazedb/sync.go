@@ -147,8 +147,11 @@ func (l *logFile) unsynced() int64 {
 }
 
 // waitDurable applies the DB's durability mode after a write that ended at
-// end in l.
-func (db *DB) waitDurable(l *logFile, end int64) error {
+// end in l; with sync, it waits for durability in every mode.
+func (db *DB) waitDurable(l *logFile, end int64, sync bool) error {
+	if sync && db.opts.Durability != DurabilitySafe {
+		return db.syncTo(l, end, true)
+	}
 	switch db.opts.Durability {
 	case DurabilitySafe:
 		return db.syncTo(l, end, false)

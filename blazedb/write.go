@@ -21,7 +21,7 @@ func (db *DB) put(k Key, v []byte, shared bool) error {
 	if len(v) > maxValueLen {
 		return fmt.Errorf("blazedb: put %v: %w: value of %d bytes (limit %d)", k, ErrTooLarge, len(v), maxValueLen)
 	}
-	if err := db.write([]op{{k: rkey{chunk: k}, key: appendChunkKey(nil, k), val: v, shared: shared}}); err != nil {
+	if err := db.write([]op{{k: rkey{chunk: k}, key: appendChunkKey(nil, k), val: v, shared: shared}}, false); err != nil {
 		return fmt.Errorf("blazedb: put %v: %w", k, err)
 	}
 	return nil
@@ -29,7 +29,7 @@ func (db *DB) put(k Key, v []byte, shared bool) error {
 
 // Delete removes a chunk key. Deleting a missing key appends nothing.
 func (db *DB) Delete(k Key) error {
-	if err := db.write([]op{{k: rkey{chunk: k}, key: appendChunkKey(nil, k), del: true}}); err != nil {
+	if err := db.write([]op{{k: rkey{chunk: k}, key: appendChunkKey(nil, k), del: true}}, false); err != nil {
 		return fmt.Errorf("blazedb: delete %v: %w", k, err)
 	}
 	return nil
@@ -44,7 +44,7 @@ func (db *DB) PutNamed(name string, v []byte) error {
 	if len(v) > maxValueLen {
 		return fmt.Errorf("blazedb: put %q: %w: value of %d bytes", name, ErrTooLarge, len(v))
 	}
-	if err := db.write([]op{{k: rkey{named: true, name: name}, key: appendNamedKey(nil, name), val: v}}); err != nil {
+	if err := db.write([]op{{k: rkey{named: true, name: name}, key: appendNamedKey(nil, name), val: v}}, false); err != nil {
 		return fmt.Errorf("blazedb: put %q: %w", name, err)
 	}
 	return nil
@@ -55,7 +55,7 @@ func (db *DB) DeleteNamed(name string) error {
 	if err := checkName(name); err != nil {
 		return fmt.Errorf("blazedb: delete %q: %w", name, err)
 	}
-	if err := db.write([]op{{k: rkey{named: true, name: name}, key: appendNamedKey(nil, name), del: true}}); err != nil {
+	if err := db.write([]op{{k: rkey{named: true, name: name}, key: appendNamedKey(nil, name), del: true}}, false); err != nil {
 		return fmt.Errorf("blazedb: delete %q: %w", name, err)
 	}
 	return nil
@@ -72,9 +72,11 @@ type pending struct {
 }
 
 // write appends ops as one record (a batch when there are several), applies
-// them to the index and cache, and waits for durability. Compression and
-// the comparison for elision happen before the write lock is taken.
-func (db *DB) write(ops []op) error {
+// them to the index and cache, and waits for durability: as the mode
+// requires, or, with sync, until the record is durable whatever the mode.
+// Compression and the comparison for elision happen before the write lock
+// is taken.
+func (db *DB) write(ops []op, sync bool) error {
 	if err := db.checkWritable(); err != nil {
 		return err
 	}
@@ -131,7 +133,7 @@ func (db *DB) write(ops []op) error {
 		l.refs.Add(1)
 		db.writeMu.Unlock()
 		db.stats.elided.Add(elided)
-		err := db.waitDurable(l, end)
+		err := db.waitDurable(l, end, sync)
 		l.refs.Done()
 		return err
 	}
@@ -192,7 +194,7 @@ func (db *DB) write(ops []op) error {
 	db.stats.appends.Add(1)
 	db.stats.appendBytes.Add(int64(len(buf)))
 	db.stats.elided.Add(elided)
-	err := db.waitDurable(l, end)
+	err := db.waitDurable(l, end, sync)
 	l.refs.Done()
 	if err == nil {
 		db.maybeCompact(l)
