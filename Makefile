@@ -29,13 +29,14 @@ blaze:
 ## test: everything CI runs; under 10 minutes on 2 cores.
 test: lint test-race test-crash fuzz-smoke
 
-# Everything under the race detector except the crash simulation, whose
-# workloads are single-threaded by design and which runs faster without it.
+# Everything under the race detector except the crash simulations (the
+# engine's and the provider's), whose workloads are single-threaded by
+# design and which run many times faster without it.
 test-race:
 	$(GO) test -race -count=1 -timeout 9m -skip '^TestCrashSimulation$$' $(PKGS)
 
 test-crash:
-	$(GO) test -count=1 -timeout 9m -run '^TestCrashSimulation$$' ./blazedb
+	$(GO) test -count=1 -timeout 9m -run '^TestCrashSimulation$$' ./blazedb ./provider
 
 # Each fuzz target runs briefly (FUZZTIME); `make fuzz` runs them for longer.
 fuzz-smoke:
@@ -55,9 +56,10 @@ fuzz-smoke:
 fuzz:
 	$(MAKE) fuzz-smoke FUZZTIME=5m
 
-## soak: 100,000 simulated crashes per durability mode, and more SIGKILLs.
+## soak: 100,000 simulated crashes per durability mode, and more SIGKILLs;
+## 5,000 crashes of a world in use (the provider's simulation).
 soak:
-	BLAZE_SOAK=1 $(GO) test ./blazedb -run 'Crash' -count=1 -timeout 6h -v
+	BLAZE_SOAK=1 $(GO) test ./blazedb ./provider -run 'Crash' -count=1 -timeout 6h -v
 
 ## bench: every benchmark with enough runs for benchstat, then one table of
 ## Blaze against mcdb and one of the targets of issues #3 and #5, each
