@@ -302,6 +302,32 @@ func BenchmarkRealWorld(b *testing.B) {
 				}
 			}
 		})
+		b.Run(c.name+"/fresh-world", func(b *testing.B) {
+			// All of them into a new world: the first stores of a world add
+			// its block dictionary's entries, and Blaze makes each store
+			// that adds one durable at once (an fsync) in every mode.
+			b.ReportAllocs()
+			var fsyncs int64
+			for b.Loop() {
+				b.StopTimer()
+				p := c.open(b, b.TempDir())
+				b.StartTimer()
+				for _, col := range cols {
+					if err := p.StoreColumn(col.Pos, col.Dim, col.Col); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				if db, ok := p.(*provider.DB); ok {
+					fsyncs += db.Engine().Stats().Fsyncs
+				}
+				p.Close()
+				b.StartTimer()
+			}
+			if c.name != "mcdb" {
+				b.ReportMetric(float64(fsyncs)/float64(b.N), "fsyncs/op")
+			}
+		})
 		b.Run(c.name+"/unchanged", func(b *testing.B) {
 			// What every autosave does to a column nobody changed.
 			// Each column at a place of its own: the three worlds share
