@@ -1,0 +1,203 @@
+package tests
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/provider"
+	"github.com/df-mc/dragonfly/server/block"
+	"github.com/df-mc/dragonfly/server/block/cube"
+	"github.com/df-mc/dragonfly/server/item"
+	"github.com/df-mc/dragonfly/server/world"
+)
+
+// A server killed with SIGKILL while its world is being built in keeps
+// every block its World had saved: TestKilledServer runs a Dragonfly World
+// on Blaze in a child process, kills it at a random moment, opens the
+// world again with a World of its own and checks each block.
+
+const killChildEnv = "BLAZE_KILL_CHILD_DIR"
+
+// killSaveEvery is how many blocks the child sets between saves.
+const killSaveEvery = 5
+
+// killBlocks are the blocks the child sets, many of them states the
+// world's block dictionary does not hold yet.
+var killBlocks = func() []world.Block {
+	bs := []world.Block{block.Stone{}, block.Obsidian{}, block.Dirt{}, block.Glass{}}
+	for _, c := range item.Colours() {
+		bs = append(bs, block.Wool{Colour: c}, block.Concrete{Colour: c})
+	}
+	for _, w := range block.WoodTypes() {
+		bs = append(bs, block.Planks{Wood: w})
+	}
+	return bs
+}()
+
+// killSet is the i-th block set: where and what. Positions spread over 100
+// chunks and repeat, so later sets overwrite earlier ones.
+func killSet(i int) (cube.Pos, world.Block) {
+	return cube.Pos{(i * 37) % 160, 70 + i%3, (i * 53 / 3) % 160}, killBlocks[(i*7+i/11)%len(killBlocks)]
+}
+
+// errorLog fails the process when Dragonfly logs an error: a World logs a
+// failed StoreColumn and goes on.
+type errorLog struct{ slog.Handler }
+
+func (h errorLog) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError {
+		var attrs []string
+		r.Attrs(func(a slog.Attr) bool { attrs = append(attrs, a.String()); return true })
+		fmt.Println("error logged:", r.Message, strings.Join(attrs, " "))
+		os.Exit(3)
+	}
+	return nil
+}
+
+// TestKilledServerChild is the child of TestKilledServer: it sets blocks
+// in a World on Blaze from BLAZE_KILL_START on, saves every killSaveEvery,
+// and prints the last block each save covered once it has returned.
+func TestKilledServerChild(t *testing.T) {
+	dir := os.Getenv(killChildEnv)
+	if dir == "" {
+		t.Skip("run by TestKilledServer")
+	}
+	mode, _ := strconv.Atoi(os.Getenv("BLAZE_KILL_MODE"))
+	log := slog.New(errorLog{quiet.Handler()})
+	db, err := provider.Config{Log: log, Durability: blazedb.Durability(mode)}.Open(dir)
+	if err != nil {
+		fmt.Println("open failed:", err)
+		os.Exit(2)
+	}
+	w := world.Config{Provider: db, Dim: world.Overworld, Synchronous: true, Log: log}.New()
+	start, _ := strconv.Atoi(os.Getenv("BLAZE_KILL_START"))
+	out := bufio.NewWriterSize(os.Stdout, 64)
+	for i := start; ; i += killSaveEvery {
+		<-w.Do(func(tx *world.Tx) {
+			for j := i; j < i+killSaveEvery; j++ {
+				pos, b := killSet(j)
+				tx.SetBlock(pos, b, nil)
+			}
+		}).Done()
+		w.Save()
+		fmt.Fprintf(out, "%d\n", i+killSaveEvery-1)
+		out.Flush()
+	}
+}
+
+// TestKilledServer kills a child building in its world, in the default
+// mode and in DurabilityFast (a process crash loses nothing in either),
+// and checks after each kill that every block a returned save covered is
+// there: the last one set at its place, or one set after it.
+func TestKilledServer(t *testing.T) {
+	if os.Getenv(killChildEnv) != "" {
+		t.Skip("child")
+	}
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(7, 7))
+	acked := -1 // every set up to acked was covered by a returned save
+	for run := range 6 {
+		mode := blazedb.DurabilityBalanced
+		if run%2 == 1 {
+			mode = blazedb.DurabilityFast
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^TestKilledServerChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), killChildEnv+"="+dir,
+			"BLAZE_KILL_START="+strconv.Itoa(acked+1), "BLAZE_KILL_MODE="+strconv.Itoa(int(mode)))
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		lines := make(chan int, 1<<12)
+		other := make(chan string, 1)
+		go func() {
+			var rest strings.Builder
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				if n, err := strconv.Atoi(sc.Text()); err == nil {
+					lines <- n
+				} else {
+					rest.WriteString(sc.Text() + "\n")
+				}
+			}
+			close(lines)
+			other <- rest.String()
+		}()
+		if _, ok := <-lines; !ok {
+			cmd.Wait()
+			t.Fatalf("run %d: the child saved nothing: %s", run, <-other)
+		}
+		time.Sleep(time.Duration(20+rng.IntN(200)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		before := acked
+		for n := range lines {
+			acked = n
+		}
+		if rest := <-other; rest != "" {
+			t.Fatalf("run %d: the child said: %s", run, rest)
+		}
+		cmd.Wait()
+		if acked <= before {
+			t.Fatalf("run %d: no save returned", run)
+		}
+		checkKilledWorld(t, dir, acked, run)
+	}
+	t.Logf("6 kills; %d blocks set in saves that returned", acked+1)
+}
+
+// checkKilledWorld opens the world in dir and checks that each place holds
+// the last block set there up to acked, or one the child may have set
+// after it (in the save the kill cut short).
+func checkKilledWorld(t *testing.T, dir string, acked, run int) {
+	t.Helper()
+	world.DefaultBlockRegistry.Finalize() // as a World would, before runtime ids are asked for
+	want := map[cube.Pos][]uint32{} // what each place may hold; the first is the acknowledged block
+	for i := 0; i <= acked; i++ {
+		pos, b := killSet(i)
+		want[pos] = []uint32{world.BlockRuntimeID(b)}
+	}
+	for i := acked + 1; i <= acked+killSaveEvery; i++ {
+		pos, b := killSet(i)
+		want[pos] = append(want[pos], world.BlockRuntimeID(b))
+	}
+	db, err := provider.Config{Log: quiet, ReadOnly: true}.Open(dir)
+	if err != nil {
+		t.Fatalf("run %d: open after the kill: %v", run, err)
+	}
+	w := world.Config{Provider: db, Dim: world.Overworld, Synchronous: true, Log: quiet, ReadOnly: true}.New()
+	defer w.Close()
+	<-w.Do(func(tx *world.Tx) {
+		for i := 0; i <= acked; i++ {
+			pos, _ := killSet(i)
+			got := world.BlockRuntimeID(tx.Block(pos))
+			ok := false
+			for _, rid := range want[pos] {
+				ok = ok || rid == got
+			}
+			if !ok {
+				t.Errorf("run %d: %v holds %v; saved up to set %d, it should hold %v", run, pos, tx.Block(pos), acked, want[pos])
+				return
+			}
+		}
+	}).Done()
+	if rec := db.Engine().Recovery(); len(rec.Corrupt) > 0 {
+		t.Fatalf("run %d: recovery skipped damage after a process kill: %v", run, rec.Corrupt)
+	}
+}
