@@ -167,8 +167,10 @@ func TestKilledServer(t *testing.T) {
 // after it (in the save the kill cut short).
 func checkKilledWorld(t *testing.T, dir string, acked, run int) {
 	t.Helper()
-	world.DefaultBlockRegistry.Finalize() // as a World would, before runtime ids are asked for
-	want := map[cube.Pos][]uint32{} // what each place may hold; the first is the acknowledged block
+	// As a World would, before runtime ids are asked for.
+	world.DefaultBlockRegistry.Finalize()
+	// What each place may hold; the first is the acknowledged block.
+	want := map[cube.Pos][]uint32{}
 	for i := 0; i <= acked; i++ {
 		pos, b := killSet(i)
 		want[pos] = []uint32{world.BlockRuntimeID(b)}
