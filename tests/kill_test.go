@@ -140,13 +140,15 @@ func TestKilledServer(t *testing.T) {
 			close(lines)
 			other <- rest.String()
 		}()
-		if _, ok := <-lines; !ok {
+		first, ok := <-lines
+		if !ok {
 			cmd.Wait()
 			t.Fatalf("run %d: the child saved nothing: %s", run, <-other)
 		}
 		time.Sleep(time.Duration(20+rng.IntN(200)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		before := acked
+		acked = first
 		for n := range lines {
 			acked = n
 		}
