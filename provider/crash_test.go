@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 
@@ -123,37 +124,76 @@ func (w *crashWorkload) failed(what string, err error) bool {
 	return true
 }
 
+// change sets one to three blocks of k's column, as a World would, and
+// returns the version that makes.
+func (w *crashWorkload) change(k crashKey) int {
+	m := w.m
+	col := w.cols[k]
+	if col == nil {
+		m.cuts[k] = []int{0}
+		col = m.column(k, 0)
+		w.cols[k] = col
+	}
+	for range 1 + w.rng.IntN(3) {
+		// Any state of the registry: most add a dictionary entry.
+		c := blockChange{
+			x: uint8(w.rng.IntN(16)), z: uint8(w.rng.IntN(16)),
+			y:   int16(k.dim.Range()[0] + w.rng.IntN(k.dim.Range().Height())),
+			rid: w.states[w.rng.IntN(len(w.states))],
+		}
+		m.changes[k] = append(m.changes[k], c)
+		col.Chunk.SetBlock(c.x, c.y, c.z, 0, c.rid)
+	}
+	m.cuts[k] = append(m.cuts[k], len(m.changes[k]))
+	return len(m.cuts[k]) - 1
+}
+
+// ackStore records that the store of version v of k returned nil.
+func (m *crashModel) ackStore(k crashKey, v int) {
+	m.stores++
+	m.acked[k] = v
+	if m.safe {
+		m.durable[k] = v
+	}
+}
+
 // step runs one operation and reports whether the workload goes on.
 func (w *crashWorkload) step() bool {
 	m := w.m
 	switch r := w.rng.IntN(100); {
-	case r < 70: // store a column with one to three blocks changed
+	case r < 60: // store a column with one to three blocks changed
 		k := w.keys[w.rng.IntN(len(w.keys))]
-		col := w.cols[k]
-		if col == nil {
-			m.cuts[k] = []int{0}
-			col = m.column(k, 0)
-			w.cols[k] = col
-		}
-		for range 1 + w.rng.IntN(3) {
-			// Any state of the registry: most add a dictionary entry.
-			c := blockChange{
-				x: uint8(w.rng.IntN(16)), z: uint8(w.rng.IntN(16)),
-				y:   int16(k.dim.Range()[0] + w.rng.IntN(k.dim.Range().Height())),
-				rid: w.states[w.rng.IntN(len(w.states))],
-			}
-			m.changes[k] = append(m.changes[k], c)
-			col.Chunk.SetBlock(c.x, c.y, c.z, 0, c.rid)
-		}
-		m.cuts[k] = append(m.cuts[k], len(m.changes[k]))
-		v := len(m.cuts[k]) - 1
-		if w.failed("store", w.db.StoreColumn(k.pos, k.dim, col)) {
+		v := w.change(k)
+		if w.failed("store", w.db.StoreColumn(k.pos, k.dim, w.cols[k])) {
 			return false
 		}
-		m.stores++
-		m.acked[k] = v
-		if m.safe {
-			m.durable[k] = v
+		m.ackStore(k, v)
+	case r < 70: // one column of each dimension, stored at once as their Worlds do
+		var ks []crashKey
+		for _, k := range w.keys {
+			if !slices.ContainsFunc(ks, func(o crashKey) bool { return o.dim == k.dim }) {
+				ks = append(ks, k)
+			}
+		}
+		vs, errs := make([]int, len(ks)), make([]error, len(ks))
+		for i, k := range ks {
+			vs[i] = w.change(k)
+		}
+		var wg sync.WaitGroup
+		for i, k := range ks {
+			wg.Go(func() { errs[i] = w.db.StoreColumn(k.pos, k.dim, w.cols[k]) })
+		}
+		wg.Wait()
+		crashed := false
+		for i, k := range ks {
+			if w.failed("concurrent store", errs[i]) {
+				crashed = true
+				continue
+			}
+			m.ackStore(k, vs[i])
+		}
+		if crashed {
+			return false
 		}
 	case r < 80: // a player spawn
 		id := w.ids[w.rng.IntN(len(w.ids))]
@@ -323,7 +363,7 @@ func TestCrashSimulation(t *testing.T) {
 			t: t, rng: rng, fs: fs, conf: conf, db: db, m: newCrashModel(mode >= blazedb.DurabilitySafe),
 			keys: keys, ids: ids, cols: map[crashKey]*chunk.Column{}, states: faithfulStates(),
 		}
-		fs.CrashAfter(1 + rng.IntN(900))
+		fs.CrashAfter(1 + rng.IntN(1500))
 		for i := 0; i < 300 && w.step(); i++ {
 		}
 		if fs.Crashed() {
