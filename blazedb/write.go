@@ -3,6 +3,7 @@ package blazedb
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -81,6 +82,16 @@ func (db *DB) write(ops []op, sync bool) error {
 		return err
 	}
 	ps := make([]pending, len(ops))
+	// A batch's put of the value its key already holds is elided only when
+	// the record holding it is durable: a power loss may keep the batch and
+	// lose an earlier unsynced record, and the batch would then be found
+	// half applied. A lone put has nothing to keep atomic with. This first
+	// look saves encoding a put that will be elided; the check under
+	// writeMu decides.
+	durableTo := int64(math.MaxInt64)
+	if len(ops) > 1 {
+		durableTo = db.durableTo()
+	}
 	for i, o := range ops {
 		p := &ps[i]
 		p.op = o
@@ -91,7 +102,7 @@ func (db *DB) write(ops []op, sync bool) error {
 		db.mu.RLock()
 		e, ok := db.idx.get(o.k)
 		db.mu.RUnlock()
-		if ok && e.vsum == p.vsum {
+		if ok && e.vsum == p.vsum && e.off+int64(e.size) <= durableTo {
 			if cur, err := db.lookup(o.k, o.key); err == nil && bytes.Equal(cur, o.val) {
 				p.elide, p.expect = true, e
 				continue
@@ -112,7 +123,11 @@ func (db *DB) write(ops []op, sync bool) error {
 		db.writeMu.Unlock()
 		return err
 	}
-	// Re-check elision now that no other writer can run.
+	// Re-check elision now that no other writer can run (nor swap the log).
+	synced := int64(math.MaxInt64)
+	if len(ps) > 1 {
+		synced = l.durable()
+	}
 	live := ps[:0:0]
 	db.mu.RLock()
 	for i := range ps {
@@ -121,7 +136,7 @@ func (db *DB) write(ops []op, sync bool) error {
 		switch {
 		case p.del && !ok:
 			continue
-		case p.elide && ok && cur == p.expect:
+		case p.elide && ok && cur == p.expect && cur.off+int64(cur.size) <= synced:
 			continue
 		}
 		live = append(live, *p)
