@@ -394,3 +394,62 @@ func TestRegions(t *testing.T) {
 		t.Fatalf("regions %v, want %v", got, want)
 	}
 }
+
+// A crash while a store makes a new region, at each of its file
+// operations, leaves a world that opens, where that column is either
+// stored whole or missing, and where the region takes a store again.
+func TestNewRegionIsCrashSafe(t *testing.T) {
+	pos, fresh := world.ChunkPos{40, 40}, col(5, world.Overworld)
+	crashes := 0
+	for k := 1; ; k++ {
+		mem := vfs.NewMem()
+		p, err := Config{SegmentSize: 4, FS: mem, Log: quiet, MaintainInterval: time.Hour}.Open("/w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.StoreColumn(world.ChunkPos{0, 0}, world.Overworld, col(1, world.Overworld)); err != nil {
+			t.Fatal(err)
+		}
+		mem.CrashAfter(k)
+		storeErr := p.StoreColumn(pos, world.Overworld, fresh)
+		crashed := mem.Crashed()
+		for _, keep := range []float64{0, 0.5, 1} {
+			clone := mem.CrashClone(rand.New(rand.NewPCG(uint64(k), 4)), keep)
+			q, err := Config{SegmentSize: 4, FS: clone, Log: quiet}.Open("/w")
+			if err != nil {
+				t.Fatalf("k=%d keep %v: reopen: %v", k, keep, err)
+			}
+			got, err := q.LoadColumn(pos, world.Overworld)
+			switch {
+			case errors.Is(err, leveldb.ErrNotFound):
+				if storeErr == nil && !crashed {
+					t.Fatalf("k=%d keep %v: a store that returned nil was lost", k, keep)
+				}
+			case err != nil:
+				t.Fatalf("k=%d keep %v: the new region after the crash: %v", k, keep, err)
+			default:
+				if err := worldtest.Compare(fresh, got); err != nil {
+					t.Fatalf("k=%d keep %v: the column read back differs: %v", k, keep, err)
+				}
+			}
+			if err := q.StoreColumn(pos, world.Overworld, fresh); err != nil {
+				t.Fatalf("k=%d keep %v: store into the region after the crash: %v", k, keep, err)
+			}
+			if _, err := q.LoadColumn(world.ChunkPos{0, 0}, world.Overworld); err != nil {
+				t.Fatalf("k=%d keep %v: the other region: %v", k, keep, err)
+			}
+			if err := q.Close(); err != nil {
+				t.Fatalf("k=%d keep %v: close: %v", k, keep, err)
+			}
+		}
+		p.Close()
+		if !crashed {
+			break
+		}
+		crashes++
+	}
+	if crashes < 5 {
+		t.Fatalf("only %d crash points", crashes)
+	}
+	t.Logf("%d crash points", crashes)
+}
