@@ -60,11 +60,16 @@ type crashModel struct {
 	durable map[crashKey]int
 	acked   map[crashKey]int // newest acknowledged version since the last sync point
 
-	spawns        map[uuid.UUID][]cube.Pos // every position saved, in order
-	spawnDurable  map[uuid.UUID]int        // index into spawns; -1: may be absent
-	spawnAcked    map[uuid.UUID]int
-	names         []string // level.dat's world name, every one saved, in order
-	nameDurable   int
+	spawns       map[uuid.UUID][]cube.Pos // every position saved, in order
+	spawnDurable map[uuid.UUID]int        // index into spawns; -1: may be absent
+	spawnAcked   map[uuid.UUID]int
+	names        []string // level.dat's world name, every one saved, in order
+	nameDurable  int
+	// The world's edition when it last opened, and the version each column
+	// had then (0: none): a column found at another version after the
+	// crash was changed since, so the edition must have changed too.
+	edition       Edition
+	atOpen        map[crashKey]int
 	safe          bool
 	stores, syncs int
 }
@@ -75,6 +80,16 @@ func newCrashModel(safe bool) *crashModel {
 		durable: map[crashKey]int{}, acked: map[crashKey]int{},
 		spawns: map[uuid.UUID][]cube.Pos{}, spawnDurable: map[uuid.UUID]int{}, spawnAcked: map[uuid.UUID]int{},
 		names: []string{"World"}, safe: safe,
+	}
+}
+
+// opened records the edition and the columns of a world just opened,
+// after a clean close (or none) made everything before durable.
+func (m *crashModel) opened(db *DB) {
+	m.edition = db.Edition()
+	m.atOpen = map[crashKey]int{}
+	for k, cuts := range m.cuts {
+		m.atOpen[k] = len(cuts) - 1
 	}
 }
 
@@ -234,6 +249,7 @@ func (w *crashWorkload) step() bool {
 			return false
 		}
 		w.db = db
+		m.opened(db)
 	}
 	return true
 }
@@ -252,6 +268,7 @@ func (m *crashModel) judge(t *testing.T, fs *vfs.MemFS, keys []crashKey, seed ui
 	if rec := db.Engine().Recovery(); m.safe && len(rec.Corrupt) > 0 {
 		t.Fatalf("seed %d: recovery skipped damage: %v", seed, rec.Corrupt)
 	}
+	changed := false // whether a column changed since the world last opened
 	for _, k := range keys {
 		got, err := db.LoadColumn(k.pos, k.dim)
 		d := m.durable[k]
@@ -260,6 +277,10 @@ func (m *crashModel) judge(t *testing.T, fs *vfs.MemFS, keys []crashKey, seed ui
 				t.Fatalf("seed %d: column %v (%v) is gone; version %d was durable", seed, k.pos, k.dim, d)
 			}
 			continue
+		}
+		if err == nil {
+			v := m.atOpen[k]
+			changed = changed || v == 0 || worldtest.Compare(m.column(k, v), got) != nil
 		}
 		if err != nil {
 			t.Fatalf("seed %d: column %v (%v): %v", seed, k.pos, k.dim, err)
@@ -272,6 +293,9 @@ func (m *crashModel) judge(t *testing.T, fs *vfs.MemFS, keys []crashKey, seed ui
 			t.Fatalf("seed %d: column %v (%v) is none of versions %d to %d (against version %d: %v)",
 				seed, k.pos, k.dim, max(d, 1), len(m.cuts[k])-1, max(d, 1), worldtest.Compare(m.column(k, max(d, 1)), got))
 		}
+	}
+	if changed && db.Edition() == m.edition {
+		t.Fatalf("seed %d: a column changed since the world last opened, and its edition %v did not", seed, m.edition)
 	}
 	for id, saved := range m.spawns {
 		pos, ok, err := db.LoadPlayerSpawnPosition(id)
@@ -363,6 +387,7 @@ func TestCrashSimulation(t *testing.T) {
 			t: t, rng: rng, fs: fs, conf: conf, db: db, m: newCrashModel(mode >= blazedb.DurabilitySafe),
 			keys: keys, ids: ids, cols: map[crashKey]*chunk.Column{}, states: faithfulStates(),
 		}
+		w.m.opened(db)
 		fs.CrashAfter(1 + rng.IntN(1500))
 		for i := 0; i < 300 && w.step(); i++ {
 		}
