@@ -2,16 +2,16 @@ package blazedb
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/blazeworld/blaze/internal/killtest"
 )
 
 const childEnv = "BLAZE_CRASH_CHILD_DIR"
@@ -68,44 +68,8 @@ func TestProcessCrash(t *testing.T) {
 	for run := 0; run < runs; run++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestProcessCrashChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), childEnv+"="+dir, "BLAZE_CRASH_START="+strconv.Itoa(next))
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		lines := make(chan int, 1<<16)
-		done := make(chan string)
-		go func() {
-			var other bytes.Buffer
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				if id, err := strconv.Atoi(sc.Text()); err == nil {
-					lines <- id
-				} else {
-					other.WriteString(sc.Text() + "\n")
-				}
-			}
-			close(lines)
-			done <- other.String()
-		}()
 		// Let it get going, then kill it at a random moment.
-		first, ok := <-lines
-		if !ok {
-			cmd.Wait()
-			t.Fatalf("run %d: child wrote nothing: %s", run, <-done)
-		}
-		time.Sleep(time.Duration(5+rng.IntN(60)) * time.Millisecond)
-		cmd.Process.Signal(syscall.SIGKILL)
-		last := first
-		for id := range lines {
-			last = id
-		}
-		if other := <-done; other != "" {
-			t.Fatalf("run %d: child said: %s", run, other)
-		}
-		cmd.Wait()
+		last := killtest.Run(t, cmd, time.Duration(5+rng.IntN(60))*time.Millisecond)
 		for id := next; id <= last; id++ {
 			acked[Key{X: int32(id % 37), Z: int32(id % 5)}] = id
 		}

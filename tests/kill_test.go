@@ -10,11 +10,11 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/internal/killtest"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/block"
 	"github.com/df-mc/dragonfly/server/block/cube"
@@ -118,44 +118,8 @@ func TestKilledServer(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKilledServerChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), killChildEnv+"="+dir,
 			"BLAZE_KILL_START="+strconv.Itoa(acked+1), "BLAZE_KILL_MODE="+strconv.Itoa(int(mode)))
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		lines := make(chan int, 1<<12)
-		other := make(chan string, 1)
-		go func() {
-			var rest strings.Builder
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				if n, err := strconv.Atoi(sc.Text()); err == nil {
-					lines <- n
-				} else {
-					rest.WriteString(sc.Text() + "\n")
-				}
-			}
-			close(lines)
-			other <- rest.String()
-		}()
-		first, ok := <-lines
-		if !ok {
-			cmd.Wait()
-			t.Fatalf("run %d: the child saved nothing: %s", run, <-other)
-		}
-		time.Sleep(time.Duration(20+rng.IntN(200)) * time.Millisecond)
-		cmd.Process.Signal(syscall.SIGKILL)
 		before := acked
-		acked = first
-		for n := range lines {
-			acked = n
-		}
-		if rest := <-other; rest != "" {
-			t.Fatalf("run %d: the child said: %s", run, rest)
-		}
-		cmd.Wait()
+		acked = killtest.Run(t, cmd, time.Duration(20+rng.IntN(200))*time.Millisecond)
 		if acked <= before {
 			t.Fatalf("run %d: no save returned", run)
 		}
