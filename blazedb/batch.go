@@ -83,8 +83,8 @@ func (b *Batch) Reset() {
 }
 
 // Apply writes the batch atomically and waits as the durability mode (or
-// b.Sync) requires. An invalid operation added to the batch fails the whole batch
-// and nothing is written.
+// b.Sync) requires. An invalid operation added to the batch fails the
+// whole batch and nothing is written.
 func (db *DB) Apply(b *Batch) error {
 	if b.err != nil {
 		return fmt.Errorf("blazedb: apply batch: %w", b.err)
