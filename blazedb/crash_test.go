@@ -38,6 +38,10 @@ type model struct {
 
 const groupSize = 4
 
+// witnessKey names, in a batch that puts the group's values again, the
+// group batch they came from.
+var witnessKey = Key{Dim: 6}
+
 func newModel() *model {
 	return &model{history: map[string][]string{}, durable: map[string]int{}, acked: map[string]int{}}
 }
@@ -95,6 +99,10 @@ type workload struct {
 	db   *DB
 	m    *model
 	op   int
+	// group holds the values of the last batch over the group keys, and
+	// groupID its id: a batch may put them again (see do).
+	group   []string
+	groupID string
 }
 
 func (w *workload) value(key string) string {
@@ -175,13 +183,32 @@ func (w *workload) do(r int) bool {
 			i    int
 		}
 		var ps []pend
-		w.op++
-		id := strconv.Itoa(w.op)
-		for g := 0; g < groupSize; g++ {
-			k := Key{Dim: 7, X: int32(g)}
-			v := "batch#" + id + "#" + strings.Repeat("g", w.rng.IntN(300))
-			b.Put(k, []byte(v))
-			ps = append(ps, pend{chunkKeyName(k), w.m.begin(chunkKeyName(k), v)})
+		if w.group != nil && w.rng.IntN(3) == 0 {
+			// The group's values again, which the keys already hold,
+			// perhaps not durably, and a witness naming the batch they
+			// came from. A witness found after a crash says this batch
+			// survived, so the group must show that batch or a later one,
+			// never an earlier: an elided put must not tear the batch.
+			for g, v := range w.group {
+				k := Key{Dim: 7, X: int32(g)}
+				b.Put(k, []byte(v))
+				ps = append(ps, pend{chunkKeyName(k), w.m.begin(chunkKeyName(k), v)})
+			}
+			w.op++
+			v := "witness#" + w.groupID + "#" + strconv.Itoa(w.op)
+			b.Put(witnessKey, []byte(v))
+			ps = append(ps, pend{chunkKeyName(witnessKey), w.m.begin(chunkKeyName(witnessKey), v)})
+		} else {
+			w.op++
+			id := strconv.Itoa(w.op)
+			w.group, w.groupID = make([]string, groupSize), id
+			for g := 0; g < groupSize; g++ {
+				k := Key{Dim: 7, X: int32(g)}
+				v := "batch#" + id + "#" + strings.Repeat("g", w.rng.IntN(300))
+				b.Put(k, []byte(v))
+				ps = append(ps, pend{chunkKeyName(k), w.m.begin(chunkKeyName(k), v)})
+				w.group[g] = v
+			}
 		}
 		for j := w.rng.IntN(3); j > 0; j-- {
 			k := w.randKey()
@@ -313,6 +340,14 @@ func verify(t testing.TB, fs *vfs.MemFS, opts Options, m *model, desc string) {
 			group = id
 		} else if id != group {
 			t.Fatalf("%s: batch torn: group key %s holds batch %s, another holds %s", desc, key, id, group)
+		}
+	}
+	// A batch that put the group's values again survived whole: the group
+	// shows the batch the witness names, or a later one.
+	if wv, err := db.Get(witnessKey); err == nil {
+		named, _ := strconv.Atoi(strings.Split(string(wv), "#")[1])
+		if shown, err := strconv.Atoi(group); err != nil || shown < named {
+			t.Fatalf("%s: batch torn: its witness names group batch %d, the group holds %s", desc, named, group)
 		}
 	}
 	// The recovered database must take writes and survive a clean reopen.
