@@ -23,7 +23,7 @@ func (db *DB) Check() error {
 	defer l.refs.Done()
 
 	scanned := newIndex()
-	res, err := scanLog(l.f, fileHeaderSize, end, func(off int64, r *record) error { return applyRecord(scanned, off, r) })
+	res, err := scanLog(l.f, fileHeaderSize, end, false, func(off int64, r *record) error { return applyRecord(scanned, off, r) })
 	if err != nil {
 		return fmt.Errorf("blazedb: check: %w", err)
 	}

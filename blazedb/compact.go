@@ -128,7 +128,8 @@ func (db *DB) compact(afterCopy func()) (err error) {
 		}
 	}()
 	w := &appender{f: f, buf: make([]byte, 0, 1<<20)}
-	if err := w.write(fileHeader{generation: old.gen + 1, baseSeq: seq}.encode()); err != nil {
+	nh := fileHeader{version: logVersion, generation: old.gen + 1, baseSeq: seq}
+	if err := w.write(nh.encode()); err != nil {
 		return fmt.Errorf("write %s: %w", compactName, err)
 	}
 	nix := newIndex()
@@ -202,7 +203,7 @@ func (db *DB) compact(afterCopy func()) (err error) {
 		db.poison(fmt.Errorf("sync directory after compaction: %w", dirErr))
 	}
 	nix.settle()
-	nl := newLogFile(f, old.gen+1, w.off, w.off)
+	nl := newLogFile(f, nh, w.off, w.off)
 	db.mu.Lock()
 	db.idx, db.log = nix, nl
 	db.mu.Unlock()
@@ -266,7 +267,7 @@ func copyTail(old *logFile, from, end int64, w *appender, nix *index) error {
 		return nil
 	}
 	var werr error
-	res, err := scanLog(old.f, from, end, func(off int64, r *record) error {
+	res, err := scanLog(old.f, from, end, false, func(off int64, r *record) error {
 		at := w.pos()
 		b := appendRecord(nil, r)
 		if werr = w.write(b); werr != nil {

@@ -3,8 +3,10 @@ package blazedb
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,8 +34,10 @@ type model struct {
 	// acked lists keys whose operation returned nil since the last sync
 	// point, with the history index each reached.
 	acked map[string]int
-	// groups are the batch ids written to the group keys, which are only
-	// ever written together.
+	// at[key][i] is when history[key][i] was written: the operation's
+	// number, shared by the entries of a batch. clock counts operations.
+	at    map[string][]int
+	clock int
 }
 
 const groupSize = 4
@@ -43,7 +47,7 @@ const groupSize = 4
 var witnessKey = Key{Dim: 6}
 
 func newModel() *model {
-	return &model{history: map[string][]string{}, durable: map[string]int{}, acked: map[string]int{}}
+	return &model{history: map[string][]string{}, durable: map[string]int{}, acked: map[string]int{}, at: map[string][]int{}}
 }
 
 // begin records an operation about to run (it may survive even if the
@@ -53,6 +57,7 @@ func (m *model) begin(key, val string) int {
 		m.durable[key] = -1
 	}
 	m.history[key] = append(m.history[key], val)
+	m.at[key] = append(m.at[key], m.clock)
 	return len(m.history[key]) - 1
 }
 
@@ -85,6 +90,67 @@ func (m *model) allowed(key, got string) bool {
 		}
 	}
 	return false
+}
+
+// span is a closed range of times: after operations 1 to lo and up to
+// hi were applied.
+type span struct{ lo, hi int }
+
+// when returns the times at which key held got ("" for absent): after the
+// operation that wrote it, until the next that changed it.
+func (m *model) when(key, got string) []span {
+	// The key's states from the start, when it was absent, at time 0.
+	h := append([]string{""}, m.history[key]...)
+	at := append([]int{0}, m.at[key]...)
+	var out []span
+	for i := range h {
+		if h[i] != got || (i > 0 && h[i-1] == got) {
+			continue
+		}
+		s := span{at[i], m.clock}
+		for j := i + 1; j < len(h); j++ {
+			if h[j] != got {
+				s.hi = at[j] - 1
+				break
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// prefixCut returns a time at which every key held what it recovered to,
+// or -1: what survives a crash must be the state after some prefix of the
+// operations.
+func (m *model) prefixCut(recovered map[string]string) int {
+	cands := []int{0}
+	for key, got := range recovered {
+		for _, s := range m.when(key, got) {
+			cands = append(cands, s.lo)
+		}
+	}
+next:
+	for _, c := range cands {
+		for key, got := range recovered {
+			if !slices.ContainsFunc(m.when(key, got), func(s span) bool { return s.lo <= c && c <= s.hi }) {
+				continue next
+			}
+		}
+		return c
+	}
+	return -1
+}
+
+// describe lists each key's recovered state with the times it held, for a
+// failure message.
+func (m *model) describe(recovered map[string]string) string {
+	keys := slices.Sorted(maps.Keys(recovered))
+	var b strings.Builder
+	fmt.Fprintf(&b, "after %d operations:", m.clock)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "\n  %s: %.30q held at %v (written at %v)", k, recovered[k], m.when(k, recovered[k]), m.at[k])
+	}
+	return b.String()
 }
 
 func chunkKeyName(k Key) string { return fmt.Sprintf("c/%d/%d/%d", k.Dim, k.X, k.Z) }
@@ -134,6 +200,7 @@ func (w *workload) writeStep() bool {
 }
 
 func (w *workload) do(r int) bool {
+	w.m.clock++
 	switch {
 	case r < 45:
 		k := w.randKey()
@@ -299,6 +366,7 @@ func verify(t testing.TB, fs *vfs.MemFS, opts Options, m *model, desc string) {
 	// ...and every key must hold a state allowed by its history.
 	group := ""
 	groupIDs := map[string]string{}
+	recovered := map[string]string{}
 	for key := range m.history {
 		var got []byte
 		var err error
@@ -315,6 +383,7 @@ func verify(t testing.TB, fs *vfs.MemFS, opts Options, m *model, desc string) {
 		if err != nil {
 			t.Fatalf("%s: get %s: %v", desc, key, err)
 		}
+		recovered[key] = string(got)
 		if !m.allowed(key, string(got)) {
 			h := m.history[key]
 			t.Fatalf("%s: key %s recovered %.40q; durable index %d of %d states (last durable %.40q)",
@@ -349,6 +418,12 @@ func verify(t testing.TB, fs *vfs.MemFS, opts Options, m *model, desc string) {
 		if shown, err := strconv.Atoi(group); err != nil || shown < named {
 			t.Fatalf("%s: batch torn: its witness names group batch %d, the group holds %s", desc, named, group)
 		}
+	}
+	// What survived is the state after some prefix of the operations: a
+	// crash loses a stretch of the latest writes, never one from between
+	// others.
+	if m.prefixCut(recovered) < 0 {
+		t.Fatalf("%s: no prefix of the operations leaves what was recovered\n%s", desc, m.describe(recovered))
 	}
 	// The recovered database must take writes and survive a clean reopen.
 	if err := db.Put(Key{X: 1000}, []byte("after")); err != nil {

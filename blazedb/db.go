@@ -157,6 +157,16 @@ func (db *DB) open() error {
 	db.bg.compactNow = make(chan struct{}, 1)
 	db.bg.checkpointNow = make(chan struct{}, 1)
 	db.bg.stop = make(chan struct{})
+	if !ro && !db.log.marks {
+		// A version 1 log has no sync marks, so recovery could not tell a
+		// write a crash left unsynced from decay of durable data in it:
+		// rewrite it as version 2 before anything is appended.
+		db.opts.Logger.Info("blazedb: rewriting chunks.dat in format version 2", "dir", db.dir)
+		if err := db.compact(nil); err != nil {
+			db.log.f.Close()
+			return fmt.Errorf("rewrite %s in format version %d: %w", logName, logVersion, err)
+		}
+	}
 	if !ro && !db.opts.ExternalMaintenance {
 		db.bg.wg.Add(1)
 		go db.background()
@@ -261,7 +271,7 @@ func (db *DB) openLog(f vfs.File) error {
 	}
 	db.idx = ix
 	db.seq = nextSeq
-	db.log = newLogFile(f, h.generation, end, synced)
+	db.log = newLogFile(f, h, end, synced)
 	return nil
 }
 

@@ -665,7 +665,7 @@ func TestRefusesForeignDirectoryAndNewerVersion(t *testing.T) {
 
 	dir = t.TempDir()
 	h := fileHeader{generation: 1}.encode()
-	h[8] = formatVersion + 1
+	h[8] = logVersion + 1
 	os.WriteFile(filepath.Join(dir, logName), h, 0o644)
 	_, err = Open(dir, Options{Logger: quiet})
 	if !errors.Is(err, ErrVersion) {

@@ -32,12 +32,19 @@
 //   - Every read verifies the record's checksum and the value's checksum
 //     after decompression. Damage gives an error wrapping ErrCorrupt that
 //     names the offset; never a panic, never unverified bytes.
-//   - Open recovers from a crash at any point: a torn tail is cut (only in a
-//     read-write open), a damaged record in the middle is skipped and
-//     reported (Recovery) and its key falls back to its previous version.
-//     Open scans only the log past what index.dat covers; damage in the
-//     part it covers is found by Check (and by reads) and mended the same
-//     way by Repair.
+//   - Open recovers from a crash at any point, to every durable write and
+//     a prefix of the others: the state after some write, with everything
+//     before it and nothing after. A power loss may keep a later unsynced
+//     write and lose an earlier one; the later one is then dropped too. So
+//     a record that depends on an earlier one (an id it defines, say) never
+//     survives without it, whatever the mode.
+//   - Damage is told apart by the sync marks in the log (record.go): damage
+//     a later mark shows was durable is decay, which Open skips and reports
+//     (Recovery), the key falling back to its previous version; any other
+//     damage is where a crash cut the unsynced writes, and the log is cut
+//     there (only in a read-write open). Open scans only the log past what
+//     index.dat covers; damage in the part it covers is found by Check (and
+//     by reads) and mended the same way by Repair.
 //   - A failed fsync poisons the DB: writes fail with ErrPoisoned until it
 //     is reopened, because a retried fsync can report success for lost data.
 //   - Putting the value a key already holds appends nothing, but in a

@@ -206,6 +206,7 @@ func (ix *index) diff(o *index) string {
 // Part of the on-disk format.
 const (
 	indexSignature      = "\x89BLZIDX\n"
+	indexVersion        = 1
 	indexHeaderSize     = 56
 	indexChunkEntrySize = 28
 	indexNamedFixed     = 2 + 4 + 8 + 4
@@ -222,7 +223,7 @@ func encodeIndex(ix *index, m indexMeta) []byte {
 	nchunks := ix.count - len(ix.named)
 	b := make([]byte, indexHeaderSize, indexHeaderSize+nchunks*indexChunkEntrySize+len(ix.named)*32+4)
 	copy(b, indexSignature)
-	binary.LittleEndian.PutUint32(b[8:], formatVersion)
+	binary.LittleEndian.PutUint32(b[8:], indexVersion)
 	binary.LittleEndian.PutUint64(b[16:], m.generation)
 	binary.LittleEndian.PutUint64(b[24:], uint64(m.covered))
 	binary.LittleEndian.PutUint64(b[32:], m.nextSeq)
@@ -257,8 +258,8 @@ func decodeIndex(b []byte) (*index, indexMeta, error) {
 	if len(b) < indexHeaderSize+4 {
 		return bad(0, "%d bytes is too short", len(b))
 	}
-	if v := binary.LittleEndian.Uint32(b[8:]); v != formatVersion {
-		if v > formatVersion {
+	if v := binary.LittleEndian.Uint32(b[8:]); v != indexVersion {
+		if v > indexVersion {
 			return nil, indexMeta{}, fmt.Errorf("%w: %s is format version %d", ErrVersion, indexName, v)
 		}
 		return bad(8, "format version %d", v)

@@ -1,6 +1,7 @@
 package blazedb
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -15,7 +16,7 @@ import (
 //	| offset | size | field                                           |
 //	+--------+------+-------------------------------------------------+
 //	|      0 |    8 | signature "\x89BLZLOG\n"                        |
-//	|      8 |    4 | format version, uint32 LE (1)                   |
+//	|      8 |    4 | format version, uint32 LE (2; 1 is read too)    |
 //	|     12 |    4 | flags, uint32 LE (0; reserved)                  |
 //	|     16 |    8 | generation, uint64 LE (+1 on every compaction)  |
 //	|     24 |    8 | base sequence, uint64 LE (next seq at creation) |
@@ -31,8 +32,8 @@ import (
 //	|      0 |    4 | CRC-32C of bytes 4..28+n (all that follows)     |
 //	|      4 |    4 | n, body length = key length + stored length     |
 //	|      8 |    8 | sequence number: the record's version           |
-//	|     16 |    1 | kind (put 1, delete 2, batch 3; in a batch:     |
-//	|        |      |   put 0x81, delete 0x82)                        |
+//	|     16 |    1 | kind (put 1, delete 2, batch 3, sync mark 4;    |
+//	|        |      |   in a batch: put 0x81, delete 0x82)            |
 //	|     17 |    1 | codec of the stored value (none 0, lz4 1,       |
 //	|        |      |   snappy 2, zstd 3)                             |
 //	|     18 |    2 | key length k                                    |
@@ -49,19 +50,32 @@ import (
 // in-batch kinds are distinct so that a recovery scan resynchronising after
 // damage can never mistake an entry inside a batch for a record of its own.
 //
+// A sync mark (format version 2) has no key, sequence number 0 and codec
+// none; its value is 8 bytes, a uint64 LE S: when it was written, the first
+// S bytes of this file were known durable. The first append after each
+// fsync (and after Open, which syncs) carries one in front of its record,
+// in the same write. Recovery uses marks to tell damage apart (recover.go):
+// damage that a later mark shows was synced is decay of durable data, and
+// is skipped; any other damage is a write a crash left unsynced, so the log
+// ends there. Version 1 logs have no marks; Open rewrites them as version 2
+// (a compaction) before appending to them.
+//
 // All integers are little-endian. Part of the on-disk format: these
 // constants must not change without a new format version.
 const (
 	logSignature   = "\x89BLZLOG\n"
-	formatVersion  = 1
+	logVersion     = 2 // written; versions 1 and 2 are read
 	fileHeaderSize = 40
 	recHeaderSize  = 28
 
 	kindPut         = 0x01
 	kindDelete      = 0x02
 	kindBatch       = 0x03
+	kindMark        = 0x04
 	kindBatchPut    = 0x81
 	kindBatchDelete = 0x82
+	markValueLen    = 8
+	markSize        = recHeaderSize + markValueLen
 
 	maxValueLen = 64 << 20  // largest raw value
 	maxBodyLen  = 256 << 20 // largest record body (a batch)
@@ -73,14 +87,18 @@ func crc(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
 
 // fileHeader is the decoded header of chunks.dat.
 type fileHeader struct {
+	version    uint32 // 0 encodes as logVersion
 	generation uint64
 	baseSeq    uint64
 }
 
+// marks reports whether the log carries sync marks (version 2 on).
+func (h fileHeader) marks() bool { return h.version >= 2 }
+
 func (h fileHeader) encode() []byte {
 	b := make([]byte, fileHeaderSize)
 	copy(b, logSignature)
-	binary.LittleEndian.PutUint32(b[8:], formatVersion)
+	binary.LittleEndian.PutUint32(b[8:], cmp.Or(h.version, logVersion))
 	binary.LittleEndian.PutUint64(b[16:], h.generation)
 	binary.LittleEndian.PutUint64(b[24:], h.baseSeq)
 	binary.LittleEndian.PutUint32(b[32:], crc(b[:32]))
@@ -94,16 +112,18 @@ func decodeFileHeader(b []byte) (fileHeader, error) {
 	if len(b) < fileHeaderSize {
 		return fileHeader{}, corruptf(logName, 0, "file header is %d bytes, want %d", len(b), fileHeaderSize)
 	}
-	if v := binary.LittleEndian.Uint32(b[8:]); v != formatVersion {
-		if v > formatVersion {
-			return fileHeader{}, fmt.Errorf("%w: %s is format version %d; this build reads version %d", ErrVersion, logName, v, formatVersion)
-		}
+	v := binary.LittleEndian.Uint32(b[8:])
+	if v > logVersion {
+		return fileHeader{}, fmt.Errorf("%w: %s is format version %d; this build reads versions 1 to %d", ErrVersion, logName, v, logVersion)
+	}
+	if v == 0 {
 		return fileHeader{}, corruptf(logName, 8, "format version %d", v)
 	}
 	if got, want := binary.LittleEndian.Uint32(b[32:]), crc(b[:32]); got != want {
 		return fileHeader{}, corruptf(logName, 32, "file header checksum %08x, want %08x", got, want)
 	}
 	return fileHeader{
+		version:    v,
 		generation: binary.LittleEndian.Uint64(b[16:]),
 		baseSeq:    binary.LittleEndian.Uint64(b[24:]),
 	}, nil
@@ -168,7 +188,7 @@ func checkHeader(h []byte, topLevel bool) (int, error) {
 		return 0, fmt.Errorf("%w: raw length %d", errBadRecord, raw)
 	}
 	switch kind {
-	case kindPut, kindDelete, kindBatch:
+	case kindPut, kindDelete, kindBatch, kindMark:
 		if !topLevel {
 			return 0, fmt.Errorf("%w: kind %#x inside a batch", errBadRecord, kind)
 		}
@@ -179,10 +199,13 @@ func checkHeader(h []byte, topLevel bool) (int, error) {
 	default:
 		return 0, fmt.Errorf("%w: kind %#x", errBadRecord, kind)
 	}
-	if (kind == kindBatch) != (k == 0) {
+	if (kind == kindBatch || kind == kindMark) != (k == 0) {
 		return 0, fmt.Errorf("%w: kind %#x with key length %d", errBadRecord, kind, k)
 	}
-	if (kind == kindDelete || kind == kindBatchDelete || kind == kindBatch) && c != codecNone {
+	if kind == kindMark && (n != markValueLen || raw != markValueLen) {
+		return 0, fmt.Errorf("%w: sync mark of %d bytes", errBadRecord, n)
+	}
+	if (kind == kindDelete || kind == kindBatchDelete || kind == kindBatch || kind == kindMark) && c != codecNone {
 		return 0, fmt.Errorf("%w: kind %#x with codec %d", errBadRecord, kind, c)
 	}
 	return recHeaderSize + int(n), nil
@@ -213,7 +236,7 @@ func decodeRecord(b []byte, topLevel bool) (record, int, error) {
 		rawLen: binary.LittleEndian.Uint32(b[20:]),
 		vsum:   binary.LittleEndian.Uint32(b[24:]),
 	}
-	if r.kind != kindBatch {
+	if r.kind != kindBatch && r.kind != kindMark {
 		if _, err := parseKey(r.key); err != nil {
 			return record{}, 0, fmt.Errorf("%w: %v", errBadRecord, err)
 		}
@@ -222,6 +245,10 @@ func decodeRecord(b []byte, topLevel bool) (record, int, error) {
 	case kindDelete, kindBatchDelete:
 		if len(r.value) != 0 || r.rawLen != 0 {
 			return record{}, 0, fmt.Errorf("%w: delete with a value", errBadRecord)
+		}
+	case kindMark:
+		if r.seq != 0 || crc(r.value) != r.vsum {
+			return record{}, 0, fmt.Errorf("%w: sync mark with sequence %d or a bad value checksum", errBadRecord, r.seq)
 		}
 	case kindBatch:
 		if int(r.rawLen) != len(r.value) {
@@ -259,6 +286,16 @@ func forEachEntry(body []byte, fn func(off int, e record) error) error {
 	}
 	return nil
 }
+
+// appendMark appends a sync mark saying the first synced bytes of the log
+// are durable.
+func appendMark(dst []byte, synced int64) []byte {
+	v := binary.LittleEndian.AppendUint64(make([]byte, 0, markValueLen), uint64(synced))
+	return appendRecord(dst, &record{kind: kindMark, value: v, rawLen: markValueLen, vsum: crc(v)})
+}
+
+// markValue is what a decoded sync mark says is durable.
+func (r *record) markValue() int64 { return int64(binary.LittleEndian.Uint64(r.value)) }
 
 // rawValue decompresses and verifies the value of a put record.
 func (r *record) rawValue() ([]byte, error) { return r.appendRawValue(nil) }

@@ -21,11 +21,13 @@ type Recovery struct {
 	ScannedBytes   int64
 	ScannedRecords int
 	// Corrupt lists damaged regions in the middle of the log that were
-	// skipped. Keys whose newest record lay there fall back to their
-	// previous valid version.
+	// durable (a later sync mark says so) and were skipped. Keys whose
+	// newest record lay there fall back to their previous valid version.
 	Corrupt []CorruptRegion
-	// TornBytes is the length of the torn tail: cut in a read-write open,
-	// ignored in a read-only one.
+	// TornBytes is the length of the torn tail: from the first damage that
+	// was never durable to the end, whole records after it included, as a
+	// crash left them unsynced. Cut in a read-write open, ignored in a
+	// read-only one.
 	TornBytes int64
 }
 
@@ -107,22 +109,29 @@ func isDecodeErr(err error) bool {
 }
 
 // scanLog decodes the top-level records in [from, end) and calls apply for
-// each valid one, in log order. On damage it looks for the next offset at
-// which a valid record starts: if there is one, the damaged stretch is
-// skipped and reported; if there is none, the stretch is a torn tail and
-// result.end marks where it begins. Record slices passed to apply are valid
-// only during the call.
-func scanLog(f vfs.File, from, end int64, apply func(off int64, r *record) error) (scanResult, error) {
+// each valid one but sync marks, in log order. On damage it looks for the
+// next offset at which a valid record starts. If there is none, the damage
+// is a torn tail and result.end marks where it begins. If there is one, the
+// damaged stretch is skipped and reported, unless marks is set and no sync
+// mark after it shows it was durable: then it is a write a crash left
+// unsynced, and so is everything after it (an fsync covers all that was
+// written before it), so the scan ends there as at a torn tail. Everything
+// durable survives either way, and what survives of the rest is a prefix
+// of the writes. Record slices passed to apply are valid only during the
+// call.
+func scanLog(f vfs.File, from, end int64, marks bool, apply func(off int64, r *record) error) (scanResult, error) {
 	w := &window{f: f, end: end, base: -1}
 	res := scanResult{end: from}
 	for off := from; off < end; {
 		r, n, err := w.decodeAt(off)
 		if err == nil {
-			if err := apply(off, &r); err != nil {
-				return res, err
+			if r.kind != kindMark {
+				if err := apply(off, &r); err != nil {
+					return res, err
+				}
+				res.records++
+				res.maxSeq = max(res.maxSeq, r.seq+batchLen(&r))
 			}
-			res.records++
-			res.maxSeq = max(res.maxSeq, r.seq+batchLen(&r))
 			off += int64(n)
 			res.end = off
 			continue
@@ -137,10 +146,41 @@ func scanLog(f vfs.File, from, end int64, apply func(off int64, r *record) error
 		if next < 0 {
 			return res, nil // torn tail: nothing valid follows
 		}
+		if marks {
+			durable, err := markedDurable(w, next, off)
+			if err != nil {
+				return res, err
+			}
+			if !durable {
+				return res, nil
+			}
+		}
 		res.corrupt = append(res.corrupt, CorruptRegion{Offset: off, Length: next - off, Reason: err.Error()})
 		off = next
 	}
 	return res, nil
+}
+
+// markedDurable reports whether a valid sync mark at or after from says
+// the byte at off was durable.
+func markedDurable(w *window, from, off int64) (bool, error) {
+	for p := from; p < w.end; {
+		r, n, err := w.decodeAt(p)
+		if err == nil {
+			if r.kind == kindMark && r.markValue() > off {
+				return true, nil
+			}
+			p += int64(n)
+			continue
+		}
+		if !isDecodeErr(err) {
+			return false, err
+		}
+		if p, err = resync(w, p+1); err != nil || p < 0 {
+			return false, err
+		}
+	}
+	return false, nil
 }
 
 // batchLen is the number of sequence numbers beyond r.seq a record uses.
@@ -223,7 +263,7 @@ func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (*index, int64,
 			db.opts.Logger.Info("blazedb: rebuilding the index by scanning the log", "dir", db.dir, "reason", problem)
 		}
 	}
-	res, err := scanLog(f, from, size, func(off int64, r *record) error { return applyRecord(ix, off, r) })
+	res, err := scanLog(f, from, size, h.marks(), func(off int64, r *record) error { return applyRecord(ix, off, r) })
 	if err != nil {
 		return nil, 0, 0, err
 	}

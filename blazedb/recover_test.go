@@ -2,6 +2,7 @@ package blazedb
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"testing"
@@ -73,8 +74,9 @@ func TestTornTailEveryLength(t *testing.T) {
 	}
 }
 
-// A damaged record in the middle is skipped and reported; the scan goes on
-// to the records after it, and the key falls back to its previous version.
+// A damaged record in the middle that a later sync mark shows was durable
+// is decay, not a crash: it is skipped and reported, the scan goes on to the
+// records after it, and the key falls back to its previous version.
 func TestCorruptMiddleFallsBack(t *testing.T) {
 	fs := vfs.NewMem()
 	db := open(t, fs, "/db", Options{Durability: DurabilityFast, Compression: CompressionNone})
@@ -83,6 +85,7 @@ func TestCorruptMiddleFallsBack(t *testing.T) {
 	db.Put(Key{X: 2}, []byte("other before"))
 	off := db.Stats().LogBytes
 	db.Put(k, []byte("version two"))
+	db.Sync() // the next write carries a mark saying so
 	db.Put(Key{X: 3}, []byte("other after"))
 	db.Close()
 	log, _ := fs.ReadFile("/db/chunks.dat")
@@ -110,6 +113,97 @@ func TestCorruptMiddleFallsBack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Damage that no later sync mark shows was durable is a write a crash left
+// unsynced, and nothing written after it was synced either: the log ends
+// there, so what survives is a prefix of the writes, even when later
+// records reached the disk whole.
+func TestUnsyncedDamageEndsTheLog(t *testing.T) {
+	fs := vfs.NewMem()
+	db := open(t, fs, "/db", Options{Durability: DurabilityFast, Compression: CompressionNone})
+	k := Key{X: 1, Z: 1}
+	db.Put(k, []byte("version one"))
+	db.Sync()
+	db.Put(Key{X: 2}, []byte("other before")) // carries a mark: version one is durable
+	off := db.Stats().LogBytes
+	db.Put(k, []byte("version two"))
+	db.Put(Key{X: 3}, []byte("other after"))
+	db.Close()
+	log, _ := fs.ReadFile("/db/chunks.dat")
+
+	for _, where := range []int64{0, 4, 17, 30} {
+		damaged := append([]byte(nil), log...)
+		damaged[off+where] ^= 0x5a
+		t.Run(fmt.Sprintf("byte%d", where), func(t *testing.T) {
+			for _, ro := range []bool{true, false} {
+				fs := memWith(damaged)
+				db := open(t, fs, "/db", Options{ReadOnly: ro})
+				if v := mustGet(t, db, k); string(v) != "version one" {
+					t.Fatalf("read-only %v: key holds %q, want its previous version", ro, v)
+				}
+				if v := mustGet(t, db, Key{X: 2}); string(v) != "other before" {
+					t.Fatalf("read-only %v: record before the damage lost: %q", ro, v)
+				}
+				if _, err := db.Get(Key{X: 3}); !errors.Is(err, ErrNotFound) {
+					t.Fatalf("read-only %v: record after unsynced damage kept: %v", ro, err)
+				}
+				rec := db.Recovery()
+				if len(rec.Corrupt) != 0 || rec.TornBytes != int64(len(damaged))-off {
+					t.Fatalf("read-only %v: recovery %+v, want a torn tail of %d", ro, rec, int64(len(damaged))-off)
+				}
+				db.Close()
+				after, _ := fs.ReadFile("/db/chunks.dat")
+				if cut := int64(len(after)) < int64(len(damaged)); cut == ro {
+					t.Fatalf("read-only %v: log cut %v", ro, cut)
+				}
+			}
+		})
+	}
+}
+
+// A version 1 log (no sync marks) is read as it was, and a read-write Open
+// rewrites it as version 2 before appending to it.
+func TestVersion1LogIsRewritten(t *testing.T) {
+	log, _ := writeLog(t, 5) // Fast mode, no sync before Close: no marks
+	v1 := append([]byte(nil), log...)
+	binary.LittleEndian.PutUint32(v1[8:], 1)
+	binary.LittleEndian.PutUint32(v1[32:], crc(v1[:32]))
+	version := func(fs *vfs.MemFS) uint32 {
+		b, _ := fs.ReadFile("/db/chunks.dat")
+		h, err := decodeFileHeader(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.version
+	}
+	check := func(db *DB) {
+		for i := 0; i < 5; i++ {
+			if got := mustGet(t, db, Key{X: int32(i)}); !bytes.Equal(got, value(i, 200+i)) {
+				t.Fatalf("record %d wrong", i)
+			}
+		}
+	}
+	fs := memWith(v1)
+	db := open(t, fs, "/db", Options{ReadOnly: true})
+	check(db)
+	db.Close()
+	if v := version(fs); v != 1 {
+		t.Fatalf("a read-only open made it version %d", v)
+	}
+	db = open(t, fs, "/db", Options{})
+	check(db)
+	if v := version(fs); v != logVersion {
+		t.Fatalf("after a read-write open the log is version %d", v)
+	}
+	db.Put(Key{X: 9}, []byte("after"))
+	db.Close()
+	db = open(t, fs, "/db", Options{})
+	check(db)
+	if v := mustGet(t, db, Key{X: 9}); string(v) != "after" {
+		t.Fatalf("write after the rewrite: %q", v)
+	}
+	db.Close()
 }
 
 // When index.dat points at a record that has since been damaged, the read

@@ -144,7 +144,7 @@ func (db *DB) damagedKeys() ([]damage, []CorruptRegion, error) {
 	// The newest version of each damaged key before its damaged record:
 	// later puts replace earlier ones, a delete forgets them.
 	older := map[rkey]entry{}
-	res, err := scanLog(l.f, fileHeaderSize, end, func(off int64, r *record) error {
+	res, err := scanLog(l.f, fileHeaderSize, end, false, func(off int64, r *record) error {
 		return eachEntry(off, r, func(at int64, k rkey, e *record) error {
 			if d, ok := bad[k]; !ok || at >= d.off {
 				return nil

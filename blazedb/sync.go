@@ -14,9 +14,15 @@ import (
 // old one is closed once the last reader or writer holding a reference
 // (refs) lets go.
 type logFile struct {
-	f    vfs.File
-	gen  uint64
-	refs sync.WaitGroup // readers and writers using f
+	f     vfs.File
+	gen   uint64
+	marks bool           // the file is version 2: appends carry sync marks
+	refs  sync.WaitGroup // readers and writers using f
+
+	// marked is the durable length the last sync mark appended gave; a
+	// write carries a new mark when synced has passed it. Guarded by
+	// DB.writeMu.
+	marked int64
 
 	written atomic.Int64 // bytes in the file; advanced under DB.writeMu
 	// dirtyAt is when (unix nanoseconds) the oldest write not yet known
@@ -32,8 +38,8 @@ type logFile struct {
 	superseded bool  // compaction copied every record into a synced new file
 }
 
-func newLogFile(f vfs.File, gen uint64, size int64, synced int64) *logFile {
-	l := &logFile{f: f, gen: gen, synced: synced}
+func newLogFile(f vfs.File, h fileHeader, size int64, synced int64) *logFile {
+	l := &logFile{f: f, gen: h.generation, marks: h.marks(), synced: synced, marked: fileHeaderSize}
 	l.cond.L = &l.mu
 	l.written.Store(size)
 	return l

@@ -170,7 +170,16 @@ func (db *DB) write(ops []op, sync bool) error {
 		db.writeMu.Unlock()
 		return fmt.Errorf("%w: batch of %d bytes (limit %d)", ErrTooLarge, total, maxBodyLen)
 	}
-	buf, offs := db.frame(live)
+	// A sync mark goes first when an fsync has completed since the last
+	// one: recovery learns from it that everything before it was durable.
+	var mark []byte
+	markTo := l.marked
+	if l.marks {
+		if markTo = l.durable(); markTo > l.marked {
+			mark = appendMark(make([]byte, 0, markSize+total), markTo)
+		}
+	}
+	buf, offs := db.frame(mark, live)
 	off := l.written.Load()
 	if _, err := l.f.WriteAt(buf, off); err != nil {
 		// Cut what may have reached the file, so the next record starts at a
@@ -183,6 +192,7 @@ func (db *DB) write(ops []op, sync bool) error {
 	}
 	end := off + int64(len(buf))
 	l.written.Store(end)
+	l.marked = max(l.marked, markTo)
 	l.dirtyAt.CompareAndSwap(0, time.Now().UnixNano())
 	db.seq += uint64(len(live))
 	db.mu.Lock()
@@ -231,11 +241,12 @@ func (p *pending) encode(c codec) error {
 	return nil
 }
 
-// frame builds the bytes to append for live, numbering them from db.seq,
-// and returns the offset of each op's record within them. db.writeMu must
-// be held.
-func (db *DB) frame(live []pending) ([]byte, []int64) {
+// frame appends to dst the bytes to append for live, numbering them from
+// db.seq, and returns them with the offset of each op's record within them.
+// db.writeMu must be held.
+func (db *DB) frame(dst []byte, live []pending) ([]byte, []int64) {
 	offs := make([]int64, len(live))
+	base := int64(len(dst))
 	rec := func(dst []byte, p *pending, seq uint64, inBatch bool) []byte {
 		r := record{seq: seq, key: p.key}
 		if p.del {
@@ -249,7 +260,8 @@ func (db *DB) frame(live []pending) ([]byte, []int64) {
 		return appendRecord(dst, &r)
 	}
 	if len(live) == 1 {
-		return rec(nil, &live[0], db.seq, false), offs
+		offs[0] = base
+		return rec(dst, &live[0], db.seq, false), offs
 	}
 	size := 0
 	for _, p := range live {
@@ -257,9 +269,12 @@ func (db *DB) frame(live []pending) ([]byte, []int64) {
 	}
 	body := make([]byte, 0, size)
 	for i := range live {
-		offs[i] = recHeaderSize + int64(len(body))
+		offs[i] = base + recHeaderSize + int64(len(body))
 		body = rec(body, &live[i], db.seq+uint64(i), true)
 	}
 	batch := record{seq: db.seq, kind: kindBatch, value: body, rawLen: uint32(len(body))}
-	return appendRecord(make([]byte, 0, recHeaderSize+len(body)), &batch), offs
+	if dst == nil {
+		dst = make([]byte, 0, recHeaderSize+len(body))
+	}
+	return appendRecord(dst, &batch), offs
 }
