@@ -43,11 +43,10 @@
 //     or lost with a stretch of the log recovery skipped) is taken from
 //     dictionary.dat when the world opens, and written back unless the
 //     world is read-only (DictionaryRestored lists them): damage to the log
-//     costs at most the entries added since the world last closed. A store
-//     that adds entries is durable on return in every durability mode
-//     (blazedb.Batch.Sync), so a power loss that keeps a later unsynced
-//     write and loses an earlier one never leaves a column without its
-//     entries.
+//     costs at most the entries added since the world last closed. An
+//     entry is written in the batch of the first column that uses it, and
+//     the engine recovers a prefix of its writes after a crash, so no
+//     column survives one without its entries.
 //   - Storing an unchanged column writes nothing; a column that could not
 //     read back as given (a layer missing, an index beyond its palette) is
 //     refused with ErrInvalidColumn and writes nothing either.

@@ -192,12 +192,11 @@ func (db *DB) holds(k blazedb.Key, rec []byte) bool {
 
 // putColumn adds the column and the block dictionary entries it is the
 // first to use to b, and applies it: new entries reach the log in the same
-// atomic batch as the first column that uses them, and that batch is
-// durable before the entries count as persisted, whatever the durability
-// mode. Until then every column that uses them carries them too. Later
-// columns leave them out, and a power loss may keep a later unsynced
-// record while losing an earlier one: an entry lost so would leave every
-// later column that uses it unreadable.
+// atomic batch as the first column that uses them, and count as persisted
+// once it is applied. Later columns leave them out and come later in the
+// log, and the engine recovers a prefix of the log's writes after a crash
+// (blazedb's guarantees): a column never survives without the entries an
+// earlier batch wrote for it.
 func (db *DB) putColumn(b *blazedb.Batch, k blazedb.Key, rec []byte, fresh []int32) error {
 	db.dict.mu.Lock()
 	ids, err := db.dict.unpersisted(b, fresh)
@@ -205,7 +204,6 @@ func (db *DB) putColumn(b *blazedb.Batch, k blazedb.Key, rec []byte, fresh []int
 	if err != nil {
 		return err
 	}
-	b.Sync = len(ids) > 0
 	b.Put(k, rec)
 	if err := db.eng.Apply(b); err != nil {
 		return err
