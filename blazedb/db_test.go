@@ -443,8 +443,8 @@ func TestBatchSync(t *testing.T) {
 }
 
 // A batch that puts the value a key already holds, in a record not yet
-// durable, still carries it: a power loss may keep the batch and lose the
-// earlier record, and the batch must not then be found half applied.
+// durable, leaves that put out; a power loss that keeps the batch must not
+// then find it half applied, so the earlier record survives with it.
 func TestBatchElisionKeepsAtomicity(t *testing.T) {
 	var kept, lost int
 	for seed := range uint64(200) {

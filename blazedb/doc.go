@@ -47,10 +47,9 @@
 //     by reads) and mended the same way by Repair.
 //   - A failed fsync poisons the DB: writes fail with ErrPoisoned until it
 //     is reopened, because a retried fsync can report success for lost data.
-//   - Putting the value a key already holds appends nothing, but in a
-//     batch while the record that holds it is not yet durable: the batch
-//     then writes it again, so that a power loss that keeps the batch and
-//     loses the earlier record cannot leave the batch half applied.
+//   - Putting the value a key already holds appends nothing, in a batch
+//     too: the record that holds it is earlier in the log, so it survives
+//     whenever the batch does.
 //   - Backup copies an open database as it is at one moment (every write
 //     that returned before the call) while reads and writes go on; after a
 //     crash its destination is either absent or a whole database

@@ -142,17 +142,6 @@ func (db *DB) maintainSync() {
 	db.syncTo(l, l.written.Load(), true)
 }
 
-// durableTo reports how many bytes of the current log are known durable:
-// every record that ends there or before is.
-func (db *DB) durableTo() int64 {
-	l, err := db.acquireLog()
-	if err != nil {
-		return 0
-	}
-	defer l.refs.Done()
-	return l.durable()
-}
-
 // durable reports how many bytes of l are known durable.
 func (l *logFile) durable() int64 {
 	l.mu.Lock()

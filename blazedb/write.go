@@ -3,7 +3,6 @@ package blazedb
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"time"
 )
 
@@ -82,16 +81,9 @@ func (db *DB) write(ops []op, sync bool) error {
 		return err
 	}
 	ps := make([]pending, len(ops))
-	// A batch's put of the value its key already holds is elided only when
-	// the record holding it is durable: a power loss may keep the batch and
-	// lose an earlier unsynced record, and the batch would then be found
-	// half applied. A lone put has nothing to keep atomic with. This first
-	// look saves encoding a put that will be elided; the check under
-	// writeMu decides.
-	durableTo := int64(math.MaxInt64)
-	if len(ops) > 1 {
-		durableTo = db.durableTo()
-	}
+	// A put of the value its key already holds is elided, in a batch too:
+	// the record holding it comes earlier in the log, and recovery keeps a
+	// prefix of the log's writes, so it survives whenever the batch does.
 	for i, o := range ops {
 		p := &ps[i]
 		p.op = o
@@ -102,7 +94,7 @@ func (db *DB) write(ops []op, sync bool) error {
 		db.mu.RLock()
 		e, ok := db.idx.get(o.k)
 		db.mu.RUnlock()
-		if ok && e.vsum == p.vsum && e.off+int64(e.size) <= durableTo {
+		if ok && e.vsum == p.vsum {
 			if cur, err := db.lookup(o.k, o.key); err == nil && bytes.Equal(cur, o.val) {
 				p.elide, p.expect = true, e
 				continue
@@ -123,11 +115,7 @@ func (db *DB) write(ops []op, sync bool) error {
 		db.writeMu.Unlock()
 		return err
 	}
-	// Re-check elision now that no other writer can run (nor swap the log).
-	synced := int64(math.MaxInt64)
-	if len(ps) > 1 {
-		synced = l.durable()
-	}
+	// Re-check elision now that no other writer can run.
 	live := ps[:0:0]
 	db.mu.RLock()
 	for i := range ps {
@@ -136,7 +124,7 @@ func (db *DB) write(ops []op, sync bool) error {
 		switch {
 		case p.del && !ok:
 			continue
-		case p.elide && ok && cur == p.expect && cur.off+int64(cur.size) <= synced:
+		case p.elide && ok && cur == p.expect:
 			continue
 		}
 		live = append(live, *p)
