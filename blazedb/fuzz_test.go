@@ -23,6 +23,7 @@ func seedRecords() [][]byte {
 	inner := appendRecord(nil, &record{seq: 10, kind: kindBatchPut, key: appendNamedKey(nil, "a"), value: []byte("xyz"), rawLen: 3, vsum: crc([]byte("xyz"))})
 	inner = appendRecord(inner, &record{seq: 11, kind: kindBatchDelete, key: appendChunkKey(nil, Key{})})
 	out = append(out, appendRecord(nil, &record{seq: 10, kind: kindBatch, value: inner, rawLen: uint32(len(inner))}))
+	out = append(out, appendMark(nil, fileHeaderSize+100))
 	return out
 }
 
