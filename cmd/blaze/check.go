@@ -20,7 +20,7 @@ func runCheck(out, progress io.Writer, dir string) int {
 			fmt.Fprintf(out, "%s: index.dat was not used (%s): the log was scanned\n", d.Dir, rec.IndexProblem)
 		}
 		if rec.TornBytes > 0 {
-			fmt.Fprintf(out, "%s: the last %d bytes of chunks.dat are a write a crash cut short: never acknowledged, so nothing is lost; the next read-write open removes them\n", d.Dir, rec.TornBytes)
+			fmt.Fprintf(out, "%s: the last %d bytes of chunks.dat are writes a crash left unsynced, which the durability mode never promised to keep, so nothing promised is lost; the next read-write open removes them\n", d.Dir, rec.TornBytes)
 		}
 		for _, c := range rec.Corrupt {
 			fmt.Fprintf(out, "%s: damaged: %d bytes of chunks.dat at offset %d (%s); the columns written there are read from their previous versions\n", d.Dir, c.Length, c.Offset, c.Reason)

@@ -44,7 +44,7 @@ func (f Failure) String() string { return fmt.Sprintf("%s: %v", f.What, f.Err) }
 type Database struct {
 	Dir string
 	// Recovery is what opening the database found. A torn tail is what a
-	// crash leaves of writes never acknowledged, not damage; Corrupt
+	// crash left of writes that were not yet durable, not damage; Corrupt
 	// regions are damage.
 	Recovery blazedb.Recovery
 	// Engine is blazedb.DB.Check's finding: nil when the index matches a
