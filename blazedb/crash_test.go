@@ -123,16 +123,19 @@ func (m *model) when(key, got string) []span {
 // or -1: what survives a crash must be the state after some prefix of the
 // operations.
 func (m *model) prefixCut(recovered map[string]string) int {
+	spans := make([][]span, 0, len(recovered))
 	cands := []int{0}
 	for key, got := range recovered {
-		for _, s := range m.when(key, got) {
+		ss := m.when(key, got)
+		spans = append(spans, ss)
+		for _, s := range ss {
 			cands = append(cands, s.lo)
 		}
 	}
 next:
 	for _, c := range cands {
-		for key, got := range recovered {
-			if !slices.ContainsFunc(m.when(key, got), func(s span) bool { return s.lo <= c && c <= s.hi }) {
+		for _, ss := range spans {
+			if !slices.ContainsFunc(ss, func(s span) bool { return s.lo <= c && c <= s.hi }) {
 				continue next
 			}
 		}
