@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/block"
@@ -397,13 +398,16 @@ func TestRegions(t *testing.T) {
 
 // A crash while a store makes a new region, at each of its file
 // operations, leaves a world that opens, where that column is either
-// stored whole or missing, and where the region takes a store again.
+// stored whole or missing, and where the region takes a store again. The
+// world is in DurabilitySafe, where a store that returned is durable: the
+// other region's column must survive every crash, and the new one every
+// crash after its store returned.
 func TestNewRegionIsCrashSafe(t *testing.T) {
 	pos, fresh := world.ChunkPos{40, 40}, col(5, world.Overworld)
 	crashes := 0
 	for k := 1; ; k++ {
 		mem := vfs.NewMem()
-		p, err := Config{SegmentSize: 4, FS: mem, Log: quiet, MaintainInterval: time.Hour}.Open("/w")
+		p, err := Config{SegmentSize: 4, FS: mem, Log: quiet, MaintainInterval: time.Hour, Durability: blazedb.DurabilitySafe}.Open("/w")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -415,7 +419,7 @@ func TestNewRegionIsCrashSafe(t *testing.T) {
 		crashed := mem.Crashed()
 		for _, keep := range []float64{0, 0.5, 1} {
 			clone := mem.CrashClone(rand.New(rand.NewPCG(uint64(k), 4)), keep)
-			q, err := Config{SegmentSize: 4, FS: clone, Log: quiet}.Open("/w")
+			q, err := Config{SegmentSize: 4, FS: clone, Log: quiet, Durability: blazedb.DurabilitySafe}.Open("/w")
 			if err != nil {
 				t.Fatalf("k=%d keep %v: reopen: %v", k, keep, err)
 			}
