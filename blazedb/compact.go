@@ -187,6 +187,11 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	if err := copyTail(old, from, end, w, nix); err != nil {
 		return err
 	}
+	// The file is synced whole before it becomes chunks.dat: a mark at
+	// its end says so, as Close's does.
+	if err := w.write(appendMark(nil, w.pos())); err != nil {
+		return fmt.Errorf("write %s: %w", compactName, err)
+	}
 	if err := w.flush(); err != nil {
 		return fmt.Errorf("write %s: %w", compactName, err)
 	}
@@ -204,6 +209,8 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	}
 	nix.settle()
 	nl := newLogFile(f, nh, w.off, w.off)
+	nl.marked = w.off
+	nl.markBytes.Store(markSize)
 	db.mu.Lock()
 	db.idx, db.log = nix, nl
 	db.mu.Unlock()

@@ -253,10 +253,11 @@ func (db *DB) openLog(f vfs.File) error {
 	if err != nil {
 		return err
 	}
-	ix, end, nextSeq, err := db.recoverIndex(f, h, size)
+	rec, err := db.recoverIndex(f, h, size)
 	if err != nil {
 		return err
 	}
+	end := rec.end
 	synced := int64(0)
 	if !db.opts.ReadOnly {
 		// What a crashed process left may sit in the page cache only; make
@@ -269,9 +270,13 @@ func (db *DB) openLog(f vfs.File) error {
 		}
 		synced = end
 	}
-	db.idx = ix
-	db.seq = nextSeq
+	db.idx = rec.ix
+	db.seq = rec.nextSeq
 	db.log = newLogFile(f, h, end, synced)
+	db.log.markBytes.Store(rec.marks)
+	if rec.endMarked {
+		db.log.marked = end // nothing to mark again before more is written
+	}
 	return nil
 }
 
@@ -318,6 +323,8 @@ func (db *DB) close(persist bool) error {
 			errs = append(errs, err)
 		} else if err := db.syncTo(l, l.written.Load(), false); err != nil {
 			errs = append(errs, err)
+		} else if err := db.markEnd(l); err != nil {
+			errs = append(errs, err)
 		} else if covered := l.written.Load(); db.checkpointed.Load() != covered {
 			// Not when index.dat already describes the whole log (nothing
 			// was written since Open, the last checkpoint or compaction):
@@ -345,6 +352,27 @@ func (db *DB) close(persist bool) error {
 		return fmt.Errorf("blazedb: close %s: %w", db.dir, err)
 	}
 	return nil
+}
+
+// markEnd appends a sync mark for everything l holds, and syncs it, unless
+// the last mark already says all of it is durable: without one, decay of
+// the last records would look like a crash's damage to a scan (recover.go)
+// and be cut with everything after it. db.writeMu must be held, and l
+// synced to its end.
+func (db *DB) markEnd(l *logFile) error {
+	synced := l.durable()
+	if !l.marks || synced <= l.marked {
+		return nil
+	}
+	mark := appendMark(nil, synced)
+	if _, err := l.f.WriteAt(mark, synced); err != nil {
+		return fmt.Errorf("write %s at %d: %w", logName, synced, err)
+	}
+	end := synced + int64(len(mark))
+	l.written.Store(end)
+	l.markBytes.Add(markSize)
+	l.marked = end
+	return db.syncTo(l, end, false)
 }
 
 // Sync makes every write that has returned durable, whatever the
@@ -474,8 +502,7 @@ func (db *DB) compactionDue(l *logFile) bool {
 	db.mu.RLock()
 	live := db.idx.live
 	db.mu.RUnlock()
-	garbage := size - fileHeaderSize - live
-	if float64(garbage) < db.opts.CompactGarbageRatio*float64(size-fileHeaderSize) {
+	if float64(l.garbage(live)) < db.opts.CompactGarbageRatio*float64(size-fileHeaderSize) {
 		return false
 	}
 	db.bg.mu.Lock()

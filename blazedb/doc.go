@@ -42,13 +42,12 @@
 //     a later mark shows was durable is decay, which Open skips and reports
 //     (Recovery), the key falling back to its previous version; any other
 //     damage is where a crash cut the unsynced writes, and the log is cut
-//     there (only in a read-write open). Decay after the last mark (no
-//     write followed the last fsync) looks like a crash's damage, and the
-//     records after it are cut with it; as a clean Close's index.dat
-//     covers that stretch, it takes decay there and a crash or a lost
-//     index.dat together. Open scans only the log past what index.dat
-//     covers; damage in the part it covers is found by Check (and by
-//     reads) and mended the same way by Repair.
+//     there (only in a read-write open). Close and compaction end the log
+//     with a mark; after a crash, decay in what was synced after the last
+//     mark looks like a crash's damage, and the records after it are cut
+//     with it. Open scans only the log past what index.dat covers; damage
+//     in the part it covers is found by Check (and by reads) and mended
+//     the same way by Repair.
 //   - A failed fsync poisons the DB: writes fail with ErrPoisoned until it
 //     is reopened, because a retried fsync can report success for lost data.
 //   - Putting the value a key already holds appends nothing, in a batch

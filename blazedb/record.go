@@ -54,7 +54,9 @@ import (
 // none; its value is 8 bytes, a uint64 LE S: when it was written, the first
 // S bytes of this file were known durable. The first append after each
 // fsync (and after Open, which syncs) carries one in front of its record,
-// in the same write. Recovery uses marks to tell damage apart (recover.go):
+// in the same write; Close, after its last fsync, appends one for the
+// whole log and syncs it, and compaction ends the file it writes with one.
+// Recovery uses marks to tell damage apart (recover.go):
 // damage that a later mark shows was synced is decay of durable data, and
 // is skipped; any other damage is a write a crash left unsynced, so the log
 // ends there. Version 1 logs have no marks; Open rewrites them as version 2

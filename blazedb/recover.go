@@ -98,7 +98,8 @@ func (w *window) decodeAt(off int64) (record, int, error) {
 // scanResult is the outcome of scanning a stretch of the log.
 type scanResult struct {
 	end     int64 // end of the last valid record
-	records int
+	records int   // valid records but sync marks
+	marks   int64 // bytes of valid sync marks
 	corrupt []CorruptRegion
 	maxSeq  uint64
 }
@@ -125,7 +126,9 @@ func scanLog(f vfs.File, from, end int64, marks bool, apply func(off int64, r *r
 	for off := from; off < end; {
 		r, n, err := w.decodeAt(off)
 		if err == nil {
-			if r.kind != kindMark {
+			if r.kind == kindMark {
+				res.marks += int64(n)
+			} else {
 				if err := apply(off, &r); err != nil {
 					return res, err
 				}
@@ -243,10 +246,21 @@ func eachEntry(off int64, r *record, fn func(at int64, k rkey, e *record) error)
 	})
 }
 
+// recovered is what recoverIndex found.
+type recovered struct {
+	ix      *index
+	end     int64 // end of the log's last valid record
+	nextSeq uint64
+	marks   int64 // bytes of sync marks known to be in the log
+	// endMarked: the last record is a sync mark saying all before it is
+	// durable, as Close and compaction leave a log.
+	endMarked bool
+}
+
 // recoverIndex builds the index for a log of the given size: from
 // index.dat when it is valid for this log, then by replaying what follows.
 // In a read-write open a torn tail is cut (and the cut synced).
-func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (*index, int64, uint64, error) {
+func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (recovered, error) {
 	rec := &db.recovery
 	ix, meta, problem := db.loadIndex(h.generation, size)
 	from := int64(fileHeaderSize)
@@ -265,7 +279,7 @@ func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (*index, int64,
 	}
 	res, err := scanLog(f, from, size, h.marks(), func(off int64, r *record) error { return applyRecord(ix, off, r) })
 	if err != nil {
-		return nil, 0, 0, err
+		return recovered{}, err
 	}
 	if res.records > 0 {
 		nextSeq = max(nextSeq, res.maxSeq+1)
@@ -285,11 +299,29 @@ func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (*index, int64,
 		} else {
 			db.opts.Logger.Warn("blazedb: cutting a torn tail left by a crash", "dir", db.dir, "offset", res.end, "length", rec.TornBytes)
 			if err := f.Truncate(res.end); err != nil {
-				return nil, 0, 0, fmt.Errorf("cut torn tail: %w", err)
+				return recovered{}, fmt.Errorf("cut torn tail: %w", err)
 			}
 		}
 	}
-	return ix, res.end, nextSeq, nil
+	out := recovered{ix: ix, end: res.end, nextSeq: nextSeq, marks: res.marks, endMarked: endsInMark(f, res.end)}
+	if out.endMarked && res.end-markSize < from {
+		out.marks += markSize // in the part index.dat covers, so not scanned
+	}
+	return out, nil
+}
+
+// endsInMark reports whether the log's last record is a sync mark saying
+// everything before it is durable.
+func endsInMark(f vfs.File, end int64) bool {
+	if end < fileHeaderSize+markSize {
+		return false
+	}
+	b := make([]byte, markSize)
+	if n, _ := f.ReadAt(b, end-markSize); n < markSize {
+		return false
+	}
+	r, _, err := decodeRecord(b, true)
+	return err == nil && r.kind == kindMark && r.markValue() == end-markSize
 }
 
 // loadIndex reads index.dat and returns it if it describes this log; else

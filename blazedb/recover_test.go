@@ -10,8 +10,9 @@ import (
 	"github.com/blazeworld/blaze/blazedb/vfs"
 )
 
-// writeLog writes n puts (key i -> value(i)) in Fast mode, closes, removes
-// index.dat, and returns the log and the offset of each record.
+// writeLog writes n puts (key i -> value(i)) in Fast mode and returns the
+// log as they left it, before Close marks its end, and the offset of each
+// record.
 func writeLog(t *testing.T, n int) ([]byte, []int64) {
 	fs := vfs.NewMem()
 	db := open(t, fs, "/db", Options{Durability: DurabilityFast})
@@ -22,8 +23,8 @@ func writeLog(t *testing.T, n int) ([]byte, []int64) {
 			t.Fatal(err)
 		}
 	}
-	db.Close()
 	log, _ := fs.ReadFile("/db/chunks.dat")
+	db.Close()
 	return log, offs
 }
 
@@ -76,8 +77,18 @@ func TestTornTailEveryLength(t *testing.T) {
 
 // A damaged record in the middle that a later sync mark shows was durable
 // is decay, not a crash: it is skipped and reported, the scan goes on to the
-// records after it, and the key falls back to its previous version.
+// records after it, and the key falls back to its previous version. The
+// mark is the one the next write after a sync carries, or the one Close
+// leaves at the end of the log.
 func TestCorruptMiddleFallsBack(t *testing.T) {
+	for _, syncBetween := range []bool{true, false} {
+		t.Run(fmt.Sprintf("sync-between-%v", syncBetween), func(t *testing.T) {
+			corruptMiddleFallsBack(t, syncBetween)
+		})
+	}
+}
+
+func corruptMiddleFallsBack(t *testing.T, syncBetween bool) {
 	fs := vfs.NewMem()
 	db := open(t, fs, "/db", Options{Durability: DurabilityFast, Compression: CompressionNone})
 	k := Key{X: 1, Z: 1}
@@ -85,7 +96,9 @@ func TestCorruptMiddleFallsBack(t *testing.T) {
 	db.Put(Key{X: 2}, []byte("other before"))
 	off := db.Stats().LogBytes
 	db.Put(k, []byte("version two"))
-	db.Sync() // the next write carries a mark saying so
+	if syncBetween {
+		db.Sync() // the next write carries a mark saying so
+	}
 	db.Put(Key{X: 3}, []byte("other after"))
 	db.Close()
 	log, _ := fs.ReadFile("/db/chunks.dat")
@@ -129,8 +142,8 @@ func TestUnsyncedDamageEndsTheLog(t *testing.T) {
 	off := db.Stats().LogBytes
 	db.Put(k, []byte("version two"))
 	db.Put(Key{X: 3}, []byte("other after"))
+	log, _ := fs.ReadFile("/db/chunks.dat") // as a crash leaves it: no Close
 	db.Close()
-	log, _ := fs.ReadFile("/db/chunks.dat")
 
 	for _, where := range []int64{0, 4, 17, 30} {
 		damaged := append([]byte(nil), log...)
@@ -204,6 +217,36 @@ func TestVersion1LogIsRewritten(t *testing.T) {
 		t.Fatalf("write after the rewrite: %q", v)
 	}
 	db.Close()
+}
+
+// Sync marks are overhead, not garbage: a compacted log, which ends in
+// one, has none to reclaim, before and after a reopen, and so does a log
+// whose writes carried them.
+func TestMarksAreNotGarbage(t *testing.T) {
+	fs := vfs.NewMem()
+	db := open(t, fs, "/db", Options{Durability: DurabilitySafe})
+	for i := range 5 {
+		db.Put(Key{X: int32(i)}, value(i, 100)) // each after an fsync: a mark each
+	}
+	if g := db.Stats().GarbageBytes; g != 0 {
+		t.Fatalf("%d bytes of garbage with only live records and marks", g)
+	}
+	if err := db.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	if g := db.Stats().GarbageBytes; g != 0 {
+		t.Fatalf("%d bytes of garbage after compaction", g)
+	}
+	db.Close()
+	db = open(t, fs, "/db", Options{})
+	if g := db.Stats().GarbageBytes; g != 0 {
+		t.Fatalf("%d bytes of garbage after reopening a compacted log", g)
+	}
+	size := db.Stats().LogBytes
+	db.Close()
+	if after, _ := fs.ReadFile("/db/chunks.dat"); int64(len(after)) != size {
+		t.Fatalf("a close with nothing written grew the log from %d to %d bytes", size, len(after))
+	}
 }
 
 // When index.dat points at a record that has since been damaged, the read

@@ -68,7 +68,7 @@ func (db *DB) Stats() Stats {
 		s.LiveBytes = db.idx.live
 		s.Generation = db.log.gen
 		s.LogBytes = db.log.written.Load()
-		s.GarbageBytes = s.LogBytes - fileHeaderSize - s.LiveBytes
+		s.GarbageBytes = db.log.garbage(s.LiveBytes)
 	}
 	db.mu.RUnlock()
 	return s

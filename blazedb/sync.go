@@ -23,6 +23,10 @@ type logFile struct {
 	// write carries a new mark when synced has passed it. Guarded by
 	// DB.writeMu.
 	marked int64
+	// markBytes counts the bytes of sync marks known to be in the file:
+	// overhead that compaction does not reclaim, so not garbage. Marks
+	// in the part of the log index.dat covered at Open are not known.
+	markBytes atomic.Int64
 
 	written atomic.Int64 // bytes in the file; advanced under DB.writeMu
 	// dirtyAt is when (unix nanoseconds) the oldest write not yet known
@@ -140,6 +144,12 @@ func (db *DB) maintainSync() {
 		return
 	}
 	db.syncTo(l, l.written.Load(), true)
+}
+
+// garbage is what compaction would reclaim from l, with live bytes of
+// live records: all but the header, those and the sync marks known.
+func (l *logFile) garbage(live int64) int64 {
+	return l.written.Load() - fileHeaderSize - live - l.markBytes.Load()
 }
 
 // durable reports how many bytes of l are known durable.

@@ -180,7 +180,10 @@ func (db *DB) write(ops []op, sync bool) error {
 	}
 	end := off + int64(len(buf))
 	l.written.Store(end)
-	l.marked = max(l.marked, markTo)
+	if mark != nil {
+		l.marked = markTo
+		l.markBytes.Add(markSize)
+	}
 	l.dirtyAt.CompareAndSwap(0, time.Now().UnixNano())
 	db.seq += uint64(len(live))
 	db.mu.Lock()
