@@ -304,8 +304,9 @@ func BenchmarkRealWorld(b *testing.B) {
 		})
 		b.Run(c.name+"/fresh-world", func(b *testing.B) {
 			// All of them into a new world: the first stores of a world add
-			// its block dictionary's entries, and Blaze makes each store
-			// that adds one durable at once (an fsync) in every mode.
+			// its block dictionary's entries. Blaze once made each store
+			// that added one durable at once (an fsync); fsyncs/op shows
+			// whether any store of the workload syncs.
 			b.ReportAllocs()
 			var fsyncs int64
 			for b.Loop() {
