@@ -94,8 +94,9 @@ type fileHeader struct {
 	baseSeq    uint64
 }
 
-// marks reports whether the log carries sync marks (version 2 on).
-func (h fileHeader) marks() bool { return h.version >= 2 }
+// marks reports whether the log carries sync marks (version 2 on; a
+// version of 0 stands for logVersion, as in encode).
+func (h fileHeader) marks() bool { return cmp.Or(h.version, logVersion) >= 2 }
 
 func (h fileHeader) encode() []byte {
 	b := make([]byte, fileHeaderSize)
