@@ -122,9 +122,8 @@ func TestEditionCrash(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// Changed to a state the world already holds: a store that adds a
-	// block dictionary entry is synced whatever the mode, and could not
-	// be lost.
+	// Changed to a state the world already holds, so that the batch is
+	// the column and the edition alone, without block dictionary entries.
 	changed := worldtest.Synthetic(7, world.Overworld, world.DefaultBlockRegistry)
 	changed.Chunk.SetBlock(2, 2, 2, 0, changed.Chunk.Block(2, 100, 2, 0))
 	if changed.Chunk.Block(2, 2, 2, 0) == col.Chunk.Block(2, 2, 2, 0) {
