@@ -216,8 +216,18 @@ func (db *DB) readHeader() (fileHeader, error) {
 		return fileHeader{}, err
 	}
 	defer f.Close()
+	return readFileHeader(f)
+}
+
+// readFileHeader reads and decodes the header of the log f. A file too
+// short to hold one is for decodeFileHeader to judge; a failed read is
+// returned as such, not taken for damage.
+func readFileHeader(f vfs.File) (fileHeader, error) {
 	b := make([]byte, fileHeaderSize)
-	n, _ := f.ReadAt(b, 0)
+	n, err := f.ReadAt(b, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fileHeader{}, fmt.Errorf("read %s header: %w", logName, err)
+	}
 	return decodeFileHeader(b[:n])
 }
 
@@ -243,9 +253,7 @@ func (db *DB) removeLeftovers(names []string, hasLog bool) error {
 // openLog reads the header of the open log, recovers the index, and
 // installs both.
 func (db *DB) openLog(f vfs.File) error {
-	b := make([]byte, fileHeaderSize)
-	n, _ := f.ReadAt(b, 0)
-	h, err := decodeFileHeader(b[:n])
+	h, err := readFileHeader(f)
 	if err != nil {
 		return err
 	}

@@ -216,3 +216,61 @@ func TestGroupCommitSharesFsyncs(t *testing.T) {
 		t.Fatalf("Safe: %d fsyncs for %d writes", f, w)
 	}
 }
+
+// A read of chunks.dat that fails while Open reads the log fails the Open
+// with that error: it is never taken for damage (ErrCorrupt, ErrNotBlaze)
+// nor passed over. Each k fails the k-th read, until Open makes fewer.
+func TestOpenReadError(t *testing.T) {
+	for _, scan := range []bool{false, true} {
+		for _, ro := range []bool{false, true} {
+			mem := vfs.NewMem()
+			db := open(t, mem, "/db", Options{})
+			for i := range 50 {
+				if err := db.Put(Key{X: int32(i)}, value(i, 3000)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if scan {
+				if err := mem.Remove("/db/" + indexName); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for k := 1; ; k++ {
+				var mu sync.Mutex
+				reads, fired := 0, false
+				fs := vfs.Inject(mem, func(op vfs.Op, name string) error {
+					if op != vfs.OpRead || filepath.Base(name) != logName {
+						return nil
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					if reads++; reads == k {
+						fired = true
+						return syscall.EIO
+					}
+					return nil
+				})
+				db, err := Open("/db", Options{FS: fs, Logger: quiet, ReadOnly: ro})
+				mu.Lock()
+				f := fired
+				mu.Unlock()
+				if err == nil {
+					db.Close()
+					if f {
+						t.Fatalf("scan %t, read-only %t: read %d failed and Open succeeded", scan, ro, k)
+					}
+					if k < 3 {
+						t.Fatalf("scan %t, read-only %t: Open read chunks.dat %d times", scan, ro, k-1)
+					}
+					break
+				}
+				if !errors.Is(err, syscall.EIO) || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrNotBlaze) {
+					t.Fatalf("scan %t, read-only %t: read %d failed: Open returned %v", scan, ro, k, err)
+				}
+			}
+		}
+	}
+}

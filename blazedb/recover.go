@@ -303,7 +303,11 @@ func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (recovered, err
 			}
 		}
 	}
-	out := recovered{ix: ix, end: res.end, nextSeq: nextSeq, marks: res.marks, endMarked: endsInMark(f, res.end)}
+	marked, err := endsInMark(f, res.end)
+	if err != nil {
+		return recovered{}, err
+	}
+	out := recovered{ix: ix, end: res.end, nextSeq: nextSeq, marks: res.marks, endMarked: marked}
 	if out.endMarked && res.end-markSize < from {
 		out.marks += markSize // in the part index.dat covers, so not scanned
 	}
@@ -312,16 +316,17 @@ func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (recovered, err
 
 // endsInMark reports whether the log's last record is a sync mark saying
 // everything before it is durable.
-func endsInMark(f vfs.File, end int64) bool {
+func endsInMark(f vfs.File, end int64) (bool, error) {
 	if end < fileHeaderSize+markSize {
-		return false
+		return false, nil
 	}
 	b := make([]byte, markSize)
-	if n, _ := f.ReadAt(b, end-markSize); n < markSize {
-		return false
+	if _, err := f.ReadAt(b, end-markSize); err != nil {
+		// The scan has just read these bytes, so even io.EOF is a failure.
+		return false, fmt.Errorf("read %s at %d: %w", logName, end-markSize, err)
 	}
 	r, _, err := decodeRecord(b, true)
-	return err == nil && r.kind == kindMark && r.markValue() == end-markSize
+	return err == nil && r.kind == kindMark && r.markValue() == end-markSize, nil
 }
 
 // loadIndex reads index.dat and returns it if it describes this log; else
