@@ -7,13 +7,14 @@
 // overlays may share one template (and its caches). Each overlay adds only
 // what its match changed, as whole columns, which over a changed map would
 // show the old map through the new one. So CURRENT records the template's
-// provider.Edition, which changes whenever a Blaze world's columns do, and
-// Open forgets the match (a reset, logged as a warning) when the template's
-// edition is not the recorded one. A template that is not a provider.DB (a
-// LevelDB world, a segmented world) has no edition, and nothing tells that
-// it changed: call ResetOverlay before serving an overlay over such a
-// changed map. Open a template read-only: one written while an overlay is
-// in use changes under the match, which nothing can undo.
+// edition (provider.DB.Edition, segment.Provider.Edition), which changes
+// whenever a Blaze world's columns do, and Open forgets the match (a reset,
+// logged as a warning) when the template's edition is not the recorded
+// one. A template of another kind (a LevelDB world) has no edition, and
+// nothing tells that it changed: call ResetOverlay before serving an
+// overlay over such a changed map. Open a template read-only: one written
+// while an overlay is in use changes under the match, which nothing can
+// undo.
 //
 // # On disk
 //

@@ -90,6 +90,7 @@ func (p *Provider) DeleteSegmentFor(pos world.ChunkPos, dim world.Dimension) err
 	if err := p.conf.FS.Rename(p.segDir(k), dead); err != nil {
 		return fmt.Errorf("segment: delete region %v: %w", k, err)
 	}
+	p.eds.deleted(k)
 	if err := p.conf.FS.SyncDir(p.dimDir(k.dim)); err != nil {
 		return fmt.Errorf("segment: delete region %v: %w", k, err)
 	}

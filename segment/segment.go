@@ -24,6 +24,9 @@
 // Backup copies the root and every region into a new directory while the
 // world is in use, each region whole as it is when the backup reaches it.
 //
+// Edition names the columns of every region at once (edition.go), so that
+// an overlay over a segmented template can tell that its map changed.
+//
 // Regions lists a segmented world's region databases for tools: blaze
 // check, compact and convert read a segmented world region by region.
 package segment
@@ -128,6 +131,7 @@ type Provider struct {
 	reg    world.BlockRegistry
 	closed bool
 	bgErr  error
+	eds    editions
 
 	stop chan struct{}
 	work chan *seg
@@ -280,6 +284,7 @@ func (p *Provider) acquire(k segKey, create bool) (*seg, error) {
 			p.mu.Unlock()
 			return nil, s.err
 		}
+		p.eds.note(k, s.db.Edition()) // a new one if the open found damage
 		return s, nil
 	}
 }
@@ -383,7 +388,9 @@ func (p *Provider) StoreColumn(pos world.ChunkPos, dim world.Dimension, col *chu
 		return fmt.Errorf("store column %v (%v): %w", pos, dim, err)
 	}
 	defer p.release(s)
-	return s.db.StoreColumn(pos, dim, col)
+	err = s.db.StoreColumn(pos, dim, col)
+	p.eds.note(k, s.db.Edition())
+	return err
 }
 
 // SetBlockRegistry sets the registry of every segment, open or to come.
