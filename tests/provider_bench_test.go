@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -491,29 +490,33 @@ func BenchmarkThreeDimensions(b *testing.B) {
 // fsync costs it.
 func BenchmarkStoreSafe(b *testing.B) {
 	cols := realistic(64)
+	// run stores with exactly writers goroutines, each on columns of its
+	// own. (Until this was written out, it used b.RunParallel, which starts
+	// a multiple of GOMAXPROCS goroutines: "1 writer" was two on two cores.)
 	run := func(b *testing.B, p store, writers int) {
 		for i, col := range cols {
 			p.StoreColumn(pos(i), world.Overworld, col)
 		}
-		var next atomic.Int64
-		b.SetParallelism((writers + 1) / 2)
+		own := make([][]*chunk.Column, writers)
+		for i := range cols {
+			own[i%writers] = append(own[i%writers], worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry))
+		}
 		b.ReportAllocs()
 		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			w := int(next.Add(1) - 1)
-			own := make([]*chunk.Column, 0, len(cols)/writers+1)
-			for i := w; i < len(cols); i += writers {
-				own = append(own, worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry))
-			}
-			for i := 0; pb.Next(); i++ {
-				k := i % len(own)
-				worldtest.ChangeOneBlock(own[k], i)
-				if err := p.StoreColumn(pos(w+k*writers), world.Overworld, own[k]); err != nil {
-					b.Error(err)
-					return
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Go(func() {
+				for i := range (b.N + writers - 1) / writers {
+					k := i % len(own[w])
+					worldtest.ChangeOneBlock(own[w][k], i)
+					if err := p.StoreColumn(pos(w+k*writers), world.Overworld, own[w][k]); err != nil {
+						b.Error(err)
+						return
+					}
 				}
-			}
-		})
+			})
+		}
+		wg.Wait()
 	}
 	b.Run("blaze-safe/1-writer", func(b *testing.B) {
 		p := openBlaze(b, b.TempDir(), blazedb.DurabilitySafe)
