@@ -38,23 +38,27 @@ type regionEdition struct {
 	gone bool
 }
 
-// note records the edition of region k as open now.
-func (e *editions) note(k segKey, ed provider.Edition) {
-	e.set(k, regionEdition{ed: ed})
+// note records the edition region k's db has now. It reads it under the
+// lock, so that of two notes racing for one region, the later one never
+// records the older edition.
+func (e *editions) note(k segKey, db *provider.DB) {
+	e.mu.Lock()
+	e.setLocked(k, regionEdition{ed: db.Edition()})
+	e.mu.Unlock()
 }
 
 // deleted records that region k is gone.
 func (e *editions) deleted(k segKey) {
-	e.set(k, regionEdition{gone: true})
+	e.mu.Lock()
+	e.setLocked(k, regionEdition{gone: true})
+	e.mu.Unlock()
 }
 
-func (e *editions) set(k segKey, r regionEdition) {
-	e.mu.Lock()
+func (e *editions) setLocked(k segKey, r regionEdition) {
 	if e.of == nil {
 		e.of = map[segKey]regionEdition{}
 	}
 	e.of[k] = r
-	e.mu.Unlock()
 }
 
 // Edition returns the edition of the segmented world's columns: a digest of

@@ -274,6 +274,9 @@ func (p *Provider) acquire(k segKey, create bool) (*seg, error) {
 			CacheBytes: p.conf.CacheBytes, ColumnCacheBytes: p.conf.ColumnCacheBytes, FS: p.conf.FS,
 			ExternalMaintenance: true, NoLevelDat: true, // the root world keeps the settings
 		}.Open(p.segDir(k))
+		if s.err == nil {
+			p.eds.note(k, s.db) // before anyone stores; a new one if the open found damage
+		}
 		close(s.ready)
 		if s.err != nil {
 			p.mu.Lock()
@@ -284,7 +287,6 @@ func (p *Provider) acquire(k segKey, create bool) (*seg, error) {
 			p.mu.Unlock()
 			return nil, s.err
 		}
-		p.eds.note(k, s.db.Edition()) // a new one if the open found damage
 		return s, nil
 	}
 }
@@ -389,7 +391,7 @@ func (p *Provider) StoreColumn(pos world.ChunkPos, dim world.Dimension, col *chu
 	}
 	defer p.release(s)
 	err = s.db.StoreColumn(pos, dim, col)
-	p.eds.note(k, s.db.Edition())
+	p.eds.note(k, s.db)
 	return err
 }
 
