@@ -251,6 +251,9 @@ func (d *dictionary) needsCopy(fs vfs.FS, dir string) bool {
 	d.mu.Unlock()
 	var have []byte
 	if want != nil {
+		// A copy that cannot be read, for whatever reason, is one to write
+		// again: its absence is the usual reason, and a disk that fails
+		// the read reports itself through writeCopy's error if it persists.
 		have, _ = vfs.ReadFile(fs, filepath.Join(dir, dictCopyName))
 	}
 	d.mu.Lock()
