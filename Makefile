@@ -77,15 +77,20 @@ soak:
 # reset first stores up to 1,000 columns, untimed, and each ArenaMemory
 # iteration opens 100 arenas; with the default -benchtime their run alone
 # took hours.
-# BENCH narrows the run of tests/ and the engine's packages (BENCH=Walk).
+# The stores in bursts pause after every 32 (see BenchmarkStoreBurst), so
+# they run for a set number of stores a sample.
+# BENCH narrows the run of tests/ and the engine's packages (BENCH=Walk);
+# BURST the bursts' (BURST=mcdb, or BURST=none for none).
 BENCH    ?= .
+BURST    ?= .
 BENCHBIN := build/bench
 BENCHRUN  = -test.run '^$$' -test.benchmem -test.count $(BENCHCOUNT)
 bench:
 	rm -rf $(BENCHBIN) bench.txt bench-engine.txt
 	$(GO) test -c -o $(BENCHBIN)/ ./tests ./blazedb ./provider ./segment ./overlay
 	$(GO) build -o $(BENCHBIN)/benchtable ./internal/cmd/benchtable
-	cd tests && ../$(BENCHBIN)/tests.test $(BENCHRUN) -test.bench '$(BENCH)' -test.timeout 3h | tee ../bench.txt
+	cd tests && ../$(BENCHBIN)/tests.test $(BENCHRUN) -test.bench '$(BENCH)' -test.skip StoreBurst -test.timeout 3h | tee ../bench.txt
+	cd tests && ../$(BENCHBIN)/tests.test $(BENCHRUN) -test.bench 'StoreBurst/$(BURST)' -test.benchtime 640x -test.timeout 1h | tee -a ../bench.txt
 	for p in blazedb provider segment; do \
 		(cd $$p && ../$(BENCHBIN)/$$p.test $(BENCHRUN) -test.bench '$(BENCH)' -test.timeout 2h) | tee -a bench-engine.txt; \
 	done
