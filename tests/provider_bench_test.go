@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -483,11 +484,11 @@ func BenchmarkThreeDimensions(b *testing.B) {
 }
 
 // BenchmarkStoreSafe stores changed columns with an fsync before each
-// store returns: one writer in DurabilitySafe against mcdb made to sync
-// every store (syncedMcdb), and 8 writers (storing different columns, as
+// store returns, against mcdb made to sync every store (syncedMcdb): one
+// writer in DurabilitySafe, and 8 writers (storing different columns, as
 // three dimensions and background work would) in DurabilitySafeBatch, where
-// they share fsyncs. mcdb's unsynced store is a reference for what the
-// fsync costs it.
+// they share fsyncs as mcdb's do. mcdb's unsynced store is a reference for
+// what the fsync costs it.
 func BenchmarkStoreSafe(b *testing.B) {
 	cols := realistic(64)
 	// run stores with exactly writers goroutines, each on columns of its
@@ -533,6 +534,11 @@ func BenchmarkStoreSafe(b *testing.B) {
 		defer p.Close()
 		run(b, p, 1)
 	})
+	b.Run("mcdb/8-writers", func(b *testing.B) {
+		p := openSyncedMcdb(b, b.TempDir())
+		defer p.Close()
+		run(b, p, 8)
+	})
 	b.Run("mcdb/1-writer-no-fsync", func(b *testing.B) {
 		p := openMcdb(b, b.TempDir())
 		defer p.Close()
@@ -546,60 +552,101 @@ func BenchmarkStoreSafe(b *testing.B) {
 // itself after each store. LevelDB has by then written the batch into the
 // journal file with write(2), and fsync makes a file durable whichever
 // descriptor asks, so this is the fsync LevelDB's own Sync would make, of
-// the same file at the same point. The journal is the file whose size the
-// store changed: the one kept open, or, after LevelDB has moved to a new
-// journal, the newest .log file in db/. A syncedMcdb is for one writer at
-// a time.
+// the same file. Concurrent stores share fsyncs, as LevelDB's merged
+// synced writes do: a store waits for the fsync in progress, if any, then
+// one of the waiting stores fsyncs once for all that have returned from
+// mcdb by then. Each fsync covers every journal LevelDB wrote since the
+// last: the one synced last (kept open) and any newer .log in db/, the
+// newest of which is then kept. Safe for concurrent use.
 type syncedMcdb struct {
 	*mcdb.DB
-	dir     string // the world's directory
-	journal *os.File
-	size    int64
-	syncs   int // fsyncs made, for TestSyncedMcdb
+	dir string // the world's directory
+
+	mu      sync.Mutex
+	synced  *sync.Cond // broadcast when an fsync ends
+	written int        // stores returned from mcdb
+	durable int        // of those, made durable
+	syncing bool       // an fsync is in progress (outside mu)
+	journal *os.File   // the newest journal synced; only the syncer uses it
+	syncs   int        // fsyncs made (each of one or more journals), for the tests
+	// beforeSync, if set, runs before each fsync, outside mu (tests).
+	beforeSync func()
 }
 
 // openSyncedMcdb opens mcdb in dir with every store synced.
 func openSyncedMcdb(b testing.TB, dir string) *syncedMcdb {
-	return &syncedMcdb{DB: openMcdb(b, dir).(*mcdb.DB), dir: dir}
+	m := &syncedMcdb{DB: openMcdb(b, dir).(*mcdb.DB), dir: dir}
+	m.synced = sync.NewCond(&m.mu)
+	return m
 }
 
 func (m *syncedMcdb) StoreColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Column) error {
 	if err := m.DB.StoreColumn(pos, dim, col); err != nil {
 		return err
 	}
-	if m.journal != nil {
-		st, err := m.journal.Stat()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.written++
+	mine := m.written
+	for m.durable < mine {
+		if m.syncing {
+			m.synced.Wait()
+			continue
+		}
+		// Every store counted in written has returned from mcdb, so its
+		// batch is in a journal: one fsync covers them all.
+		m.syncing = true
+		upTo := m.written
+		m.mu.Unlock()
+		err := m.syncJournals()
+		m.mu.Lock()
+		m.syncing = false
+		m.synced.Broadcast()
 		if err != nil {
 			return err
 		}
-		if st.Size() != m.size {
-			m.size = st.Size()
-			return m.sync()
-		}
-		m.journal.Close()
-		m.journal = nil
+		m.durable = upTo
 	}
-	// The first store, or LevelDB has moved to a new journal: the newest.
+	return nil
+}
+
+// syncJournals fsyncs every journal LevelDB may have written since the
+// last call. Only one call runs at a time.
+func (m *syncedMcdb) syncJournals() error {
+	m.syncs++
+	if m.beforeSync != nil {
+		m.beforeSync()
+	}
 	names, err := filepath.Glob(filepath.Join(m.dir, "db", "*.log"))
 	if err != nil || len(names) == 0 {
 		return fmt.Errorf("no LevelDB journal in %s (%v)", m.dir, err)
 	}
 	// LevelDB numbers its files, zero-padded to six digits or longer.
-	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b)) })
-	if m.journal, err = os.Open(names[len(names)-1]); err != nil {
-		return err
+	byNumber := func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b)) }
+	slices.SortFunc(names, byNumber)
+	if m.journal != nil {
+		if err := m.journal.Sync(); err != nil {
+			return err
+		}
 	}
-	st, err := m.journal.Stat()
-	if err != nil {
-		return err
+	for _, name := range names {
+		if m.journal != nil && byNumber(name, m.journal.Name()) <= 0 {
+			continue // synced above, or older than the journal synced last
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+		if m.journal != nil {
+			m.journal.Close()
+		}
+		m.journal = f
 	}
-	m.size = st.Size()
-	return m.sync()
-}
-
-func (m *syncedMcdb) sync() error {
-	m.syncs++
-	return m.journal.Sync()
+	return nil
 }
 
 func (m *syncedMcdb) Close() error {
@@ -640,4 +687,45 @@ func TestSyncedMcdb(t *testing.T) {
 	if len(journals) < 2 {
 		t.Fatalf("LevelDB kept one journal for 150 stores: the move to a new one went untested")
 	}
+}
+
+// TestSyncedMcdbConcurrent checks that concurrent stores share fsyncs and
+// that none returns without an fsync begun since it started: with each
+// fsync slowed, stores written while one runs wait for the next.
+func TestSyncedMcdbConcurrent(t *testing.T) {
+	const writers, stores = 8, 20
+	m := openSyncedMcdb(t, t.TempDir())
+	defer m.Close()
+	var inSync atomic.Int32
+	m.beforeSync = func() {
+		inSync.Add(1)
+		time.Sleep(2 * time.Millisecond)
+	}
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			col := worldtest.Synthetic(uint64(w), world.Overworld, world.DefaultBlockRegistry)
+			for i := range stores {
+				worldtest.ChangeOneBlock(col, i)
+				before := inSync.Load() // fsyncs begun before this store's write
+				if err := m.StoreColumn(pos(w), world.Overworld, col); err != nil {
+					t.Error(err)
+					return
+				}
+				if inSync.Load() <= before {
+					t.Errorf("writer %d, store %d returned with no fsync begun since it started", w, i)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.durable != writers*stores || m.written != writers*stores {
+		t.Fatalf("%d stores written, %d durable, want %d", m.written, m.durable, writers*stores)
+	}
+	if m.syncs >= writers*stores {
+		t.Fatalf("%d fsyncs for %d concurrent stores: none was shared", m.syncs, writers*stores)
+	}
+	t.Logf("%d stores, %d fsyncs", writers*stores, m.syncs)
 }
