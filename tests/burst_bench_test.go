@@ -43,6 +43,7 @@ func BenchmarkStoreBurst(b *testing.B) {
 			}
 		}
 	}
+	real := realWorld(b)
 	for _, c := range contenders {
 		b.Run(c.name+"/new", func(b *testing.B) {
 			p := filled(b, c, b.TempDir(), cols)
@@ -65,6 +66,23 @@ func BenchmarkStoreBurst(b *testing.B) {
 			defer p.Close()
 			burst(b, func(i int) error {
 				return p.StoreColumn(pos(i%len(cols)), world.Overworld, cols[i%len(cols)])
+			})
+		})
+		b.Run(c.name+"/real-new", func(b *testing.B) {
+			// The real worlds' columns, each at a new position, into a
+			// world that holds them all already (so that, as in the
+			// realistic columns' bursts, no store adds dictionary entries).
+			p := c.open(b, b.TempDir())
+			defer p.Close()
+			for _, col := range real {
+				if err := p.StoreColumn(col.Pos, col.Dim, col.Col); err != nil {
+					b.Fatal(err)
+				}
+			}
+			burst(b, func(i int) error {
+				col := real[i%len(real)]
+				at := world.ChunkPos{col.Pos[0] + int32(1+i/len(real))*64, col.Pos[1]}
+				return p.StoreColumn(at, col.Dim, col.Col)
 			})
 		})
 	}

@@ -183,6 +183,7 @@ func targets(r *results) []target {
 		{name: "in bursts: StoreColumn, changed (× mcdb)", limit: 15, figures: faster("StoreBurst/changed", both...)},
 		{name: "in bursts: StoreColumn, unchanged (× mcdb)", limit: 50, figures: faster("StoreBurst/unchanged", both...)},
 		{name: "real world: StoreColumn, new (× mcdb)", limit: 15, figures: faster("RealWorld/store", both...)},
+		{name: "in bursts: real world, new (× mcdb)", limit: 15, figures: faster("StoreBurst/real-new", both...)},
 		{name: "real world: StoreColumn, unchanged (× mcdb)", limit: 50, figures: faster("RealWorld/unchanged", both...)},
 		{name: "LoadColumn, cold (× mcdb)", limit: 15, figures: faster("LoadColumn/cold", both...)},
 		{name: "real world: LoadColumn, cold (× mcdb)", limit: 15, figures: faster("RealWorld/load-cold", both...)},
