@@ -43,7 +43,7 @@ func BenchmarkStoreBurst(b *testing.B) {
 			}
 		}
 	}
-	real := realWorld(b)
+	realCols := realWorld(b)
 	for _, c := range contenders {
 		b.Run(c.name+"/new", func(b *testing.B) {
 			p := filled(b, c, b.TempDir(), cols)
@@ -74,14 +74,14 @@ func BenchmarkStoreBurst(b *testing.B) {
 			// realistic columns' bursts, no store adds dictionary entries).
 			p := c.open(b, b.TempDir())
 			defer p.Close()
-			for _, col := range real {
+			for _, col := range realCols {
 				if err := p.StoreColumn(col.Pos, col.Dim, col.Col); err != nil {
 					b.Fatal(err)
 				}
 			}
 			burst(b, func(i int) error {
-				col := real[i%len(real)]
-				at := world.ChunkPos{col.Pos[0] + int32(1+i/len(real))*64, col.Pos[1]}
+				col := realCols[i%len(realCols)]
+				at := world.ChunkPos{col.Pos[0] + int32(1+i/len(realCols))*64, col.Pos[1]}
 				return p.StoreColumn(at, col.Dim, col.Col)
 			})
 		})
