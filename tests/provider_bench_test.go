@@ -113,41 +113,55 @@ func loadCold(b *testing.B, c contender, dir string, n int, where func(i int) (w
 	p.Close()
 }
 
+// storeKind is one kind of store that BenchmarkStoreColumn and
+// BenchmarkStoreBurst time: store makes the i-th, into a world holding the
+// columns at pos(0), pos(1), ... (filled), or, where BenchmarkStoreColumn
+// stores new columns, an empty one (empty).
+type storeKind struct {
+	name  string
+	empty bool
+	store func(p store, i int) error
+}
+
+// storeKinds are the stores of a new column, of one with a block changed
+// and of an unchanged one, of cols.
+func storeKinds(cols []*chunk.Column) []storeKind {
+	return []storeKind{
+		{"new", true, func(p store, i int) error {
+			// A position no filled world holds: a store that must write.
+			return p.StoreColumn(world.ChunkPos{int32(i), 7}, world.Overworld, cols[i%len(cols)])
+		}},
+		{"changed", false, func(p store, i int) error {
+			col := cols[i%len(cols)]
+			worldtest.ChangeOneBlock(col, i)
+			return p.StoreColumn(pos(i%len(cols)), world.Overworld, col)
+		}},
+		{"unchanged", false, func(p store, i int) error {
+			return p.StoreColumn(pos(i%len(cols)), world.Overworld, cols[i%len(cols)])
+		}},
+	}
+}
+
 func BenchmarkStoreColumn(b *testing.B) {
 	cols := realistic(benchColumns)
 	for _, c := range contenders {
-		b.Run(c.name+"/new", func(b *testing.B) {
-			p := c.open(b, b.TempDir())
-			defer p.Close()
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				if err := p.StoreColumn(world.ChunkPos{int32(i), 7}, world.Overworld, cols[i%len(cols)]); err != nil {
-					b.Fatal(err)
+		for _, k := range storeKinds(cols) {
+			b.Run(c.name+"/"+k.name, func(b *testing.B) {
+				var p store
+				if k.empty {
+					p = c.open(b, b.TempDir())
+				} else {
+					p = filled(b, c, b.TempDir(), cols)
 				}
-			}
-		})
-		b.Run(c.name+"/changed", func(b *testing.B) {
-			p := filled(b, c, b.TempDir(), cols)
-			defer p.Close()
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				col := cols[i%len(cols)]
-				worldtest.ChangeOneBlock(col, i)
-				if err := p.StoreColumn(pos(i%len(cols)), world.Overworld, col); err != nil {
-					b.Fatal(err)
+				defer p.Close()
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					if err := k.store(p, i); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
-		b.Run(c.name+"/unchanged", func(b *testing.B) {
-			p := filled(b, c, b.TempDir(), cols)
-			defer p.Close()
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				if err := p.StoreColumn(pos(i%len(cols)), world.Overworld, cols[i%len(cols)]); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+			})
+		}
 	}
 }
 
