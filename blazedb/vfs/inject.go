@@ -21,7 +21,8 @@ const (
 )
 
 // Injector decides whether an operation on name fails; a nil result lets it
-// proceed.
+// proceed. It is called from every goroutine using the filesystem, so it
+// must be safe for concurrent use.
 type Injector func(op Op, name string) error
 
 // Inject wraps fs so that fn can fail any operation. A failed WriteAt first
