@@ -30,6 +30,10 @@ type editions struct {
 	// region on disk was read.
 	of   map[segKey]regionEdition
 	read bool
+	// scan is held by the one readEditions reading the regions, so that
+	// first calls racing each other open every region once, not once
+	// each. Only Edition takes it: stores and loads never wait for it.
+	scan sync.Mutex
 }
 
 // regionEdition is a region's edition, or that it was deleted.
@@ -67,8 +71,8 @@ func (e *editions) setLocked(k segKey, r regionEdition) {
 // zero when no region has an edition (a world without regions, or one that
 // only builds older than editions wrote). Read it while nothing writes: a
 // column stored meanwhile may or may not be in it. The first call opens
-// every region to read its edition; the provider then keeps them up to
-// date, so later calls read nothing. If a region cannot be opened, the
+// every region to read its edition, and calls made meanwhile wait for it;
+// the provider then keeps them up to date, so later calls read nothing. If a region cannot be opened, the
 // error is returned by the next call that reports background errors
 // (Close, DeleteSegmentFor, CompactSegment), and Edition returns a new
 // random edition, which an overlay takes for a changed map. Safe for
@@ -111,14 +115,24 @@ func (p *Provider) Edition() provider.Edition {
 	return provider.Edition(h.Sum(nil)[:len(provider.Edition{})])
 }
 
-// readEditions reads the edition of every region on disk once. What stores
-// and opens noted meanwhile is as new as what it reads, or newer, and is
-// kept.
-func (p *Provider) readEditions() error {
+// editionsRead reports whether every region's edition was read.
+func (p *Provider) editionsRead() bool {
 	p.eds.mu.Lock()
-	read := p.eds.read
-	p.eds.mu.Unlock()
-	if read {
+	defer p.eds.mu.Unlock()
+	return p.eds.read
+}
+
+// readEditions reads the edition of every region on disk once; calls
+// racing it wait for it instead of reading them too. What stores and opens
+// noted meanwhile is as new as what it reads, or newer, and is kept. A scan
+// that fails leaves read unset, and the next call tries again.
+func (p *Provider) readEditions() error {
+	if p.editionsRead() {
+		return nil
+	}
+	p.eds.scan.Lock()
+	defer p.eds.scan.Unlock()
+	if p.editionsRead() { // read by the call this one waited for
 		return nil
 	}
 	found := map[segKey]provider.Edition{}

@@ -4,10 +4,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/blazedb/vfs"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/goleveldb/leveldb"
@@ -166,6 +170,73 @@ func TestEditionUnreadable(t *testing.T) {
 	}
 	if err := p.Close(); !errors.Is(err, blazedb.ErrNotBlaze) {
 		t.Fatalf("Close after an unreadable region: %v", err)
+	}
+}
+
+// First calls of Edition racing each other open each region as often as
+// one call alone does: calls that start while the first is reading the
+// regions wait for it instead of reading them again.
+func TestEditionFirstCallsShareTheScan(t *testing.T) {
+	dir := t.TempDir()
+	conf := Config{SegmentSize: 2, MaxOpen: 1} // an idle region closes, so a second scan would open it again
+	p := openSeg(t, dir, conf)
+	const regions = 4
+	for i := range regions {
+		if err := p.StoreColumn(world.ChunkPos{int32(i * 2), 0}, world.Overworld, col(uint64(i), world.Overworld)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		opens  atomic.Int32
+		lastAt atomic.Int32 // once opens reaches it, the scan is opening its last region
+		last   = make(chan struct{})
+		signal sync.Once
+	)
+	conf.FS = vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
+		if op == vfs.OpOpen && strings.Contains(name, "r.") && filepath.Base(name) == "chunks.dat" {
+			if n := opens.Add(1); lastAt.Load() > 0 && n >= lastAt.Load() {
+				signal.Do(func() { close(last) })
+			}
+			time.Sleep(5 * time.Millisecond) // the later calls start while this open lasts
+		}
+		return nil
+	})
+
+	// What one first call opens, with nothing racing it.
+	p = openSeg(t, dir, conf)
+	opens.Store(0) // Open itself opens every region once, to check its size
+	alone := p.Edition()
+	one := opens.Load()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if one < regions || one%regions != 0 {
+		t.Fatalf("a first call opened regions %d times; %d regions", one, regions)
+	}
+
+	// Seven more calls start once the first is opening the last region, by
+	// when the earlier regions are closed again.
+	p = openSeg(t, dir, conf)
+	opens.Store(0)
+	lastAt.Store(one - one/regions + 1)
+	eds := make([]provider.Edition, 8)
+	var wg sync.WaitGroup
+	wg.Go(func() { eds[0] = p.Edition() })
+	<-last
+	for i := 1; i < len(eds); i++ {
+		wg.Go(func() { eds[i] = p.Edition() })
+	}
+	wg.Wait()
+	for _, e := range eds {
+		if e != alone || e.IsZero() {
+			t.Fatalf("racing first calls gave editions %v; alone, %v", eds, alone)
+		}
+	}
+	if n := opens.Load(); n != one {
+		t.Fatalf("%d racing first calls opened regions %d times, one call alone %d", len(eds), n, one)
 	}
 }
 
