@@ -72,11 +72,11 @@ func (e *editions) setLocked(k segKey, r regionEdition) {
 // only builds older than editions wrote). Read it while nothing writes: a
 // column stored meanwhile may or may not be in it. The first call opens
 // every region to read its edition, and calls made meanwhile wait for it;
-// the provider then keeps them up to date, so later calls read nothing. If a region cannot be opened, the
-// error is returned by the next call that reports background errors
-// (Close, DeleteSegmentFor, CompactSegment), and Edition returns a new
-// random edition, which an overlay takes for a changed map. Safe for
-// concurrent use.
+// the provider then keeps them up to date, so later calls read nothing. If
+// a region cannot be opened, the error is returned by the next call that
+// reports background errors (Close, DeleteSegmentFor, CompactSegment), and
+// Edition returns a new random edition, which an overlay takes for a
+// changed map. Safe for concurrent use.
 func (p *Provider) Edition() provider.Edition {
 	if err := p.readEditions(); err != nil {
 		p.report(fmt.Errorf("read the edition of every region: %w", err))
