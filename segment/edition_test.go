@@ -189,6 +189,7 @@ func TestEditionFirstCallsShareTheScan(t *testing.T) {
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
+	regionsDir := filepath.Join(dir, "regions") + string(filepath.Separator)
 	var (
 		opens  atomic.Int32
 		lastAt atomic.Int32 // once opens reaches it, the scan is opening its last region
@@ -196,7 +197,7 @@ func TestEditionFirstCallsShareTheScan(t *testing.T) {
 		signal sync.Once
 	)
 	conf.FS = vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
-		if op == vfs.OpOpen && strings.Contains(name, "r.") && filepath.Base(name) == "chunks.dat" {
+		if op == vfs.OpOpen && strings.HasPrefix(name, regionsDir) && filepath.Base(name) == "chunks.dat" {
 			if n := opens.Add(1); lastAt.Load() > 0 && n >= lastAt.Load() {
 				signal.Do(func() { close(last) })
 			}
