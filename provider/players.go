@@ -19,8 +19,9 @@ import (
 //
 // Part of the on-disk format.
 const (
-	playerPrefix  = "player/"
-	playerVersion = 1
+	playerPrefix    = "player/"
+	playerVersion   = 1
+	playerRecordLen = 13
 )
 
 // LoadPlayerSpawnPosition returns the spawn saved for id, if any.
@@ -32,8 +33,13 @@ func (db *DB) LoadPlayerSpawnPosition(id uuid.UUID) (cube.Pos, bool, error) {
 	if err != nil {
 		return cube.Pos{}, false, fmt.Errorf("load spawn of player %v: %w", id, err)
 	}
-	if len(v) != 13 || v[0] != playerVersion {
-		return cube.Pos{}, true, fmt.Errorf("load spawn of player %v: %w: record of %d bytes", id, ErrColumnCorrupt, len(v))
+	switch {
+	case len(v) > 0 && v[0] > playerVersion:
+		return cube.Pos{}, true, fmt.Errorf("load spawn of player %v: %w: record version %d is newer than this build reads (%d)", id, ErrColumnCorrupt, v[0], playerVersion)
+	case len(v) > 0 && v[0] != playerVersion:
+		return cube.Pos{}, true, fmt.Errorf("load spawn of player %v: %w: record version %d", id, ErrColumnCorrupt, v[0])
+	case len(v) != playerRecordLen:
+		return cube.Pos{}, true, fmt.Errorf("load spawn of player %v: %w: record of %d bytes, want %d", id, ErrColumnCorrupt, len(v), playerRecordLen)
 	}
 	return cube.Pos{
 		int(int32(binary.LittleEndian.Uint32(v[1:]))),

@@ -665,6 +665,9 @@ func TestPlayerSpawnsListed(t *testing.T) {
 	db.Engine().PutNamed(playerPrefix+upper, []byte{playerVersion, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
 	c := uuid.New()
 	db.Engine().PutNamed(playerPrefix+c.String(), []byte{playerVersion, 1})
+	d, e := uuid.New(), uuid.New()
+	db.Engine().PutNamed(playerPrefix+d.String(), []byte{playerVersion + 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	db.Engine().PutNamed(playerPrefix+e.String(), nil)
 	spawns, err := db.PlayerSpawns()
 	if err != nil {
 		t.Fatal(err)
@@ -673,10 +676,14 @@ func TestPlayerSpawnsListed(t *testing.T) {
 	for _, p := range spawns {
 		got[p.Name] = p
 	}
-	if len(got) != 5 || got[a.String()].Pos != (cube.Pos{1, 2, 3}) || got[b.String()].ID != b || got[b.String()].Err != nil ||
+	if len(got) != 7 || got[a.String()].Pos != (cube.Pos{1, 2, 3}) || got[b.String()].ID != b || got[b.String()].Err != nil ||
 		!errors.Is(got["not-a-uuid"].Err, ErrColumnCorrupt) || !errors.Is(got[upper].Err, ErrColumnCorrupt) ||
-		!errors.Is(got[c.String()].Err, ErrColumnCorrupt) {
+		!errors.Is(got[c.String()].Err, ErrColumnCorrupt) || !errors.Is(got[e.String()].Err, ErrColumnCorrupt) {
 		t.Fatalf("%+v", spawns)
+	}
+	// A newer version says so rather than calling the record short.
+	if err := got[d.String()].Err; !errors.Is(err, ErrColumnCorrupt) || !strings.Contains(err.Error(), "version 2 is newer") {
+		t.Fatalf("newer record: %v", err)
 	}
 }
 
