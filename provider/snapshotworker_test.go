@@ -83,3 +83,56 @@ func TestFillQueueBounded(t *testing.T) {
 		t.Fatal("the emptied queue refused a job")
 	}
 }
+
+// A snapshot decoded from a record that a store has replaced since is
+// never cached, even once the store's own snapshot is gone (evicted, or
+// never kept for want of budget): the next load would hand out the old
+// column. This is the interleaving of the worker (or Prefetch) with a
+// store, taken one step at a time.
+func TestStaleSnapshotNeverInstalled(t *testing.T) {
+	db := openDB(t, t.TempDir(), Config{ExternalMaintenance: true})
+	pos, dim := world.ChunkPos{3, -4}, world.Overworld
+	k, _ := key(pos, dim)
+	col := worldtest.Synthetic(1, dim, world.DefaultBlockRegistry)
+	if err := db.StoreColumn(pos, dim, col); err != nil {
+		t.Fatal(err)
+	}
+	cols, _ := db.columns()
+	cols.remove(k)
+
+	job := fillJob{k: k, rng: dim.Range(), cols: cols}
+	if err := db.readRecord(&job); err != nil { // the old record and its stamp
+		t.Fatal(err)
+	}
+	worldtest.ChangeOneBlock(col, 7)
+	if err := db.StoreColumn(pos, dim, col); err != nil {
+		t.Fatal(err)
+	}
+	cols.remove(k) // the store's snapshot evicted
+	s := db.decodeSnapshot(job)
+	if s == nil {
+		t.Fatal("the old record does not decode")
+	}
+	db.install(job, s)
+	if _, ok := cols.peek(k); ok {
+		t.Fatal("a snapshot of the replaced record was cached")
+	}
+	got, err := db.LoadColumn(pos, dim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := worldtest.Compare(got, col); err != nil {
+		t.Fatalf("load after the store: %v", err)
+	}
+
+	// The same steps with no store between them install the snapshot.
+	cols.remove(k)
+	job = fillJob{k: k, rng: dim.Range(), cols: cols}
+	if err := db.readRecord(&job); err != nil {
+		t.Fatal(err)
+	}
+	db.install(job, db.decodeSnapshot(job))
+	if _, ok := cols.peek(k); !ok {
+		t.Fatal("a current snapshot was not cached")
+	}
+}
