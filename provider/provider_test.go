@@ -527,42 +527,87 @@ func TestDragonflyWorld(t *testing.T) {
 	}).Done()
 }
 
-// Three dimensions call at once while compaction runs; callers mutate the
-// columns they stored and loaded. Run with -race: any sharing between a
-// caller and Blaze shows up as a race.
+// Three dimensions call at once while compaction, prefetching and pinning
+// run beside them, in a column cache small enough to evict; callers mutate
+// the columns they stored and loaded. Every load must return the column as
+// its dimension last stored it, and so must the world reopened. Run with
+// -race: any sharing between a caller and Blaze shows up as a race.
 func TestConcurrentDimensions(t *testing.T) {
-	db := openDB(t, t.TempDir(), Config{})
+	dir := t.TempDir()
+	// A few synthetic columns' worth of the 15: loads miss often.
+	db := openDB(t, dir, Config{ColumnCacheBytes: 1 << 20})
+	db.quiet.Store(0) // the snapshot worker runs beside the loads
 	obsidian := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
+	const positions, rounds = 5, 40
+	posOf := func(d, i int) world.ChunkPos { return world.ChunkPos{int32(i % positions), int32(d)} }
+
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				db.Engine().Compact()
+	background := func(f func(i int)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+					f(i)
+				}
 			}
+		}()
+	}
+	background(func(int) {
+		if err := db.Engine().Compact(); err != nil {
+			t.Error(err)
 		}
-	}()
+	})
+	background(func(i int) {
+		dim := dims[i%len(dims)]
+		if _, err := db.Prefetch(posOf(dimID(dim), i/len(dims)), dim); err != nil {
+			t.Error(err)
+		}
+		time.Sleep(200 * time.Microsecond) // as a prefetcher's workers, not flat out
+	})
+	background(func(i int) {
+		pos := posOf(0, i)
+		if err := db.Pin(pos, world.Overworld); err != nil {
+			t.Error(err)
+		}
+		time.Sleep(time.Millisecond)
+		db.Unpin(pos, world.Overworld)
+	})
+
+	// want holds each column as its dimension's worker last stored it.
+	want := make([]map[world.ChunkPos]*chunk.Column, len(dims))
 	var workers sync.WaitGroup
 	for d, dim := range dims {
+		want[d] = map[world.ChunkPos]*chunk.Column{}
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
-			for i := 0; i < 40; i++ {
-				pos := world.ChunkPos{int32(i % 5), int32(d)}
+			for i := 0; i < rounds; i++ {
+				pos := posOf(d, i)
 				col, err := db.LoadColumn(pos, dim)
-				if err != nil {
+				switch prev := want[d][pos]; {
+				case prev == nil && errors.Is(err, leveldb.ErrNotFound):
 					col = worldtest.Synthetic(uint64(i), dim, world.DefaultBlockRegistry)
+				case err != nil:
+					t.Errorf("round %d: %v", i, err)
+					return
+				default:
+					if err := worldtest.Compare(col, prev); err != nil {
+						t.Errorf("round %d: load of %v (%v) is not what was stored: %v", i, pos, dim, err)
+						return
+					}
 				}
 				col.Chunk.SetBlock(uint8(i%16), int16(dim.Range()[0]+i), 0, 0, obsidian)
 				if err := db.StoreColumn(pos, dim, col); err != nil {
 					t.Error(err)
 					return
 				}
+				want[d][pos] = &chunk.Column{Chunk: col.Chunk.Clone(), Tick: col.Tick, BlockEntities: cloneBlockEntities(col.BlockEntities),
+					Entities: cloneEntities(col.Entities), ScheduledBlocks: slices.Clone(col.ScheduledBlocks)}
 				col.Chunk.SetBlock(uint8(i%16), int16(dim.Range()[0]+i), 1, 0, obsidian) // after the store
 				if len(col.BlockEntities) > 0 {
 					col.BlockEntities[0].Data["x"] = int32(i)
@@ -573,6 +618,29 @@ func TestConcurrentDimensions(t *testing.T) {
 	workers.Wait()
 	close(stop)
 	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	// Each column's first load misses, having nothing stored; more misses
+	// are loads of evicted columns.
+	if hits, misses := db.CacheStats(); misses <= positions*int64(len(dims)) {
+		t.Errorf("%d hits, %d misses: the test no longer evicts", hits, misses)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openDB(t, dir, Config{})
+	for d, dim := range dims {
+		for pos, w := range want[d] {
+			col, err := db.LoadColumn(pos, dim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := worldtest.Compare(col, w); err != nil {
+				t.Errorf("after reopening, %v (%v): %v", pos, dim, err)
+			}
+		}
+	}
 }
 
 func sleepMs(n int) { time.Sleep(time.Duration(n) * time.Millisecond) }
