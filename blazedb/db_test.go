@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -408,6 +409,41 @@ func TestUnchangedWriteAppendsNothing(t *testing.T) {
 	db.Put(k, v2)
 	if db.Stats().LogBytes != before {
 		t.Fatal("unchanged value appended when not cached")
+	}
+}
+
+// A put found equal to the stored value is compared before the write lock
+// is taken; if another writer changes the key meanwhile, the put must be
+// written after all, or the later put would be lost to the earlier one.
+func TestElisionRecheckedUnderWriteLock(t *testing.T) {
+	var armed atomic.Bool
+	reached, release := make(chan struct{}), make(chan struct{})
+	fs := vfs.Inject(vfs.NewMem(), func(op vfs.Op, name string) error {
+		if op == vfs.OpRead && filepath.Base(name) == logName && armed.CompareAndSwap(true, false) {
+			close(reached)
+			<-release
+		}
+		return nil
+	})
+	db := open(t, fs, "/db", Options{CacheBytes: -1}) // the comparison reads the log
+	k := Key{X: 1}
+	v1, v2 := value(1, 3000), value(2, 3000)
+	if err := db.Put(k, v1); err != nil {
+		t.Fatal(err)
+	}
+	armed.Store(true)
+	done := make(chan error)
+	go func() { done <- db.Put(k, v1) }() // pauses while comparing with v1
+	<-reached
+	if err := db.Put(k, v2); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.Get(k); err != nil || !bytes.Equal(got, v1) {
+		t.Fatalf("after put v1, put v2, put v1: got the value of %d bytes, v1 %v (%v)", len(got), bytes.Equal(got, v1), err)
 	}
 }
 
