@@ -128,6 +128,40 @@ func TestFsyncFailurePoisons(t *testing.T) {
 	}
 }
 
+// A failed fsync while a compaction copies poisons the database, and the
+// compaction then gives up rather than install its file: the old log
+// stays, and what it holds reads back after reopening.
+func TestCompactionStopsWhenPoisonedMeanwhile(t *testing.T) {
+	mem := vfs.NewMem()
+	f := &faults{op: vfs.OpSync, file: logName, err: syscall.EIO}
+	db := open(t, vfs.Inject(mem, f.fn), "/db", Options{Durability: DurabilitySafe})
+	for i := 0; i < 50; i++ {
+		if err := db.Put(Key{X: int32(i % 10)}, value(i, 3000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.onCompactCopied = func() {
+		f.armed.Store(true)
+		if err := db.Put(Key{X: 99}, []byte("unlucky")); !errors.Is(err, ErrPoisoned) {
+			t.Errorf("write with failing fsync: %v", err)
+		}
+		f.armed.Store(false)
+	}
+	if err := db.Compact(); !errors.Is(err, ErrPoisoned) {
+		t.Fatalf("Compact of a database poisoned meanwhile: %v", err)
+	}
+	if n := db.Stats().Compactions; n != 0 || mem.HasPrefix("/db/"+compactName) {
+		t.Fatalf("%d compactions installed; temp file left: %v", n, mem.HasPrefix("/db/"+compactName))
+	}
+	db.Close()
+	db = open(t, mem, "/db", Options{})
+	for i := 40; i < 50; i++ {
+		if got := mustGet(t, db, Key{X: int32(i % 10)}); !bytes.Equal(got, value(i, 3000)) {
+			t.Fatalf("key %d wrong after reopening", i%10)
+		}
+	}
+}
+
 // A compaction that fails leaves the old log in charge and no temp file;
 // the error comes back from Compact.
 func TestCompactionFailureLosesNothing(t *testing.T) {
