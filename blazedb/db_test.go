@@ -447,6 +447,44 @@ func TestElisionRecheckedUnderWriteLock(t *testing.T) {
 	}
 }
 
+// A read that misses the cache adds what it read only if the key still
+// holds that record: a write that lands while the read is at the file must
+// not be hidden behind the older value in the cache.
+func TestStaleReadNeverCached(t *testing.T) {
+	var armed atomic.Bool
+	reached, release := make(chan struct{}), make(chan struct{})
+	mem := vfs.NewMem()
+	fs := vfs.Inject(mem, func(op vfs.Op, name string) error {
+		if op == vfs.OpRead && filepath.Base(name) == logName && armed.CompareAndSwap(true, false) {
+			close(reached)
+			<-release
+		}
+		return nil
+	})
+	k := Key{X: 2}
+	v1, v2 := value(1, 3000), value(2, 3000)
+	db := open(t, fs, "/db", Options{})
+	if err := db.Put(k, v1); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db = open(t, fs, "/db", Options{}) // nothing cached
+	armed.Store(true)
+	done := make(chan []byte)
+	go func() { v, _ := db.Get(k); done <- v }() // pauses reading v1
+	<-reached
+	if err := db.Put(k, v2); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if v := <-done; !bytes.Equal(v, v1) {
+		t.Fatal("the paused read did not return the value it read")
+	}
+	if got := mustGet(t, db, k); !bytes.Equal(got, v2) {
+		t.Fatal("a read that began before the put left the old value in the cache")
+	}
+}
+
 // A batch with Sync set is durable on return in the modes that do not
 // sync each write, and survives a power loss that keeps nothing unsynced;
 // one without it does not, and Reset clears Sync.
