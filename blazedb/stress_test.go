@@ -325,4 +325,40 @@ func TestMaintainSyncsByAge(t *testing.T) {
 	if db.Stats().Fsyncs != 1 {
 		t.Fatal("Maintain synced with nothing unsynced")
 	}
+	// The age counts from the first write after the last sync.
+	start = time.Now()
+	db.Put(Key{X: 2}, value(2, 500))
+	db.Maintain()
+	if time.Since(start) < interval/2 && db.Stats().Fsyncs != 1 {
+		t.Fatal("Maintain synced a write younger than SyncInterval/2 that followed a sync")
+	}
+}
+
+// In DurabilityBalanced, SyncBytes written without a sync start one however
+// young they are: at once with ExternalMaintenance (there is no goroutine
+// to hand it to), soon after on the background goroutine.
+func TestBalancedSyncsBySize(t *testing.T) {
+	for _, external := range []bool{false, true} {
+		t.Run(fmt.Sprint("external=", external), func(t *testing.T) {
+			db := open(t, vfs.NewMem(), "/db", Options{SyncInterval: time.Hour, SyncBytes: 64 << 10, Compression: CompressionNone,
+				ExternalMaintenance: external, DisableAutoCompaction: true})
+			base := db.Stats().Fsyncs
+			db.Put(Key{X: 0}, value(0, 5000))
+			if n := db.Stats().Fsyncs; n != base {
+				t.Fatalf("%d fsyncs after 5,000 bytes, want %d", n, base)
+			}
+			for i := 1; i < 14; i++ { // 70,000 bytes in all
+				if err := db.Put(Key{X: int32(i)}, value(i, 5000)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for !external && db.Stats().Fsyncs == base && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			if n := db.Stats().Fsyncs; n == base {
+				t.Fatal("no fsync after SyncBytes were written")
+			}
+		})
+	}
 }
