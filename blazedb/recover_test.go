@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
@@ -144,11 +145,24 @@ func TestUnsyncedDamageEndsTheLog(t *testing.T) {
 	db.Put(Key{X: 3}, []byte("other after"))
 	log, _ := fs.ReadFile("/db/chunks.dat") // as a crash leaves it: no Close
 	db.Close()
+	// A later mark that says less than the damage's offset shows nothing
+	// about it: a write that followed an fsync begun before the damaged
+	// write carries such a mark. Here it is in front of a put of Key{X: 4}.
+	v := []byte("after a short mark")
+	short := appendRecord(appendMark(slices.Clone(log), off),
+		&record{seq: 100, kind: kindPut, key: appendChunkKey(nil, Key{X: 4}), value: v, rawLen: uint32(len(v)), vsum: crc(v)})
 
-	for _, where := range []int64{0, 4, 17, 30} {
-		damaged := append([]byte(nil), log...)
-		damaged[off+where] ^= 0x5a
-		t.Run(fmt.Sprintf("byte%d", where), func(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		log   []byte
+		where int64
+	}{
+		{"byte0", log, 0}, {"byte4", log, 4}, {"byte17", log, 17}, {"byte30", log, 30},
+		{"short-mark-byte0", short, 0}, {"short-mark-byte17", short, 17},
+	} {
+		damaged := append([]byte(nil), c.log...)
+		damaged[off+c.where] ^= 0x5a
+		t.Run(c.name, func(t *testing.T) {
 			for _, ro := range []bool{true, false} {
 				fs := memWith(damaged)
 				db := open(t, fs, "/db", Options{ReadOnly: ro})
@@ -158,8 +172,10 @@ func TestUnsyncedDamageEndsTheLog(t *testing.T) {
 				if v := mustGet(t, db, Key{X: 2}); string(v) != "other before" {
 					t.Fatalf("read-only %v: record before the damage lost: %q", ro, v)
 				}
-				if _, err := db.Get(Key{X: 3}); !errors.Is(err, ErrNotFound) {
-					t.Fatalf("read-only %v: record after unsynced damage kept: %v", ro, err)
+				for _, after := range []Key{{X: 3}, {X: 4}} {
+					if _, err := db.Get(after); !errors.Is(err, ErrNotFound) {
+						t.Fatalf("read-only %v: record %v after unsynced damage kept: %v", ro, after, err)
+					}
 				}
 				rec := db.Recovery()
 				if len(rec.Corrupt) != 0 || rec.TornBytes != int64(len(damaged))-off {
