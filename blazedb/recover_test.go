@@ -346,3 +346,60 @@ func TestIndexRebuiltWhenUnusable(t *testing.T) {
 		})
 	}
 }
+
+// Sequence numbers, each record's version, increase through the log in
+// write order, batch entries included, across every way of opening it:
+// with index.dat, by scanning, and after a crash.
+func TestSequenceNumbersIncrease(t *testing.T) {
+	fs := vfs.NewMem()
+	db := open(t, fs, "/db", Options{})
+	n := 0
+	write := func() {
+		t.Helper()
+		if err := db.Put(Key{Z: int32(n)}, value(n+2, 100)); err != nil {
+			t.Fatal(err)
+		}
+		var b Batch // last, so that a reopen must count its entries
+		b.Put(Key{X: int32(n)}, value(n, 100))
+		b.PutNamed(fmt.Sprint("name", n), value(n+1, 100))
+		b.Delete(Key{X: int32(n - 1)})
+		if err := db.Apply(&b); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	write()
+	db.Close()
+	db = open(t, fs, "/db", Options{}) // index.dat covers the log
+	write()
+	db.Close()
+	fs.Remove("/db/" + indexName)
+	db = open(t, fs, "/db", Options{}) // rebuilt by scanning
+	write()
+	crashed, _ := fs.ReadFile("/db/" + logName)
+	db.Close()
+	fs = memWith(crashed)
+	db = open(t, fs, "/db", Options{}) // after a crash
+	write()
+	db.Close()
+
+	log, _ := fs.ReadFile("/db/" + logName)
+	f, _ := memWith(log).Open("/db/" + logName)
+	var seqs []uint64
+	if _, err := scanLog(f, fileHeaderSize, int64(len(log)), true, func(off int64, r *record) error {
+		return eachEntry(off, r, func(_ int64, _ rkey, e *record) error {
+			seqs = append(seqs, e.seq)
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(seqs) != 4*n-1 { // the first delete found nothing to delete
+		t.Fatalf("%d entries in the log, want %d", len(seqs), 4*n-1)
+	}
+	for i := 1; i < len(seqs); i++ {
+		if seqs[i] <= seqs[i-1] {
+			t.Fatalf("sequence numbers %v do not increase", seqs)
+		}
+	}
+}
