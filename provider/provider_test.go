@@ -534,8 +534,9 @@ func TestDragonflyWorld(t *testing.T) {
 // -race: any sharing between a caller and Blaze shows up as a race.
 func TestConcurrentDimensions(t *testing.T) {
 	dir := t.TempDir()
-	// A few synthetic columns' worth of the 15: loads miss often.
-	db := openDB(t, dir, Config{ColumnCacheBytes: 1 << 20})
+	// A few synthetic columns' worth of the 15: about half the loads miss
+	// (with 1 MiB, some runs had none but the first loads).
+	db := openDB(t, dir, Config{ColumnCacheBytes: 512 << 10})
 	db.quiet.Store(0) // the snapshot worker runs beside the loads
 	obsidian := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
 	const positions, rounds = 5, 40
