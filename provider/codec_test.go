@@ -24,49 +24,6 @@ func testDictionary() (world.BlockRegistry, *dictionary) {
 	return br, d
 }
 
-// permuted is a registry whose runtime ids are a permutation of another's:
-// what an upgrade of Dragonfly (or another set of plugin blocks) does to ids.
-type permuted struct {
-	chunk.BlockRegistry
-	perm, inv []uint32
-}
-
-func newPermuted(br chunk.BlockRegistry, seed uint64) *permuted {
-	n := br.BlockCount()
-	p := &permuted{BlockRegistry: br, perm: make([]uint32, n), inv: make([]uint32, n)}
-	for i, v := range rand.New(rand.NewPCG(seed, 1)).Perm(n) {
-		p.perm[i], p.inv[v] = uint32(v), uint32(i)
-	}
-	return p
-}
-
-func (p *permuted) AirRuntimeID() uint32 { return p.perm[p.BlockRegistry.AirRuntimeID()] }
-func (p *permuted) RuntimeIDToState(rid uint32) (string, map[string]any, bool) {
-	if int(rid) >= len(p.inv) {
-		return "", nil, false
-	}
-	return p.BlockRegistry.RuntimeIDToState(p.inv[rid])
-}
-func (p *permuted) StateToRuntimeID(name string, props map[string]any) (uint32, bool) {
-	rid, ok := p.BlockRegistry.StateToRuntimeID(name, props)
-	if !ok {
-		return 0, false
-	}
-	return p.perm[rid], true
-}
-func (p *permuted) FilteringBlock(rid uint32) uint8 {
-	return p.BlockRegistry.FilteringBlock(p.inv[rid])
-}
-func (p *permuted) LightBlock(rid uint32) uint8 { return p.BlockRegistry.LightBlock(p.inv[rid]) }
-func (p *permuted) RandomTickBlock(rid uint32) bool {
-	return p.BlockRegistry.RandomTickBlock(p.inv[rid])
-}
-func (p *permuted) NBTBlock(rid uint32) bool { return p.BlockRegistry.NBTBlock(p.inv[rid]) }
-func (p *permuted) LiquidDisplacingBlock(rid uint32) bool {
-	return p.BlockRegistry.LiquidDisplacingBlock(p.inv[rid])
-}
-func (p *permuted) LiquidBlock(rid uint32) bool { return p.BlockRegistry.LiquidBlock(p.inv[rid]) }
-
 // Columns written under one registry load with the right blocks under
 // another whose runtime ids have all moved.
 func TestRuntimeIDsMove(t *testing.T) {
@@ -80,7 +37,7 @@ func TestRuntimeIDsMove(t *testing.T) {
 	for _, e := range d.entries {
 		e.persisted = true
 	}
-	moved := newPermuted(br, 5)
+	moved := worldtest.PermutedRegistry(5, "")
 	d.setRegistry(moved)
 	got, err := d.decodeColumn(rec, world.Overworld.Range())
 	if err != nil {
@@ -91,7 +48,7 @@ func TestRuntimeIDsMove(t *testing.T) {
 		for x := uint8(0); x < 16; x++ {
 			for z := uint8(0); z < 16; z += 5 {
 				for l := uint8(0); l < 2; l++ {
-					if want := moved.perm[col.Chunk.Block(x, int16(y), z, l)]; got.Chunk.Block(x, int16(y), z, l) != want {
+					if want := moved.Perm[col.Chunk.Block(x, int16(y), z, l)]; got.Chunk.Block(x, int16(y), z, l) != want {
 						t.Fatalf("block %d,%d,%d/%d: %d, want %d", x, y, z, l, got.Chunk.Block(x, int16(y), z, l), want)
 					}
 				}
@@ -99,7 +56,7 @@ func TestRuntimeIDsMove(t *testing.T) {
 		}
 	}
 	for i, s := range col.ScheduledBlocks {
-		if got.ScheduledBlocks[i].Block != moved.perm[s.Block] {
+		if got.ScheduledBlocks[i].Block != moved.Perm[s.Block] {
 			t.Fatal("scheduled update block not remapped")
 		}
 	}

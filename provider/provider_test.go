@@ -442,43 +442,6 @@ func TestUnknownStateFailsLoudlyAndIsKept(t *testing.T) {
 	}
 }
 
-// otherRegistry is Dragonfly's registry with its runtime ids permuted, as
-// after an upgrade, and optionally without one block's states, as without a
-// plugin: a world.BlockRegistry for SetBlockRegistry and Config.Blocks.
-type otherRegistry struct {
-	world.BlockRegistry
-	p    *permuted
-	hide string // a block name StateToRuntimeID does not know
-}
-
-func newOtherRegistry(seed uint64, hide string) *otherRegistry {
-	br := world.DefaultBlockRegistry
-	br.Finalize()
-	return &otherRegistry{BlockRegistry: br, p: newPermuted(br, seed), hide: hide}
-}
-
-func (o *otherRegistry) BlockCount() int      { return o.p.BlockCount() }
-func (o *otherRegistry) AirRuntimeID() uint32 { return o.p.AirRuntimeID() }
-func (o *otherRegistry) RuntimeIDToState(rid uint32) (string, map[string]any, bool) {
-	return o.p.RuntimeIDToState(rid)
-}
-func (o *otherRegistry) StateToRuntimeID(name string, props map[string]any) (uint32, bool) {
-	if name == o.hide {
-		return 0, false
-	}
-	return o.p.StateToRuntimeID(name, props)
-}
-func (o *otherRegistry) FilteringBlock(rid uint32) uint8         { return o.p.FilteringBlock(rid) }
-func (o *otherRegistry) LightBlock(rid uint32) uint8             { return o.p.LightBlock(rid) }
-func (o *otherRegistry) RandomTickBlock(rid uint32) bool         { return o.p.RandomTickBlock(rid) }
-func (o *otherRegistry) NBTBlock(rid uint32) bool                { return o.p.NBTBlock(rid) }
-func (o *otherRegistry) LiquidDisplacingBlock(rid uint32) bool   { return o.p.LiquidDisplacingBlock(rid) }
-func (o *otherRegistry) LiquidBlock(rid uint32) bool             { return o.p.LiquidBlock(rid) }
-func (o *otherRegistry) HashToRuntimeID(h uint32) (uint32, bool) { return 0, false }
-func (o *otherRegistry) RuntimeIDToHash(rid uint32) (uint32, bool) {
-	return 0, false
-}
-
 // A registry set while the DB is open applies to every later load, cached
 // columns included (they were decoded with the old runtime ids), and a
 // column that failed to load under the old one may be stored again.
@@ -493,7 +456,7 @@ func TestSetBlockRegistryWhileOpen(t *testing.T) {
 	if _, err := db.LoadColumn(pos, dim); err != nil { // now cached
 		t.Fatal(err)
 	}
-	moved := newOtherRegistry(5, "")
+	moved := worldtest.PermutedRegistry(5, "")
 	db.SetBlockRegistry(moved)
 	got, err := db.LoadColumn(pos, dim)
 	if err != nil {
@@ -502,7 +465,7 @@ func TestSetBlockRegistryWhileOpen(t *testing.T) {
 	r := dim.Range()
 	for y := r[0]; y <= r[1]; y += 7 {
 		for x := uint8(0); x < 16; x += 3 {
-			if want := moved.p.perm[col.Chunk.Block(x, int16(y), x, 0)]; got.Chunk.Block(x, int16(y), x, 0) != want {
+			if want := moved.Perm[col.Chunk.Block(x, int16(y), x, 0)]; got.Chunk.Block(x, int16(y), x, 0) != want {
 				t.Fatalf("block %d,%d,%d: runtime id %d, want %d under the new registry", x, y, x, got.Chunk.Block(x, int16(y), x, 0), want)
 			}
 		}
@@ -512,7 +475,7 @@ func TestSetBlockRegistryWhileOpen(t *testing.T) {
 	// Opened with a registry that lacks gold ore, which the column holds:
 	// the load fails and the column is refused for writing until a
 	// registry that knows it is set.
-	db = openDB(t, dir, Config{Blocks: newOtherRegistry(7, "minecraft:gold_ore")})
+	db = openDB(t, dir, Config{Blocks: worldtest.PermutedRegistry(7, "minecraft:gold_ore")})
 	if _, err := db.LoadColumn(pos, dim); !errors.Is(err, ErrUnknownState) {
 		t.Fatalf("load without gold ore: %v", err)
 	}
