@@ -545,3 +545,61 @@ func TestTemplateChangeForgetsChanges(t *testing.T) {
 		t.Fatal("an overlay of an older version lost its changes")
 	}
 }
+
+// The registry a World sets on the overlay reaches the template, and every
+// generation the overlay starts after it: a column stored after a reset is
+// encoded with that registry's states, and reads back under it once the
+// arena is opened again.
+func TestRegistryReachesTemplateAndNewGenerations(t *testing.T) {
+	tp := openTemplate(t, template(t, 2))
+	pos, dim := world.ChunkPos{1, 1}, world.Overworld
+	orig, err := tp.LoadColumn(pos, dim) // under Dragonfly's own ids
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "arena")
+	o, err := Config{Log: quiet}.Open(tp, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := worldtest.PermutedRegistry(3, "")
+	o.SetBlockRegistry(reg)
+	col, err := o.LoadColumn(pos, dim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := dim.Range()
+	for y := r[0]; y <= r[1]; y += 5 {
+		for x := uint8(0); x < 16; x += 3 {
+			if want := reg.Perm[orig.Chunk.Block(x, int16(y), x, 0)]; col.Chunk.Block(x, int16(y), x, 0) != want {
+				t.Fatalf("template block %d,%d,%d: runtime id %d, want %d under the overlay's registry", x, y, x, col.Chunk.Block(x, int16(y), x, 0), want)
+			}
+		}
+	}
+
+	o.Close() // as a World does at the end of a match
+	if err := o.ResetOverlay(); err != nil {
+		t.Fatal(err)
+	}
+	obsidian := reg.Perm[worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]]
+	col.Chunk.SetBlock(3, 3, 3, 0, obsidian)
+	if err := o.StoreColumn(pos, dim, col); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	o, err = Config{Log: quiet}.Open(tp, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Shutdown()
+	o.SetBlockRegistry(reg)
+	got, err := o.LoadColumn(pos, dim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := worldtest.Compare(got, col); err != nil {
+		t.Fatalf("the column stored after the reset: %v", err)
+	}
+}
