@@ -603,3 +603,50 @@ func TestRegistryReachesTemplateAndNewGenerations(t *testing.T) {
 		t.Fatalf("the column stored after the reset: %v", err)
 	}
 }
+
+// A reset whose commit fails changes nothing: the match's changes are still
+// there, the prepared generation stays prepared, and the next reset works.
+func TestResetCommitFailure(t *testing.T) {
+	tp := openTemplate(t, template(t, 2))
+	var fail sync.Once
+	armed := make(chan struct{})
+	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
+		var err error
+		select {
+		case <-armed:
+			if op == vfs.OpRename && strings.HasPrefix(filepath.Base(name), currentName) {
+				fail.Do(func() { err = errors.New("injected: rename fails") })
+			}
+		default:
+		}
+		return err
+	})
+	o, err := Config{Log: quiet, FS: fs}.Open(tp, filepath.Join(t.TempDir(), "arena"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Shutdown()
+	pos, dim := world.ChunkPos{0, 1}, world.Overworld
+	orig, _ := tp.LoadColumn(pos, dim)
+	col, _ := o.LoadColumn(pos, dim)
+	col.Chunk.SetBlock(1, 1, 1, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
+	if err := o.StoreColumn(pos, dim, col); err != nil {
+		t.Fatal(err)
+	}
+	close(armed)
+	if err := o.ResetOverlay(); err == nil {
+		t.Fatal("a reset whose commit failed reported success")
+	}
+	if dirty, err := o.Dirty(); err != nil || len(dirty) != 1 {
+		t.Fatalf("after the failed reset: dirty %v, %v; want the match's one column", dirty, err)
+	}
+	if err := o.ResetOverlay(); err != nil {
+		t.Fatalf("the reset after a failed one: %v", err)
+	}
+	if dirty, err := o.Dirty(); err != nil || len(dirty) != 0 {
+		t.Fatalf("after the reset: dirty %v, %v", dirty, err)
+	}
+	if got, err := o.LoadColumn(pos, dim); err != nil || worldtest.Compare(got, orig) != nil {
+		t.Fatalf("after the reset the column is not the template's: %v", err)
+	}
+}
