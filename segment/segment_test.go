@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -456,4 +458,43 @@ func TestNewRegionIsCrashSafe(t *testing.T) {
 		t.Fatalf("only %d crash points", crashes)
 	}
 	t.Logf("%d crash points", crashes)
+}
+
+// A region whose open fails fails every load that waited for that open,
+// not only the first one's.
+func TestFailedRegionOpenFailsItsWaiters(t *testing.T) {
+	dir := t.TempDir()
+	p := openSeg(t, dir, Config{SegmentSize: 4})
+	pos := world.ChunkPos{1, 1}
+	if err := p.StoreColumn(pos, world.Overworld, col(1, world.Overworld)); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+
+	var armed atomic.Bool
+	reached, release := make(chan struct{}), make(chan struct{})
+	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
+		if op == vfs.OpOpen && strings.Contains(name, string(filepath.Separator)+"regions"+string(filepath.Separator)) && armed.CompareAndSwap(true, false) {
+			close(reached)
+			<-release
+			return errors.New("injected: the region cannot be opened")
+		}
+		return nil
+	})
+	p = openSeg(t, dir, Config{FS: fs})
+	armed.Store(true)
+	errs := make(chan error, 2)
+	go func() { _, err := p.LoadColumn(pos, world.Overworld); errs <- err }()
+	<-reached // the first load is opening the region
+	go func() { _, err := p.LoadColumn(pos, world.Overworld); errs <- err }()
+	time.Sleep(20 * time.Millisecond) // the second waits for that open
+	close(release)
+	for range 2 {
+		if err := <-errs; err == nil || errors.Is(err, leveldb.ErrNotFound) {
+			t.Fatalf("a load of a region whose open failed: %v", err)
+		}
+	}
+	if _, err := p.LoadColumn(pos, world.Overworld); err != nil {
+		t.Fatalf("a load once the region opens: %v", err)
+	}
 }
