@@ -66,7 +66,9 @@ func (db *DB) Prefetch(pos world.ChunkPos, dim world.Dimension) (bool, error) {
 
 // Pin keeps the column at pos in the cache (loading it if needed) until
 // as many Unpin calls; pinned columns are never evicted and may hold the
-// cache over its budget.
+// cache over its budget. A column that is not stored is pinned too, for
+// when it is. If the column cannot be read, Pin returns the error and
+// leaves nothing pinned.
 func (db *DB) Pin(pos world.ChunkPos, dim world.Dimension) error {
 	k, err := key(pos, dim)
 	if err != nil {
@@ -74,8 +76,11 @@ func (db *DB) Pin(pos world.ChunkPos, dim world.Dimension) error {
 	}
 	cols, _ := db.columns()
 	cols.pin(k, 1)
-	_, err = db.Prefetch(pos, dim)
-	return err
+	if _, err = db.Prefetch(pos, dim); err != nil {
+		cols.pin(k, -1)
+		return err
+	}
+	return nil
 }
 
 // Unpin undoes one Pin.

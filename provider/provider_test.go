@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -836,5 +837,37 @@ func TestStoreInvalidColumn(t *testing.T) {
 	}
 	if _, err := db.LoadColumn(world.ChunkPos{1, 2}, world.Overworld); !errors.Is(err, leveldb.ErrNotFound) {
 		t.Fatalf("load after the refused store: %v", err)
+	}
+}
+
+// A column that cannot be read is not left pinned by the Pin that failed
+// on it: its caller has no pin to undo.
+func TestFailedPinPinsNothing(t *testing.T) {
+	mem := vfs.NewMem()
+	var failReads atomic.Bool
+	fs := vfs.Inject(mem, func(op vfs.Op, name string) error {
+		if op == vfs.OpRead && failReads.Load() && filepath.Base(name) == "chunks.dat" {
+			return errors.New("injected: read fails")
+		}
+		return nil
+	})
+	db := openDB(t, "/w", Config{FS: fs})
+	pos := world.ChunkPos{1, 1}
+	if err := db.StoreColumn(pos, world.Overworld, worldtest.Synthetic(1, world.Overworld, world.DefaultBlockRegistry)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db = openDB(t, "/w", Config{FS: fs})
+	failReads.Store(true)
+	if err := db.Pin(pos, world.Overworld); err == nil {
+		t.Fatal("Pin of an unreadable column succeeded")
+	}
+	cols, _ := db.columns()
+	k, _ := key(pos, world.Overworld)
+	cols.mu.Lock()
+	n := cols.pinned[k]
+	cols.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("a failed Pin left the column pinned %d times", n)
 	}
 }
