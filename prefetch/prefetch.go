@@ -321,17 +321,24 @@ func (pf *Prefetcher) RemovePlayer(id uuid.UUID) {
 }
 
 // PinArea loads and keeps in the cache every column within radius chunks
-// of centre, until UnpinArea with the same arguments. Pins nest.
+// of centre, until UnpinArea with the same arguments. Pins nest. If a
+// column cannot be read, PinArea returns the error and pins nothing: the
+// columns it had pinned are released again.
 func (pf *Prefetcher) PinArea(centre world.ChunkPos, radius int, dim world.Dimension) error {
 	pf.pinMu.Lock()
 	defer pf.pinMu.Unlock()
+	var done []job
 	for dx := -radius; dx <= radius; dx++ {
 		for dz := -radius; dz <= radius; dz++ {
-			p := world.ChunkPos{centre[0] + int32(dx), centre[1] + int32(dz)}
-			if err := pf.p.Pin(p, dim); err != nil {
+			k := job{pos: world.ChunkPos{centre[0] + int32(dx), centre[1] + int32(dz)}, dim: dim}
+			if err := pf.p.Pin(k.pos, dim); err != nil {
+				for _, k := range done {
+					pf.unpinLocked(k)
+				}
 				return err
 			}
-			pf.pins[job{pos: p, dim: dim}]++
+			pf.pins[k]++
+			done = append(done, k)
 		}
 	}
 	return nil
@@ -343,13 +350,18 @@ func (pf *Prefetcher) UnpinArea(centre world.ChunkPos, radius int, dim world.Dim
 	defer pf.pinMu.Unlock()
 	for dx := -radius; dx <= radius; dx++ {
 		for dz := -radius; dz <= radius; dz++ {
-			k := job{pos: world.ChunkPos{centre[0] + int32(dx), centre[1] + int32(dz)}, dim: dim}
-			if pf.pins[k] > 0 {
-				pf.p.Unpin(k.pos, dim)
-				if pf.pins[k]--; pf.pins[k] == 0 {
-					delete(pf.pins, k)
-				}
-			}
+			pf.unpinLocked(job{pos: world.ChunkPos{centre[0] + int32(dx), centre[1] + int32(dz)}, dim: dim})
+		}
+	}
+}
+
+// unpinLocked undoes one pin of k's column, if it has one. pf.pinMu must
+// be held.
+func (pf *Prefetcher) unpinLocked(k job) {
+	if pf.pins[k] > 0 {
+		pf.p.Unpin(k.pos, k.dim)
+		if pf.pins[k]--; pf.pins[k] == 0 {
+			delete(pf.pins, k)
 		}
 	}
 }

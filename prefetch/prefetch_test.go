@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -241,6 +242,47 @@ func TestPinnedNeverEvicted(t *testing.T) {
 		t.Fatalf("%d of 9 pinned columns were still cached", h1-h0)
 	}
 	pf.UnpinArea(world.ChunkPos{2, 0}, 1, world.Overworld)
+}
+
+// A PinArea that meets a column it cannot read pins nothing: the columns
+// it pinned before it are released, and are evicted like any other.
+func TestFailedPinAreaPinsNothing(t *testing.T) {
+	var reads, failAfter atomic.Int64
+	failAfter.Store(-1)
+	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
+		if op == vfs.OpRead && filepath.Base(name) == "chunks.dat" {
+			if n := failAfter.Load(); n >= 0 && reads.Add(1) > n {
+				return errors.New("injected: read fails")
+			}
+		}
+		return nil
+	})
+	p := strip(t, 12, provider.Config{FS: fs, ColumnCacheBytes: 400 << 10}) // a few columns' worth
+	pf := New(p, Options{})
+	defer pf.Close()
+	failAfter.Store(4) // the fifth of the nine columns cannot be read
+	if err := pf.PinArea(world.ChunkPos{2, 0}, 1, world.Overworld); err == nil {
+		t.Fatal("PinArea over an unreadable column succeeded")
+	}
+	failAfter.Store(-1)
+	if len(pf.pins) != 0 {
+		t.Fatalf("pins left: %v", pf.pins)
+	}
+	for x := int32(5); x < 12; x++ {
+		for z := int32(-3); z <= 3; z++ {
+			p.LoadColumn(world.ChunkPos{x, z}, world.Overworld)
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // let the snapshot worker fill the cache
+	h0, _ := p.CacheStats()
+	for x := int32(1); x <= 3; x++ {
+		for z := int32(-1); z <= 1; z++ {
+			p.LoadColumn(world.ChunkPos{x, z}, world.Overworld)
+		}
+	}
+	if h1, _ := p.CacheStats(); h1 != h0 {
+		t.Fatalf("%d of the area's columns stayed cached: still pinned", h1-h0)
+	}
 }
 
 // Many players at once, then Close while they keep moving. Run with -race.
