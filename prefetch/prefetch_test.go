@@ -97,27 +97,63 @@ func TestWarmsTheChunksAhead(t *testing.T) {
 	}
 }
 
-// A teleport makes the old predictions stale, and they are not loaded.
-func TestTeleportDropsStalePredictions(t *testing.T) {
+// A teleport or a sharp turn makes the old predictions stale: a worker
+// drops them without reading anything.
+func TestTeleportAndTurnDropStalePredictions(t *testing.T) {
+	p := strip(t, 2, provider.Config{})
+	for name, next := range map[string]mgl64.Vec3{
+		"teleport": {5000, 64, 5000},
+		"turn":     {2, 64, 0}, // back the way it came
+	} {
+		t.Run(name, func(t *testing.T) {
+			pf := &Prefetcher{p: p, opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 1000)}
+			id := uuid.New()
+			pf.UpdatePlayer(id, mgl64.Vec3{0, 64, 0}, world.Overworld)
+			time.Sleep(20 * time.Millisecond)
+			pf.UpdatePlayer(id, mgl64.Vec3{3, 64, 0}, world.Overworld)
+			old := len(pf.queue)
+			if old == 0 {
+				t.Fatal("nothing predicted")
+			}
+			gen := pf.players[id].gen
+			time.Sleep(20 * time.Millisecond)
+			pf.UpdatePlayer(id, next, world.Overworld)
+			if pf.players[id].gen == gen {
+				t.Fatal("the track was not invalidated")
+			}
+			before := pf.Stats()
+			for range old { // the queue is in order: these are the old ones
+				pf.do(<-pf.queue)
+			}
+			if st := pf.Stats(); st.Dropped-before.Dropped != int64(old) || st.Loaded != 0 {
+				t.Fatalf("%d predictions from before; stats before %+v, after %+v", old, before, st)
+			}
+		})
+	}
+}
+
+// A chunk predicted again while its first prediction waits is not queued
+// twice.
+func TestQueuedOnce(t *testing.T) {
 	pf := &Prefetcher{opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 1000)}
 	id := uuid.New()
-	pf.UpdatePlayer(id, mgl64.Vec3{0, 64, 0}, world.Overworld)
-	time.Sleep(20 * time.Millisecond)
-	pf.UpdatePlayer(id, mgl64.Vec3{3, 64, 0}, world.Overworld)
-	queued := len(pf.queue)
-	if queued == 0 {
-		t.Fatal("nothing predicted")
+	pos := mgl64.Vec3{0, 64, 0}
+	pf.UpdatePlayer(id, pos, world.Overworld)
+	for range 5 {
+		time.Sleep(20 * time.Millisecond)
+		pos[0] += 3
+		pf.UpdatePlayer(id, pos, world.Overworld)
 	}
-	gen := pf.players[id].gen
-	pf.UpdatePlayer(id, mgl64.Vec3{5000, 64, 5000}, world.Overworld) // teleport
-	if pf.players[id].gen == gen {
-		t.Fatal("a teleport did not invalidate the track")
-	}
+	seen := map[world.ChunkPos]bool{}
 	for len(pf.queue) > 0 {
 		j := <-pf.queue
-		if t2 := pf.players[j.id]; t2 != nil && t2.gen == j.gen {
-			t.Fatal("a prediction from before the teleport is still current")
+		if seen[j.pos] {
+			t.Fatalf("%v queued twice", j.pos)
 		}
+		seen[j.pos] = true
+	}
+	if st := pf.Stats(); len(seen) == 0 || st.Dropped == 0 {
+		t.Fatalf("%d queued, %+v: the predictions did not overlap", len(seen), st)
 	}
 }
 
