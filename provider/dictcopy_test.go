@@ -296,6 +296,42 @@ func TestDictionaryCopyRefused(t *testing.T) {
 	}
 }
 
+// parseDictCopy refuses a copy whose entries are not in increasing order
+// of id (a repeated id would make one entry hide another), an id beyond
+// the dictionary's, bytes after the entries, another signature or version.
+func TestParseDictCopyRefuses(t *testing.T) {
+	type entry struct {
+		id uint64
+		v  string
+	}
+	file := func(sig string, version byte, trailing string, entries ...entry) []byte {
+		b := append([]byte(sig), version)
+		b = binary.AppendUvarint(b, uint64(len(entries)))
+		for _, e := range entries {
+			b = binary.AppendUvarint(b, e.id)
+			b = binary.AppendUvarint(b, uint64(len(e.v)))
+			b = append(b, e.v...)
+		}
+		b = append(b, trailing...)
+		return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	}
+	if cp, err := parseDictCopy(file(dictCopySignature, dictCopyVersion, "", entry{1, "a"}, entry{5, "b"})); err != nil || len(cp) != 2 {
+		t.Fatalf("a valid copy: %v, %v", cp, err)
+	}
+	for name, b := range map[string][]byte{
+		"repeated id":  file(dictCopySignature, dictCopyVersion, "", entry{1, "a"}, entry{1, "b"}),
+		"decreasing":   file(dictCopySignature, dictCopyVersion, "", entry{5, "a"}, entry{1, "b"}),
+		"id too large": file(dictCopySignature, dictCopyVersion, "", entry{maxDictID + 1, "a"}),
+		"trailing":     file(dictCopySignature, dictCopyVersion, "x", entry{1, "a"}),
+		"signature":    file("XYZ", dictCopyVersion, "", entry{1, "a"}),
+		"version":      file(dictCopySignature, dictCopyVersion+1, "", entry{1, "a"}),
+	} {
+		if _, err := parseDictCopy(b); !errors.Is(err, ErrColumnCorrupt) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
 // FuzzParseDictCopy: bad bytes give an error, never a panic, and what
 // parses survives encoding and parsing again. Each input is tried as it is and
 // with a valid checksum appended, so that the fuzzer reaches the entries.
