@@ -1,6 +1,8 @@
 package blazedb
 
 import (
+	"encoding/binary"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -116,6 +118,38 @@ func TestIndexAreaMatchesFilter(t *testing.T) {
 	for i := 1; i < len(got); i++ {
 		if morton.Encode(got[i-1].X, got[i-1].Z) >= morton.Encode(got[i].X, got[i].Z) {
 			t.Fatal("area not in Morton order")
+		}
+	}
+}
+
+// decodeIndex refuses an index.dat that passes its checksum but describes
+// what cannot be: a key twice, an entry outside the log it covers, a
+// covered length outside the log's bounds. Open then rebuilds by scanning.
+func TestDecodeIndexRefuses(t *testing.T) {
+	ix := newIndex()
+	ix.put(rkey{chunk: Key{X: 1}}, entry{off: fileHeaderSize, size: 100, vsum: 1})
+	ix.put(rkey{chunk: Key{X: 2}}, entry{off: fileHeaderSize + 100, size: 100, vsum: 2})
+	ix.settle()
+	meta := indexMeta{generation: 3, covered: fileHeaderSize + 200, nextSeq: 9}
+	valid := encodeIndex(ix, meta)
+	if _, m, err := decodeIndex(valid); err != nil || m != meta {
+		t.Fatalf("a valid index.dat: %+v, %v", m, err)
+	}
+	// edit changes the bytes at off (after the header) and fixes the checksum.
+	edit := func(off int, v []byte) []byte {
+		b := slices.Clone(valid[:len(valid)-4])
+		copy(b[off:], v)
+		return binary.LittleEndian.AppendUint32(b, crc(b))
+	}
+	second := indexHeaderSize + indexChunkEntrySize
+	for name, b := range map[string][]byte{
+		"key twice":            edit(second+4, binary.LittleEndian.AppendUint32(nil, 1)), // the second's X becomes 1
+		"entry beyond covered": edit(second+16, binary.LittleEndian.AppendUint64(nil, fileHeaderSize+150)),
+		"covered too short":    edit(24, binary.LittleEndian.AppendUint64(nil, fileHeaderSize-1)),
+		"covered too long":     edit(24, binary.LittleEndian.AppendUint64(nil, 1<<57)),
+	} {
+		if _, _, err := decodeIndex(b); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }
