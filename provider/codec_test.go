@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb"
@@ -396,6 +397,44 @@ func TestDecodedColumnSharesNothingWithRecord(t *testing.T) {
 					t.Fatalf("compression %d, version %d: the column changed with its record: %v", comp, 2-v, err)
 				}
 			}
+		}
+	}
+}
+
+// A record with bytes it does not account for is refused, never decoded
+// by guessing: after its end, after a sub-chunk inside the sub-chunk's
+// frame, after the entities inside theirs.
+func TestDecodeRefusesExtraBytes(t *testing.T) {
+	_, d := testDictionary()
+	col := worldtest.Synthetic(3, world.Overworld, world.DefaultBlockRegistry)
+	enc, err := d.encodeColumn(col, nil, blazedb.CompressionNone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, lay := enc.rec, enc.lay
+	if _, err := d.decodeColumn(rec, world.Overworld.Range()); err != nil {
+		t.Fatal(err)
+	}
+	// grow replaces the frame rec[start:end] with one holding a byte more.
+	grow := func(start, end int) []byte {
+		r := &reader{b: rec[start:end]}
+		raw, _ := readFrame(r, nil)
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		f, err := appendFrame(nil, blazedb.CompressionNone, append(slices.Clone(raw), 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Concat(rec[:start], f, rec[end:])
+	}
+	for name, b := range map[string][]byte{
+		"after the record": append(slices.Clone(rec), 0),
+		"in a sub-chunk":   grow(lay.subStart, lay.subEnds[0]),
+		"in the entities":  grow(lay.nbtStart, lay.nbtEnd),
+	} {
+		if _, err := d.decodeColumn(b, world.Overworld.Range()); !errors.Is(err, ErrColumnCorrupt) {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }
