@@ -44,3 +44,27 @@ func TestTinyInputsNeverShrink(t *testing.T) {
 		}
 	}
 }
+
+// Decompression yields exactly the raw length the record states, or an
+// error: every codec's output is checked against it, since a record's
+// checksum covers only the stored bytes.
+func TestDecompressChecksRawLength(t *testing.T) {
+	raw := bytes.Repeat([]byte("a column's worth of bytes, "), 100)
+	for _, c := range []codec{codecNone, codecLZ4, codecSnappy, codecZstd} {
+		stored, used, err := compress(nil, c, raw)
+		if err != nil || used != c {
+			t.Fatalf("codec %d: compressed with %d, %v", c, used, err)
+		}
+		if out, err := decompressAppend(nil, c, stored, len(raw)); err != nil || !bytes.Equal(out, raw) {
+			t.Fatalf("codec %d: %v", c, err)
+		}
+		for _, n := range []int{len(raw) - 1, len(raw) + 1} {
+			if out, err := decompressAppend(nil, c, stored, n); err == nil {
+				t.Errorf("codec %d: %d bytes taken for a raw length of %d", c, len(out), n)
+			}
+		}
+		if _, err := decompressAppend(nil, c, stored, maxValueLen+1); err == nil {
+			t.Errorf("codec %d: a raw length over the limit accepted", c)
+		}
+	}
+}

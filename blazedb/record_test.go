@@ -1,6 +1,7 @@
 package blazedb
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 )
@@ -44,6 +45,25 @@ func TestDecodeRecordRefuses(t *testing.T) {
 	} {
 		if _, _, err := decodeRecord(appendRecord(nil, &c.r), c.topLevel); err == nil || errors.Is(err, errShortRecord) {
 			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// A read verifies the value's checksum after decompression, besides the
+// record's over the stored bytes: a codec's mistake is damage too.
+func TestValueChecksumVerified(t *testing.T) {
+	key := appendChunkKey(nil, Key{X: 1})
+	v := bytes.Repeat([]byte("value "), 100)
+	stored, c, err := compress(nil, codecLZ4, v)
+	if err != nil || c != codecLZ4 {
+		t.Fatalf("compressed with %d: %v", c, err)
+	}
+	for _, vsum := range []uint32{crc(v), crc(v) + 1} {
+		rec := appendRecord(nil, &record{kind: kindPut, key: key, codec: c, value: stored, rawLen: uint32(len(v)), vsum: vsum})
+		e := entry{off: fileHeaderSize, size: uint32(len(rec)), vsum: vsum}
+		got, err := entryValue(rec, e, key, nil)
+		if ok := vsum == crc(v); ok != (err == nil) || (!ok && !errors.Is(err, ErrCorrupt)) || (ok && !bytes.Equal(got, v)) {
+			t.Fatalf("value checksum right %v: %v", ok, err)
 		}
 	}
 }
