@@ -141,8 +141,10 @@ func (db *DB) damagedKeys() ([]damage, []CorruptRegion, error) {
 		}
 		return true
 	})
-	// The newest version of each damaged key before its damaged record:
-	// later puts replace earlier ones, a delete forgets them.
+	// The newest version of each damaged key before its damaged record
+	// whose value reads: later puts replace earlier ones, a delete forgets
+	// them. The scan passes over records damaged outright; a whole record
+	// whose value does not verify is passed over here.
 	older := map[rkey]entry{}
 	res, err := scanLog(l.f, fileHeaderSize, end, false, func(off int64, r *record) error {
 		return eachEntry(off, r, func(at int64, k rkey, e *record) error {
@@ -151,7 +153,7 @@ func (db *DB) damagedKeys() ([]damage, []CorruptRegion, error) {
 			}
 			if e.kind == kindDelete || e.kind == kindBatchDelete {
 				delete(older, k)
-			} else {
+			} else if _, err := e.rawValue(); err == nil {
 				older[k] = entry{off: at, size: uint32(e.size()), vsum: e.vsum}
 			}
 			return nil

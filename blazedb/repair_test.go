@@ -2,6 +2,7 @@ package blazedb
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"testing"
@@ -259,5 +260,55 @@ func TestRepairIntact(t *testing.T) {
 	}
 	if _, err := fs.List("/nowhere"); err == nil {
 		t.Fatal("repair made a directory")
+	}
+}
+
+// Repair restores the newest older version whose value reads, passing over
+// versions whose records are whole but whose values are not (a value
+// checksum that does not match), as it passes over records damaged
+// outright; a key with no such version left is deleted.
+func TestRepairPassesOverDamagedValues(t *testing.T) {
+	fs := vfs.NewMem()
+	opts := Options{FS: fs, Logger: quiet, DisableAutoCompaction: true, Compression: CompressionNone}
+	db := open(t, fs, "/db", opts)
+	g, h := Key{X: 1}, Key{X: 2}
+	var damaged []entry
+	put := func(k Key, v []byte, damage bool) {
+		if err := db.Put(k, v); err != nil {
+			t.Fatal(err)
+		}
+		if damage {
+			db.mu.RLock()
+			e, _ := db.idx.get(rkey{chunk: k})
+			db.mu.RUnlock()
+			damaged = append(damaged, e)
+		}
+	}
+	put(g, value(1, 300), false)
+	put(g, value(2, 300), true)
+	put(g, value(3, 300), true)
+	put(h, value(4, 300), true)
+	put(h, value(5, 300), true)
+	db.Close()
+	log, _ := fs.ReadFile("/db/" + logName)
+	for _, e := range damaged { // the value's checksum, then the record's again
+		binary.LittleEndian.PutUint32(log[e.off+24:], binary.LittleEndian.Uint32(log[e.off+24:])+1)
+		binary.LittleEndian.PutUint32(log[e.off:], crc(log[e.off+4:e.off+int64(e.size)]))
+	}
+	fs.WriteFile("/db/"+logName, log)
+
+	rep, err := Repair("/db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Keys) != 2 {
+		t.Fatalf("report %+v", rep)
+	}
+	db = open(t, fs, "/db", opts)
+	if got, err := db.Get(g); err != nil || !bytes.Equal(got, value(1, 300)) {
+		t.Fatalf("g after repair: %v (want its first version)", err)
+	}
+	if _, err := db.Get(h); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("h after repair: %v", err)
 	}
 }
