@@ -205,3 +205,41 @@ func TestRepairDamagedWorld(t *testing.T) {
 		t.Fatalf("second repair: status %d: %s", code, out.String())
 	}
 }
+
+// blaze convert exits 0 when it converted everything, 2 when it converted
+// what it could read and listed the rest, and 1 when it could not convert.
+func TestConvertExitStatus(t *testing.T) {
+	src := t.TempDir()
+	db, err := provider.Config{Log: slog.New(slog.DiscardHandler)}.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := db.StoreColumn(world.ChunkPos{int32(i), 0}, world.Overworld, worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	if got := runConvert(src, filepath.Join(t.TempDir(), "out"), true); got != exitOK {
+		t.Fatalf("an intact world: exit %d", got)
+	}
+	full := t.TempDir()
+	if err := os.WriteFile(filepath.Join(full, "something"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := runConvert(src, full, true); got != exitFailed {
+		t.Fatalf("into a directory that is not empty: exit %d", got)
+	}
+	log := filepath.Join(src, "blaze", "chunks.dat")
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0xff // inside the middle column's record
+	if err := os.WriteFile(log, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := runConvert(src, filepath.Join(t.TempDir(), "out"), true); got != exitDamaged {
+		t.Fatalf("a world with a damaged column: exit %d", got)
+	}
+}
