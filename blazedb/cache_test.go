@@ -25,6 +25,30 @@ func TestCacheBudgetIsStrict(t *testing.T) {
 	}
 }
 
+// Replacing and removing values gives back what they were charged: a
+// cache that leaked charges would hold less and less within its budget.
+func TestCacheChargesWhatItHolds(t *testing.T) {
+	c := newCache(1 << 20)
+	for round := range 3 {
+		for i := range 50 {
+			c.set([]byte(fmt.Sprint("key", i)), make([]byte, 100*(round+1)))
+		}
+	}
+	want := int64(0)
+	for i := range 50 {
+		want += charge(fmt.Sprint("key", i), make([]byte, 300))
+	}
+	if used, n := c.usage(); used != want || n != 50 {
+		t.Fatalf("%d entries charged %d bytes, want 50 charged %d", n, used, want)
+	}
+	for i := range 50 {
+		c.remove([]byte(fmt.Sprint("key", i)))
+	}
+	if used, n := c.usage(); used != 0 || n != 0 {
+		t.Fatalf("an empty cache charges %d bytes for %d entries", used, n)
+	}
+}
+
 func TestCacheLRUOrder(t *testing.T) {
 	c := newCache(cacheShards * (3 * (100 + 4 + cacheOverhead)))
 	// Find three keys in one shard.
