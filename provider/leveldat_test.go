@@ -11,21 +11,27 @@ import (
 	"github.com/df-mc/dragonfly/server/world/mcdb/leveldat"
 )
 
+// levelDatBytes returns d as Dragonfly writes it to level.dat.
+func levelDatBytes(tb testing.TB, d *leveldat.Data) []byte {
+	tb.Helper()
+	var ld leveldat.LevelDat
+	if err := ld.Marshal(*d); err != nil {
+		tb.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := ld.Write(&buf); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
 // FuzzReadLevelDat: level.dat, read with Dragonfly's own decoder, is
 // refused or read, never a panic or an allocation its size does not
 // justify.
 func FuzzReadLevelDat(f *testing.F) {
 	d := &leveldat.Data{}
 	d.FillDefault()
-	var ld leveldat.LevelDat
-	if err := ld.Marshal(*d); err != nil {
-		f.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := ld.Write(&buf); err != nil {
-		f.Fatal(err)
-	}
-	f.Add(buf.Bytes())
+	f.Add(levelDatBytes(f, d))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if d, err := parseLevelDat(b); err == nil {
 			d.Settings() // what Open does with it
@@ -41,15 +47,7 @@ func TestParseLevelDat(t *testing.T) {
 	d := &leveldat.Data{}
 	d.FillDefault()
 	d.LevelName = "Blaze"
-	var ld leveldat.LevelDat
-	if err := ld.Marshal(*d); err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := ld.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	valid := buf.Bytes()
+	valid := levelDatBytes(t, d)
 	if got, err := parseLevelDat(valid); err != nil || got.LevelName != "Blaze" {
 		t.Fatalf("a valid level.dat: %v", err)
 	}
