@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb"
@@ -648,5 +649,30 @@ func TestResetCommitFailure(t *testing.T) {
 	}
 	if got, err := o.LoadColumn(pos, dim); err != nil || worldtest.Compare(got, orig) != nil {
 		t.Fatalf("after the reset the column is not the template's: %v", err)
+	}
+}
+
+// A generation that a reset replaced but could not delete (in the
+// background) is not only logged: the next call that can report it does.
+func TestFailedDeletionReported(t *testing.T) {
+	tp := openTemplate(t, template(t, 2))
+	var armed atomic.Bool
+	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
+		if op == vfs.OpRemove && armed.Load() {
+			return errors.New("injected: remove fails")
+		}
+		return nil
+	})
+	o, err := Config{Log: quiet, FS: fs}.Open(tp, filepath.Join(t.TempDir(), "arena"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	armed.Store(true)
+	resetErr := o.ResetOverlay() // its old generation's deletion fails
+	o.bg.wg.Wait()
+	armed.Store(false) // Shutdown's own removals work
+	shutErr := o.Shutdown()
+	if err := errors.Join(resetErr, shutErr); err == nil || !strings.Contains(err.Error(), "injected: remove fails") {
+		t.Fatalf("reset: %v; shutdown: %v", resetErr, shutErr)
 	}
 }
