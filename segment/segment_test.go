@@ -498,3 +498,30 @@ func TestFailedRegionOpenFailsItsWaiters(t *testing.T) {
 		t.Fatalf("a load once the region opens: %v", err)
 	}
 }
+
+// A region closed to make room for another (MaxOpen) whose close fails is
+// not only logged: the provider's Close reports it.
+func TestFailedEvictionReported(t *testing.T) {
+	var armed atomic.Bool
+	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
+		if op == vfs.OpRename && armed.Load() && strings.Contains(name, string(filepath.Separator)+"r.0.0"+string(filepath.Separator)) {
+			return errors.New("injected: rename fails")
+		}
+		return nil
+	})
+	p, err := Config{Log: quiet, FS: fs, SegmentSize: 2, MaxOpen: 1, MaintainInterval: time.Hour}.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.StoreColumn(world.ChunkPos{0, 0}, world.Overworld, col(1, world.Overworld)); err != nil {
+		t.Fatal(err)
+	}
+	armed.Store(true) // closing the first region cannot write its index.dat
+	if err := p.StoreColumn(world.ChunkPos{4, 0}, world.Overworld, col(2, world.Overworld)); err != nil {
+		t.Fatal(err)
+	}
+	armed.Store(false)
+	if err := p.Close(); err == nil || !strings.Contains(err.Error(), "injected: rename fails") {
+		t.Fatalf("Close after a failed eviction: %v", err)
+	}
+}
