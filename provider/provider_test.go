@@ -299,6 +299,26 @@ func TestSettingsSharedAndSavedAtomically(t *testing.T) {
 	}
 }
 
+// SaveSettings has no error to return: a failure to write level.dat is
+// returned by Close, even when a later save succeeded.
+func TestFailedSaveSettingsReportedByClose(t *testing.T) {
+	var armed atomic.Bool
+	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
+		if op == vfs.OpRename && armed.Load() && filepath.Base(name) == levelDatName {
+			return errors.New("injected: rename fails")
+		}
+		return nil
+	})
+	db := openDB(t, t.TempDir(), Config{FS: fs})
+	armed.Store(true)
+	db.SaveSettings(db.Settings())
+	armed.Store(false)
+	db.SaveSettings(db.Settings())
+	if err := db.Close(); err == nil || !strings.Contains(err.Error(), "injected: rename fails") {
+		t.Fatalf("Close after a failed SaveSettings: %v", err)
+	}
+}
+
 // levelname.txt follows the world's name, and is replaced only when the
 // name changes: saving the same settings again replaces level.dat alone.
 func TestLevelNameReplacedOnlyWhenChanged(t *testing.T) {
