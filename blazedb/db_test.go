@@ -780,7 +780,8 @@ func TestReadOnlyChangesNothing(t *testing.T) {
 }
 
 func TestOptionsValidated(t *testing.T) {
-	for _, o := range []Options{{Durability: 9}, {CompactGarbageRatio: 1.5}, {Compression: 77}, {SyncInterval: -1}} {
+	for _, o := range []Options{{Durability: 9}, {CompactGarbageRatio: 1.5}, {CompactGarbageRatio: -0.5}, {Compression: 77},
+		{SyncInterval: -1}, {SyncBytes: -1}, {CompactMinBytes: -1}} {
 		if _, err := Open(t.TempDir(), o); !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("%+v: %v", o, err)
 		}
