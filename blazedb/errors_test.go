@@ -212,6 +212,23 @@ func TestBackgroundErrorReported(t *testing.T) {
 	if err := db.Sync(); err != nil {
 		t.Fatalf("reported twice: %v", err)
 	}
+
+	// One that no call has reported yet is returned by Close.
+	db = open(t, vfs.Inject(vfs.NewMem(), f.fn), "/db", Options{CompactMinBytes: 1, CompactGarbageRatio: 0.1})
+	for i := 0; i < 20; i++ {
+		db.Put(Key{}, value(i, 100))
+	}
+	failed := func() bool {
+		db.bg.mu.Lock()
+		defer db.bg.mu.Unlock()
+		return db.bg.err != nil
+	}
+	for deadline := time.Now().Add(5 * time.Second); !failed() && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if err := db.Close(); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("Close with a background error unreported: %v", err)
+	}
 }
 
 // Group commit: concurrent SafeBatch writers share fsyncs; Safe writers
