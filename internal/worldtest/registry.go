@@ -1,9 +1,11 @@
 package worldtest
 
 import (
+	"fmt"
 	"math/rand/v2"
 
 	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/dragonfly/server/world/chunk"
 )
 
 // Registry is Dragonfly's block registry with its runtime ids permuted, as
@@ -80,4 +82,33 @@ func (r *Registry) RuntimeIDToHash(rid uint32) (uint32, bool) {
 		return 0, false
 	}
 	return r.BlockRegistry.RuntimeIDToHash(r.inv[rid])
+}
+
+// CheckMoved reports whether got is orig with every block state (in every
+// layer of every sub-chunk, and in scheduled updates) carried from the
+// default registry's runtime ids to r's: orig as read under Dragonfly's
+// registry, got as read under r.
+func (r *Registry) CheckMoved(orig, got *chunk.Column) error {
+	if len(got.Chunk.Sub()) != len(orig.Chunk.Sub()) || len(got.ScheduledBlocks) != len(orig.ScheduledBlocks) {
+		return fmt.Errorf("%d sub-chunks and %d scheduled updates, want %d and %d",
+			len(got.Chunk.Sub()), len(got.ScheduledBlocks), len(orig.Chunk.Sub()), len(orig.ScheduledBlocks))
+	}
+	rng := orig.Chunk.Range()
+	for y := rng[0]; y <= rng[1]; y++ {
+		for x := uint8(0); x < 16; x++ {
+			for z := uint8(0); z < 16; z++ {
+				for l := uint8(0); l < 2; l++ {
+					if want, have := r.Perm[orig.Chunk.Block(x, int16(y), z, l)], got.Chunk.Block(x, int16(y), z, l); have != want {
+						return fmt.Errorf("block %d,%d,%d in layer %d: runtime id %d, want %d", x, y, z, l, have, want)
+					}
+				}
+			}
+		}
+	}
+	for i, s := range orig.ScheduledBlocks {
+		if want, have := r.Perm[s.Block], got.ScheduledBlocks[i].Block; have != want {
+			return fmt.Errorf("scheduled update %d: runtime id %d, want %d", i, have, want)
+		}
+	}
+	return nil
 }
