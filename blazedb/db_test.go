@@ -412,33 +412,43 @@ func TestUnchangedWriteAppendsNothing(t *testing.T) {
 	}
 }
 
+// readPause holds the first read of chunks.dat made once armed: it closes
+// reached and waits for release, so a test can act in the middle of a
+// read.
+type readPause struct {
+	armed            atomic.Bool
+	reached, release chan struct{}
+}
+
+func (p *readPause) fs(under vfs.FS) vfs.FS {
+	return vfs.Inject(under, func(op vfs.Op, name string) error {
+		if op == vfs.OpRead && filepath.Base(name) == logName && p.armed.CompareAndSwap(true, false) {
+			close(p.reached)
+			<-p.release
+		}
+		return nil
+	})
+}
+
 // A put found equal to the stored value is compared before the write lock
 // is taken; if another writer changes the key meanwhile, the put must be
 // written after all, or the later put would be lost to the earlier one.
 func TestElisionRecheckedUnderWriteLock(t *testing.T) {
-	var armed atomic.Bool
-	reached, release := make(chan struct{}), make(chan struct{})
-	fs := vfs.Inject(vfs.NewMem(), func(op vfs.Op, name string) error {
-		if op == vfs.OpRead && filepath.Base(name) == logName && armed.CompareAndSwap(true, false) {
-			close(reached)
-			<-release
-		}
-		return nil
-	})
-	db := open(t, fs, "/db", Options{CacheBytes: -1}) // the comparison reads the log
+	pause := &readPause{reached: make(chan struct{}), release: make(chan struct{})}
+	db := open(t, pause.fs(vfs.NewMem()), "/db", Options{CacheBytes: -1}) // the comparison reads the log
 	k := Key{X: 1}
 	v1, v2 := value(1, 3000), value(2, 3000)
 	if err := db.Put(k, v1); err != nil {
 		t.Fatal(err)
 	}
-	armed.Store(true)
+	pause.armed.Store(true)
 	done := make(chan error)
 	go func() { done <- db.Put(k, v1) }() // pauses while comparing with v1
-	<-reached
+	<-pause.reached
 	if err := db.Put(k, v2); err != nil {
 		t.Fatal(err)
 	}
-	close(release)
+	close(pause.release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -451,16 +461,8 @@ func TestElisionRecheckedUnderWriteLock(t *testing.T) {
 // holds that record: a write that lands while the read is at the file must
 // not be hidden behind the older value in the cache.
 func TestStaleReadNeverCached(t *testing.T) {
-	var armed atomic.Bool
-	reached, release := make(chan struct{}), make(chan struct{})
-	mem := vfs.NewMem()
-	fs := vfs.Inject(mem, func(op vfs.Op, name string) error {
-		if op == vfs.OpRead && filepath.Base(name) == logName && armed.CompareAndSwap(true, false) {
-			close(reached)
-			<-release
-		}
-		return nil
-	})
+	pause := &readPause{reached: make(chan struct{}), release: make(chan struct{})}
+	fs := pause.fs(vfs.NewMem())
 	k := Key{X: 2}
 	v1, v2 := value(1, 3000), value(2, 3000)
 	db := open(t, fs, "/db", Options{})
@@ -469,14 +471,14 @@ func TestStaleReadNeverCached(t *testing.T) {
 	}
 	db.Close()
 	db = open(t, fs, "/db", Options{}) // nothing cached
-	armed.Store(true)
+	pause.armed.Store(true)
 	done := make(chan []byte)
 	go func() { v, _ := db.Get(k); done <- v }() // pauses reading v1
-	<-reached
+	<-pause.reached
 	if err := db.Put(k, v2); err != nil {
 		t.Fatal(err)
 	}
-	close(release)
+	close(pause.release)
 	if v := <-done; !bytes.Equal(v, v1) {
 		t.Fatal("the paused read did not return the value it read")
 	}

@@ -213,7 +213,8 @@ func TestBackgroundErrorReported(t *testing.T) {
 		t.Fatalf("reported twice: %v", err)
 	}
 
-	// One that no call has reported yet is returned by Close.
+	// One that no call has reported yet is returned by Close (f is still
+	// armed: this database's compactions fail too).
 	db = open(t, vfs.Inject(vfs.NewMem(), f.fn), "/db", Options{CompactMinBytes: 1, CompactGarbageRatio: 0.1})
 	for i := 0; i < 20; i++ {
 		db.Put(Key{}, value(i, 100))

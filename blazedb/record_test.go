@@ -2,9 +2,18 @@ package blazedb
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"testing"
 )
+
+// spoilValueSum changes the value checksum of the record rec (exactly one
+// record's bytes) and fixes the record's own checksum: the record reads as
+// whole, its value as damaged.
+func spoilValueSum(rec []byte) {
+	binary.LittleEndian.PutUint32(rec[24:], binary.LittleEndian.Uint32(rec[24:])+1)
+	binary.LittleEndian.PutUint32(rec, crc(rec[4:]))
+}
 
 // decodeRecord refuses a record whose checksum is right but whose header
 // or body breaks the format's rules (record.go): the fuzz target proves it

@@ -2,7 +2,6 @@ package blazedb
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"testing"
@@ -291,9 +290,8 @@ func TestRepairPassesOverDamagedValues(t *testing.T) {
 	put(h, value(5, 300), true)
 	db.Close()
 	log, _ := fs.ReadFile("/db/" + logName)
-	for _, e := range damaged { // the value's checksum, then the record's again
-		binary.LittleEndian.PutUint32(log[e.off+24:], binary.LittleEndian.Uint32(log[e.off+24:])+1)
-		binary.LittleEndian.PutUint32(log[e.off:], crc(log[e.off+4:e.off+int64(e.size)]))
+	for _, e := range damaged {
+		spoilValueSum(log[e.off : e.off+int64(e.size)])
 	}
 	fs.WriteFile("/db/"+logName, log)
 
