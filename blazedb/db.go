@@ -92,7 +92,7 @@ func (db *DB) open() error {
 	ro := db.opts.ReadOnly
 	names, err := db.fs.List(db.dir)
 	if errors.Is(err, vfs.ErrNotExist) && !ro {
-		if err := db.fs.MkdirAll(db.dir, 0o755); err != nil {
+		if err := vfs.MkdirAll(db.fs, db.dir); err != nil {
 			return err
 		}
 		names, err = nil, nil
@@ -133,6 +133,13 @@ func (db *DB) open() error {
 			h := fileHeader{generation: rand.Uint64() >> 1}
 			if err := vfs.ReplaceFile(db.fs, db.dir, logName, h.encode()); err != nil {
 				return fmt.Errorf("create %s: %w", logName, err)
+			}
+			// Whoever made the directory, its entry must be durable
+			// before a write into it is acknowledged.
+			if parent := filepath.Dir(db.dir); parent != db.dir {
+				if err := db.fs.SyncDir(parent); err != nil {
+					return fmt.Errorf("sync directory %s: %w", parent, err)
+				}
 			}
 		}
 	}

@@ -48,6 +48,10 @@
 //     with it. Open scans only the log past what index.dat covers; damage
 //     in the part it covers is found by Check (and by reads) and mended
 //     the same way by Repair.
+//   - A database Open creates is durable before anything is written to it:
+//     the directories it makes and the database directory's entry in its
+//     parent are synced (vfs.MkdirAll), so a power loss never takes a whole
+//     database whose writes were acknowledged.
 //   - A failed fsync poisons the DB: writes fail with ErrPoisoned until it
 //     is reopened, because a retried fsync can report success for lost data.
 //   - Putting the value a key already holds appends nothing, in a batch

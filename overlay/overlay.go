@@ -118,7 +118,7 @@ func (c Config) Open(template world.Provider, dir string) (*Provider, error) {
 	}
 	p := &Provider{conf: c, dir: dir, template: template}
 	p.bg.spare = make(chan spareGen, 1)
-	if err := c.FS.MkdirAll(dir, 0o755); err != nil {
+	if err := vfs.MkdirAll(c.FS, dir); err != nil {
 		return nil, fmt.Errorf("overlay: open %s: %w", dir, err)
 	}
 	lock, err := c.FS.Lock(filepath.Join(dir, "LOCK"), true)
@@ -146,9 +146,6 @@ func (p *Provider) takeBackgroundErr() error {
 
 func (p *Provider) open() error {
 	fs := p.conf.FS
-	if err := fs.MkdirAll(p.dir, 0o755); err != nil {
-		return err
-	}
 	var cur current
 	b, err := vfs.ReadFile(fs, filepath.Join(p.dir, currentName))
 	switch {

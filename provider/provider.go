@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/blazedb/vfs"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/df-mc/dragonfly/server/world/mcdb/leveldat"
@@ -94,7 +95,7 @@ func (conf Config) open(dir string) (*DB, error) {
 	}
 	fs := conf.FS
 	if !conf.ReadOnly {
-		if err := fs.MkdirAll(dir, 0o755); err != nil {
+		if err := vfs.MkdirAll(fs, dir); err != nil {
 			return nil, err
 		}
 	}

@@ -86,6 +86,33 @@ func removeTree(fs FS, path string) error {
 	return nil
 }
 
+// MkdirAll creates dir and its missing parents through fs, and syncs the
+// parent of each directory it created, so that after a crash none of them
+// is lost. A directory that already exists is left as it is: whoever made
+// it made it durable, or must.
+func MkdirAll(fs FS, dir string) error {
+	dir = filepath.Clean(dir)
+	var made []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := fs.List(d); !errors.Is(err, ErrNotExist) {
+			break // there, or not a directory, which fs.MkdirAll reports
+		}
+		made = append(made, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, d := range made {
+		if err := fs.SyncDir(filepath.Dir(d)); err != nil {
+			return fmt.Errorf("sync directory %s: %w", filepath.Dir(d), err)
+		}
+	}
+	return nil
+}
+
 // BuildSuffix is appended to a directory's name while BuildDir builds it.
 // It names BuildDir's one use, backups, so that a directory a crash left
 // behind says what it was.

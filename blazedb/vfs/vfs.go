@@ -44,7 +44,8 @@ type FS interface {
 	Remove(name string) error
 	// List returns the names (not paths) of the entries in dir.
 	List(dir string) ([]string, error)
-	// MkdirAll creates dir and its parents.
+	// MkdirAll creates dir and its parents. Each new directory is durable
+	// only after SyncDir of its parent; the function MkdirAll does both.
 	MkdirAll(dir string, perm os.FileMode) error
 	// SyncDir makes the directory's entries (creations, renames, removals)
 	// durable.
