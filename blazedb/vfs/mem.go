@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -18,20 +19,30 @@ var ErrCrashed = errors.New("vfs: simulated crash")
 
 // MemFS is an in-memory filesystem that models what survives a power loss.
 // Each file keeps the content it had at its last Sync and the writes made
-// since; each directory keeps the entries it had at its last SyncDir.
+// since. Each directory, files and directories alike, keeps the entries it
+// had at its last SyncDir: a file or directory created, renamed or removed
+// since then is where it was before, after a crash. So a directory
+// MkdirAll made survives only once its parent has been synced, and a
+// renamed directory takes its contents with it.
 // CrashClone returns the filesystem a machine would find after rebooting:
 // synced data under synced names, plus, at random, some of the unsynced
 // writes (possibly torn). It is safe for concurrent use.
 type MemFS struct {
 	mu      sync.Mutex
-	names   map[string]*inode // current directory entries
-	durable map[string]*inode // entries as of the last SyncDir of their directory
-	dirs    map[string]bool
-	locks   map[string]int // >0: shared holders, -1: exclusive
+	roots   map[string]*dirNode // "/" for absolute paths, "." for relative ones
+	locks   map[string]int      // >0: shared holders, -1: exclusive
 	ops     int
 	crashAt int // mutating operation number that crashes; 0 = never
 	crashed bool
 }
+
+// A dirNode is a directory. Its entries are each an *inode or a *dirNode.
+type dirNode struct {
+	entries map[string]any // now
+	durable map[string]any // as of the last SyncDir
+}
+
+func newDir() *dirNode { return &dirNode{entries: map[string]any{}, durable: map[string]any{}} }
 
 type inode struct {
 	data    []byte
@@ -48,10 +59,8 @@ type pendingOp struct {
 // NewMem returns an empty MemFS.
 func NewMem() *MemFS {
 	return &MemFS{
-		names:   map[string]*inode{},
-		durable: map[string]*inode{},
-		dirs:    map[string]bool{"/": true, ".": true},
-		locks:   map[string]int{},
+		roots: map[string]*dirNode{"/": newDir(), ".": newDir()},
+		locks: map[string]int{},
 	}
 }
 
@@ -95,41 +104,66 @@ func (m *MemFS) step() error {
 	return nil
 }
 
-// CrashClone returns the state after a power loss at this moment. Each
-// unsynced write is kept with probability keep (drawn from rng), and a kept
-// write is torn to a random prefix with probability keep/2. With keep = 0
-// only synced data under synced names survives. Locks are not carried over.
+// CrashClone returns the state after a power loss at this moment: every
+// directory's entries as of its last SyncDir, and each file's content as of
+// its last Sync. Each unsynced write is kept with probability keep (drawn
+// from rng), and a kept write is torn to a random prefix with probability
+// keep/2. With keep = 0 only synced data under synced names survives.
+// Locks are not carried over. For one rng seed the result is always the
+// same.
 func (m *MemFS) CrashClone(rng *rand.Rand, keep float64) *MemFS {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := NewMem()
-	for d := range m.dirs {
-		c.dirs[d] = true
-	}
-	clones := map[*inode]*inode{}
-	for name, ino := range m.durable {
-		n, ok := clones[ino]
-		if !ok {
-			data := append([]byte(nil), ino.synced...)
-			for _, op := range ino.pending {
-				if rng == nil || rng.Float64() >= keep {
-					continue
-				}
-				if op.data == nil {
-					data = resize(data, op.trunc)
-					continue
-				}
-				w := op.data
-				if rng.Float64() < keep/2 {
-					w = w[:rng.IntN(len(w)+1)]
-				}
-				data = writeAt(data, w, op.off)
-			}
-			n = &inode{data: data, synced: append([]byte(nil), data...)}
-			clones[ino] = n
+	files := map[*inode]*inode{}
+	dirs := map[*dirNode]*dirNode{}
+	cloneFile := func(ino *inode) *inode {
+		if n, ok := files[ino]; ok {
+			return n
 		}
-		c.names[name] = n
-		c.durable[name] = n
+		data := append([]byte(nil), ino.synced...)
+		for _, op := range ino.pending {
+			if rng == nil || rng.Float64() >= keep {
+				continue
+			}
+			if op.data == nil {
+				data = resize(data, op.trunc)
+				continue
+			}
+			w := op.data
+			if rng.Float64() < keep/2 {
+				w = w[:rng.IntN(len(w)+1)]
+			}
+			data = writeAt(data, w, op.off)
+		}
+		n := &inode{data: data, synced: append([]byte(nil), data...)}
+		files[ino] = n
+		return n
+	}
+	// A directory can be durable under two names (renamed, and both
+	// parents synced since), so clones are shared, as the inodes are.
+	var cloneDir func(d *dirNode) *dirNode
+	cloneDir = func(d *dirNode) *dirNode {
+		if n, ok := dirs[d]; ok {
+			return n
+		}
+		n := newDir()
+		dirs[d] = n
+		for _, name := range slices.Sorted(maps.Keys(d.durable)) {
+			var e any
+			switch node := d.durable[name].(type) {
+			case *inode:
+				e = cloneFile(node)
+			case *dirNode:
+				e = cloneDir(node)
+			}
+			n.entries[name] = e
+			n.durable[name] = e
+		}
+		return n
+	}
+	for _, r := range []string{"/", "."} {
+		c.roots[r] = cloneDir(m.roots[r])
 	}
 	return c
 }
@@ -151,6 +185,63 @@ func writeAt(b, p []byte, off int64) []byte {
 
 func clean(name string) string { return filepath.Clean(name) }
 
+// split returns the root a path starts from and the path's elements.
+func (m *MemFS) split(name string) (*dirNode, []string) {
+	name = filepath.ToSlash(clean(name))
+	root := "."
+	if strings.HasPrefix(name, "/") {
+		root, name = "/", strings.TrimLeft(name, "/")
+	}
+	if name == "" || name == "." {
+		return m.roots[root], nil
+	}
+	return m.roots[root], strings.Split(name, "/")
+}
+
+// walk returns the directory at the path of elements below d, or nil.
+func (d *dirNode) walk(elems []string) *dirNode {
+	for _, e := range elems {
+		next, ok := d.entries[e].(*dirNode)
+		if !ok {
+			return nil
+		}
+		d = next
+	}
+	return d
+}
+
+// dir returns the directory called name, or nil. m.mu must be held.
+func (m *MemFS) dir(name string) *dirNode {
+	root, elems := m.split(name)
+	return root.walk(elems)
+}
+
+// parent returns the directory holding name, or nil, and name's last
+// element. m.mu must be held.
+func (m *MemFS) parent(name string) (*dirNode, string) {
+	root, elems := m.split(name)
+	if len(elems) == 0 {
+		return nil, ""
+	}
+	return root.walk(elems[:len(elems)-1]), elems[len(elems)-1]
+}
+
+// file returns the file called name, or nil. m.mu must be held.
+func (m *MemFS) file(name string) *inode {
+	d, base := m.parent(name)
+	if d == nil {
+		return nil
+	}
+	ino, _ := d.entries[base].(*inode)
+	return ino
+}
+
+var (
+	errIsDir    = errors.New("is a directory")
+	errNotDir   = errors.New("not a directory")
+	errNotEmpty = errors.New("directory not empty")
+)
+
 func (m *MemFS) Create(name string) (File, error) {
 	name = clean(name)
 	m.mu.Lock()
@@ -158,11 +249,15 @@ func (m *MemFS) Create(name string) (File, error) {
 	if err := m.step(); err != nil {
 		return nil, err
 	}
-	if !m.dirs[filepath.Dir(name)] {
+	d, base := m.parent(name)
+	if d == nil {
 		return nil, &os.PathError{Op: "create", Path: name, Err: os.ErrNotExist}
 	}
+	if _, ok := d.entries[base].(*dirNode); ok {
+		return nil, &os.PathError{Op: "create", Path: name, Err: errIsDir}
+	}
 	ino := &inode{}
-	m.names[name] = ino
+	d.entries[base] = ino
 	return &memFile{fs: m, ino: ino, name: name, write: true}, nil
 }
 
@@ -170,8 +265,8 @@ func (m *MemFS) open(name string, write bool) (File, error) {
 	name = clean(name)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	ino, ok := m.names[name]
-	if !ok {
+	ino := m.file(name)
+	if ino == nil {
 		return nil, &os.PathError{Op: "open", Path: name, Err: os.ErrNotExist}
 	}
 	return &memFile{fs: m, ino: ino, name: name, write: write}, nil
@@ -180,6 +275,10 @@ func (m *MemFS) open(name string, write bool) (File, error) {
 func (m *MemFS) Open(name string) (File, error)          { return m.open(name, false) }
 func (m *MemFS) OpenReadWrite(name string) (File, error) { return m.open(name, true) }
 
+// Rename moves a file or a directory, with everything under it. Like every
+// change to a directory's entries, it is durable once both directories
+// have been synced: until the new parent is, a crash loses the new name,
+// and until the old parent is, it keeps the old one.
 func (m *MemFS) Rename(oldname, newname string) error {
 	oldname, newname = clean(oldname), clean(newname)
 	m.mu.Lock()
@@ -187,49 +286,36 @@ func (m *MemFS) Rename(oldname, newname string) error {
 	if err := m.step(); err != nil {
 		return err
 	}
-	if m.dirs[oldname] {
-		// Directories are durable at once in this model (see MkdirAll), and
-		// so is their renaming, with everything under them.
-		move := func(p string) (string, bool) {
-			if p == oldname || strings.HasPrefix(p, oldname+"/") {
-				return newname + strings.TrimPrefix(p, oldname), true
-			}
-			return p, false
-		}
-		var dirs []string
-		for d := range m.dirs {
-			if _, ok := move(d); ok {
-				dirs = append(dirs, d)
-			}
-		}
-		for _, d := range dirs {
-			nd, _ := move(d)
-			delete(m.dirs, d)
-			m.dirs[nd] = true
-		}
-		for _, set := range []map[string]*inode{m.names, m.durable} {
-			moved := map[string]*inode{}
-			for n, ino := range set {
-				if nn, ok := move(n); ok {
-					delete(set, n)
-					moved[nn] = ino
-				}
-			}
-			for n, ino := range moved {
-				set[n] = ino
-			}
-		}
-		return nil
+	fail := func(err error) error { return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: err} }
+	od, ob := m.parent(oldname)
+	nd, nb := m.parent(newname)
+	if od == nil || od.entries[ob] == nil || nd == nil {
+		return fail(os.ErrNotExist)
 	}
-	ino, ok := m.names[oldname]
-	if !ok {
-		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: os.ErrNotExist}
+	node := od.entries[ob]
+	switch old := nd.entries[nb].(type) {
+	case *dirNode:
+		if _, ok := node.(*dirNode); !ok {
+			return fail(errIsDir)
+		}
+		if len(old.entries) > 0 && old != node {
+			return fail(errNotEmpty)
+		}
+	case *inode:
+		if _, ok := node.(*dirNode); ok {
+			return fail(errNotDir)
+		}
 	}
-	delete(m.names, oldname)
-	m.names[newname] = ino
+	if _, ok := node.(*dirNode); ok && strings.HasPrefix(newname, oldname+string(filepath.Separator)) {
+		return fail(errors.New("cannot move a directory into itself"))
+	}
+	delete(od.entries, ob)
+	nd.entries[nb] = node
 	return nil
 }
 
+// Remove removes a file or an empty directory; a crash before its parent is
+// synced brings it back.
 func (m *MemFS) Remove(name string) error {
 	name = clean(name)
 	m.mu.Lock()
@@ -237,31 +323,20 @@ func (m *MemFS) Remove(name string) error {
 	if err := m.step(); err != nil {
 		return err
 	}
-	if m.dirs[name] {
-		for n := range m.names {
-			if filepath.Dir(n) == name {
-				return &os.PathError{Op: "remove", Path: name, Err: errors.New("directory not empty")}
-			}
-		}
-		for d := range m.dirs {
-			if d != name && filepath.Dir(d) == name {
-				return &os.PathError{Op: "remove", Path: name, Err: errors.New("directory not empty")}
-			}
-		}
-		// Directories are durable at once (see MkdirAll), and so is their
-		// removal, with whatever durable entries they still had.
-		delete(m.dirs, name)
-		for n := range m.durable {
-			if filepath.Dir(n) == name {
-				delete(m.durable, n)
-			}
-		}
-		return nil
+	d, base := m.parent(name)
+	var node any
+	if d != nil {
+		node = d.entries[base]
 	}
-	if _, ok := m.names[name]; !ok {
+	switch n := node.(type) {
+	case nil:
 		return &os.PathError{Op: "remove", Path: name, Err: os.ErrNotExist}
+	case *dirNode:
+		if len(n.entries) > 0 {
+			return &os.PathError{Op: "remove", Path: name, Err: errNotEmpty}
+		}
 	}
-	delete(m.names, name)
+	delete(d.entries, base)
 	return nil
 }
 
@@ -269,36 +344,40 @@ func (m *MemFS) List(dir string) ([]string, error) {
 	dir = clean(dir)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.dirs[dir] {
+	d := m.dir(dir)
+	if d == nil {
 		return nil, &os.PathError{Op: "readdir", Path: dir, Err: os.ErrNotExist}
 	}
-	var out []string
-	for name := range m.names {
-		if filepath.Dir(name) == dir {
-			out = append(out, filepath.Base(name))
-		}
-	}
-	for d := range m.dirs {
-		if d != dir && filepath.Dir(d) == dir {
-			out = append(out, filepath.Base(d))
-		}
-	}
-	sort.Strings(out)
-	return out, nil
+	return slices.Sorted(maps.Keys(d.entries)), nil
 }
 
-// MkdirAll creates directories; they are durable at once (directories are
-// created before any data the tests care about).
+// MkdirAll creates dir and its missing parents, each a mutating operation.
+// A directory it creates survives a crash only once its parent has been
+// synced.
 func (m *MemFS) MkdirAll(dir string, perm os.FileMode) error {
 	dir = clean(dir)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for d := dir; !m.dirs[d]; d = filepath.Dir(d) {
-		m.dirs[d] = true
+	d, elems := m.split(dir)
+	for i, e := range elems {
+		switch next := d.entries[e].(type) {
+		case *dirNode:
+			d = next
+			continue
+		case *inode:
+			return &os.PathError{Op: "mkdir", Path: strings.Join(elems[:i+1], "/"), Err: errNotDir}
+		}
+		if err := m.step(); err != nil {
+			return err
+		}
+		next := newDir()
+		d.entries[e] = next
+		d = next
 	}
 	return nil
 }
 
+// SyncDir makes the directory's entries durable as they are now.
 func (m *MemFS) SyncDir(dir string) error {
 	dir = clean(dir)
 	m.mu.Lock()
@@ -306,16 +385,11 @@ func (m *MemFS) SyncDir(dir string) error {
 	if err := m.step(); err != nil {
 		return err
 	}
-	for name := range m.durable {
-		if filepath.Dir(name) == dir {
-			delete(m.durable, name)
-		}
+	d := m.dir(dir)
+	if d == nil {
+		return &os.PathError{Op: "sync", Path: dir, Err: os.ErrNotExist}
 	}
-	for name, ino := range m.names {
-		if filepath.Dir(name) == dir {
-			m.durable[name] = ino
-		}
-	}
+	d.durable = maps.Clone(d.entries)
 	return nil
 }
 
@@ -323,14 +397,18 @@ func (m *MemFS) Lock(name string, exclusive bool) (io.Closer, error) {
 	name = clean(name)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.names[name]; !ok {
+	if m.file(name) == nil {
 		if !exclusive {
 			return nil, &os.PathError{Op: "lock", Path: name, Err: os.ErrNotExist}
 		}
 		if err := m.step(); err != nil {
 			return nil, err
 		}
-		m.names[name] = &inode{}
+		d, base := m.parent(name)
+		if d == nil {
+			return nil, &os.PathError{Op: "lock", Path: name, Err: os.ErrNotExist}
+		}
+		d.entries[base] = &inode{}
 	}
 	held := m.locks[name]
 	if held < 0 || (exclusive && held > 0) {
@@ -368,28 +446,42 @@ func (l *memLock) Close() error {
 func (m *MemFS) ReadFile(name string) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	ino, ok := m.names[clean(name)]
-	if !ok {
+	ino := m.file(name)
+	if ino == nil {
 		return nil, os.ErrNotExist
 	}
 	return append([]byte(nil), ino.data...), nil
 }
 
 // WriteFile replaces the named file's content, durably, for tests that
-// damage files on purpose.
+// damage files on purpose. Missing directories on its path are created, and
+// every entry on the path is made durable.
 func (m *MemFS) WriteFile(name string, data []byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	name = clean(name)
-	ino, ok := m.names[name]
+	d, elems := m.split(name)
+	if len(elems) == 0 {
+		panic("vfs: WriteFile of a root directory")
+	}
+	for _, e := range elems[:len(elems)-1] {
+		next, ok := d.entries[e].(*dirNode)
+		if !ok {
+			next = newDir()
+			d.entries[e] = next
+		}
+		d.durable[e] = next
+		d = next
+	}
+	base := elems[len(elems)-1]
+	ino, ok := d.entries[base].(*inode)
 	if !ok {
 		ino = &inode{}
-		m.names[name] = ino
+		d.entries[base] = ino
 	}
 	ino.data = append([]byte(nil), data...)
 	ino.synced = append([]byte(nil), data...)
 	ino.pending = nil
-	m.durable[name] = ino
+	d.durable[base] = ino
 }
 
 type memFile struct {
@@ -480,14 +572,26 @@ func (f *memFile) Close() error {
 	return nil
 }
 
-// HasPrefix reports whether any file name starts with prefix, for tests.
+// HasPrefix reports whether any file's name starts with prefix, for tests.
 func (m *MemFS) HasPrefix(prefix string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for n := range m.names {
-		if strings.HasPrefix(n, prefix) {
-			return true
+	var has func(d *dirNode, path string) bool
+	has = func(d *dirNode, path string) bool {
+		for name, e := range d.entries {
+			p := filepath.Join(path, name)
+			switch e := e.(type) {
+			case *inode:
+				if strings.HasPrefix(p, prefix) {
+					return true
+				}
+			case *dirNode:
+				if has(e, p) {
+					return true
+				}
+			}
 		}
+		return false
 	}
-	return false
+	return has(m.roots["/"], "/") || has(m.roots["."], ".")
 }

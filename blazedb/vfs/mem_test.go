@@ -1,0 +1,166 @@
+package vfs
+
+import (
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// writeSynced creates name with data and syncs the file, not its directory.
+func writeSynced(t *testing.T, m *MemFS, name, data string) {
+	t.Helper()
+	f, err := m.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte(data), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+// content is a file's content, or "<none>".
+func content(m *MemFS, name string) string {
+	b, err := m.ReadFile(name)
+	if err != nil {
+		return "<none>"
+	}
+	return string(b)
+}
+
+func mustDo(t *testing.T, errs ...error) {
+	t.Helper()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A directory MkdirAll made, and a file in it, survive a crash only once
+// every directory on the way has been synced.
+func TestMemNewDirectoryNeedsItsParentSynced(t *testing.T) {
+	m := NewMem()
+	mustDo(t, m.MkdirAll("/a/b", 0o755))
+	writeSynced(t, m, "/a/b/f", "data")
+	mustDo(t, m.SyncDir("/a/b"))
+	if _, err := m.CrashClone(nil, 0).List("/a"); !errors.Is(err, ErrNotExist) {
+		t.Fatalf("/a after a crash before / was synced: %v, want not found", err)
+	}
+	mustDo(t, m.SyncDir("/"))
+	after := m.CrashClone(nil, 0)
+	if names, err := after.List("/a"); err != nil || len(names) != 0 {
+		t.Fatalf("/a after / alone was synced: %v, %v; want it empty", names, err)
+	}
+	mustDo(t, m.SyncDir("/a"))
+	if got := content(m.CrashClone(nil, 0), "/a/b/f"); got != "data" {
+		t.Fatalf("/a/b/f after every directory was synced: %q", got)
+	}
+}
+
+// A renamed directory takes its contents with it, under the name its
+// parent had when last synced.
+func TestMemDirectoryRename(t *testing.T) {
+	m := NewMem()
+	mustDo(t, m.MkdirAll("/tmp", 0o755))
+	writeSynced(t, m, "/tmp/f", "data")
+	mustDo(t, m.SyncDir("/tmp"), m.SyncDir("/"))
+	mustDo(t, m.Rename("/tmp", "/dir"))
+	if names, _ := m.List("/"); !slices.Equal(names, []string{"dir"}) {
+		t.Fatalf("/ holds %v after the rename, want [dir]", names)
+	}
+	before := m.CrashClone(nil, 0)
+	if content(before, "/tmp/f") != "data" || content(before, "/dir/f") != "<none>" {
+		t.Fatalf("a crash before / was synced: /tmp/f %q, /dir/f %q; want the old name", content(before, "/tmp/f"), content(before, "/dir/f"))
+	}
+	mustDo(t, m.SyncDir("/"))
+	after := m.CrashClone(nil, 0)
+	if content(after, "/tmp/f") != "<none>" || content(after, "/dir/f") != "data" {
+		t.Fatalf("a crash after / was synced: /tmp/f %q, /dir/f %q; want the new name", content(after, "/tmp/f"), content(after, "/dir/f"))
+	}
+
+	if err := m.Rename("/dir", "/dir/sub"); err == nil {
+		t.Fatal("moved a directory into itself")
+	}
+	mustDo(t, m.MkdirAll("/full", 0o755))
+	writeSynced(t, m, "/full/g", "")
+	if err := m.Rename("/dir", "/full"); err == nil {
+		t.Fatal("renamed a directory over one that is not empty")
+	}
+	if err := m.Rename("/dir/f", "/full"); err == nil {
+		t.Fatal("renamed a file over a directory")
+	}
+}
+
+// Removals, of files and of empty directories, are undone by a crash until
+// the parent is synced.
+func TestMemRemoveNeedsItsParentSynced(t *testing.T) {
+	m := NewMem()
+	mustDo(t, m.MkdirAll("/d/e", 0o755))
+	writeSynced(t, m, "/d/f", "data")
+	mustDo(t, m.SyncDir("/"), m.SyncDir("/d"))
+	if err := m.Remove("/d"); err == nil {
+		t.Fatal("removed a directory that is not empty")
+	}
+	mustDo(t, m.Remove("/d/f"), m.Remove("/d/e"))
+	if names, _ := m.CrashClone(nil, 0).List("/d"); !slices.Equal(names, []string{"e", "f"}) {
+		t.Fatalf("/d after a crash before it was synced: %v, want [e f]", names)
+	}
+	mustDo(t, m.SyncDir("/d"))
+	if names, err := m.CrashClone(nil, 0).List("/d"); err != nil || len(names) != 0 {
+		t.Fatalf("/d after it was synced: %v, %v; want it empty", names, err)
+	}
+}
+
+// One seed gives one crash state, so a failure can be replayed.
+func TestMemCrashCloneIsDeterministic(t *testing.T) {
+	m := NewMem()
+	mustDo(t, m.MkdirAll("/d", 0o755), m.SyncDir("/"))
+	for _, n := range []string{"/d/a", "/d/b", "/d/c"} {
+		writeSynced(t, m, n, "")
+		f, _ := m.OpenReadWrite(n)
+		for i := range 20 {
+			f.WriteAt([]byte("0123456789"), int64(10*i))
+		}
+		f.Close()
+	}
+	mustDo(t, m.SyncDir("/d"))
+	state := func(c *MemFS) (s []string) {
+		for _, n := range []string{"/d/a", "/d/b", "/d/c"} {
+			s = append(s, content(c, n))
+		}
+		return s
+	}
+	want := state(m.CrashClone(rand.New(rand.NewPCG(7, 7)), 0.5))
+	for range 10 {
+		if got := state(m.CrashClone(rand.New(rand.NewPCG(7, 7)), 0.5)); !slices.Equal(got, want) {
+			t.Fatalf("one seed gave two crash states:\n%q\n%q", want, got)
+		}
+	}
+}
+
+// vfs.MkdirAll's directories survive a crash once it returns, whichever
+// of its operations a crash interrupts.
+func TestMkdirAllIsDurable(t *testing.T) {
+	for n := 1; ; n++ {
+		m := NewMem()
+		mustDo(t, m.MkdirAll("/have", 0o755), m.SyncDir("/"))
+		m.CrashAfter(n)
+		err := MkdirAll(m, "/have/a/b/c")
+		if err != nil && !errors.Is(err, ErrCrashed) {
+			t.Fatal(err)
+		}
+		m.CrashAfter(0)
+		if err == nil {
+			if _, err := m.CrashClone(nil, 0).List("/have/a/b/c"); err != nil {
+				t.Fatalf("crash after %d operations: %v after MkdirAll returned", n, err)
+			}
+			if n-1 != 6 {
+				t.Fatalf("MkdirAll took %d operations, want 6: three directories and their parents' syncs", n-1)
+			}
+			return
+		}
+	}
+}
