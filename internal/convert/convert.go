@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/blazedb/vfs"
 	"github.com/blazeworld/blaze/internal/colcmp"
 	"github.com/blazeworld/blaze/internal/fsutil"
 	"github.com/blazeworld/blaze/internal/progress"
@@ -117,7 +118,9 @@ func Convert(src, dst string, o Options) (*Report, error) {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	if err := os.MkdirAll(dst, 0o755); err != nil {
+	// Synced into its parent: the converted world must survive a power
+	// loss once Convert returns.
+	if err := vfs.MkdirAll(vfs.Default, dst); err != nil {
 		return nil, err
 	}
 	start := time.Now()

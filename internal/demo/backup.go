@@ -70,7 +70,7 @@ func (b *backups) run() {
 // backup makes one backup, named for now, then deletes the oldest beyond
 // keep and what backups cut short by a crash left behind.
 func (b *backups) backup(now time.Time) error {
-	if err := os.MkdirAll(b.dir, 0o755); err != nil {
+	if err := vfs.MkdirAll(vfs.Default, b.dir); err != nil {
 		return err
 	}
 	name := filepath.Join(b.dir, backupPrefix+now.UTC().Format(backupTime))
