@@ -450,5 +450,5 @@ func copyFileIfExists(from, to string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(to, b, 0o644)
+	return vfs.ReplaceFile(vfs.Default, filepath.Dir(to), filepath.Base(to), b) // synced, as all Blaze writes
 }
