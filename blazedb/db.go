@@ -130,16 +130,23 @@ func (db *DB) open() error {
 			return err
 		}
 		if !hasLog {
-			h := fileHeader{generation: rand.Uint64() >> 1}
-			if err := vfs.ReplaceFile(db.fs, db.dir, logName, h.encode()); err != nil {
-				return fmt.Errorf("create %s: %w", logName, err)
-			}
 			// Whoever made the directory, its entry must be durable
-			// before a write into it is acknowledged.
+			// before a write into it is acknowledged. It is synced before
+			// the log exists, so that an Open tried again after a failure
+			// here syncs it again.
 			if parent := filepath.Dir(db.dir); parent != db.dir {
 				if err := db.fs.SyncDir(parent); err != nil {
 					return fmt.Errorf("sync directory %s: %w", parent, err)
 				}
+			}
+			h := fileHeader{generation: rand.Uint64() >> 1}
+			if err := vfs.ReplaceFile(db.fs, db.dir, logName, h.encode()); err != nil {
+				// Its name may be in place but not durable: a later Open
+				// must create it again, not take it as it is.
+				if rerr := db.fs.Remove(db.path(logName)); rerr != nil && !errors.Is(rerr, vfs.ErrNotExist) {
+					err = errors.Join(err, fmt.Errorf("remove it: %w", rerr))
+				}
+				return fmt.Errorf("create %s: %w", logName, err)
 			}
 		}
 	}

@@ -720,6 +720,69 @@ func TestLockExcludesSecondOpen(t *testing.T) {
 	db2.Close()
 }
 
+// A new database's directories are made durable before Open returns, and
+// a failure to make or sync any of them fails Open; an Open tried again
+// after it finishes the job.
+func TestOpenMakesNewDirectoriesDurable(t *testing.T) {
+	steps := []struct {
+		op   vfs.Op
+		name string
+	}{
+		{vfs.OpMkdir, "/w/db"},
+		{vfs.OpSyncDir, "/"},     // /w, made by Open
+		{vfs.OpSyncDir, "/w"},    // /w/db, made by Open, and its entry once more on creation
+		{vfs.OpSyncDir, "/w/db"}, // chunks.dat
+	}
+	for _, step := range steps {
+		mem := vfs.NewMem()
+		boom := errors.New("injected")
+		failed := false
+		fsys := vfs.Inject(mem, func(op vfs.Op, name string) error {
+			if op == step.op && name == step.name && !failed {
+				failed = true
+				return boom
+			}
+			return nil
+		})
+		if _, err := Open("/w/db", Options{FS: fsys, Logger: quiet}); !errors.Is(err, boom) {
+			t.Fatalf("%v %s failed: Open returned %v", step.op, step.name, err)
+		}
+		db := open(t, fsys, "/w/db", Options{Durability: DurabilitySafe})
+		if err := db.Put(Key{X: 1}, []byte("durable")); err != nil {
+			t.Fatal(err)
+		}
+		after := open(t, mem.CrashClone(nil, 0), "/w/db", Options{})
+		if got, err := after.Get(Key{X: 1}); string(got) != "durable" {
+			t.Fatalf("after %v %s failed once, a power loss: %q, %v", step.op, step.name, got, err)
+		}
+		after.Close()
+		db.Close()
+	}
+	// A directory someone else made and never synced becomes durable too,
+	// though the first try fails to sync it.
+	mem := vfs.NewMem()
+	mem.MkdirAll("/made", 0o755)
+	failed := false
+	fsys := vfs.Inject(mem, func(op vfs.Op, name string) error {
+		if op == vfs.OpSyncDir && name == "/" && !failed {
+			failed = true
+			return errors.New("injected")
+		}
+		return nil
+	})
+	if _, err := Open("/made", Options{FS: fsys, Logger: quiet}); err == nil {
+		t.Fatal("Open succeeded without syncing the directory's entry")
+	}
+	db := open(t, fsys, "/made", Options{Durability: DurabilitySafe})
+	db.Put(Key{X: 1}, []byte("durable"))
+	after := open(t, mem.CrashClone(nil, 0), "/made", Options{})
+	if got, err := after.Get(Key{X: 1}); string(got) != "durable" {
+		t.Fatalf("in a directory made before Open, a power loss: %q, %v", got, err)
+	}
+	after.Close()
+	db.Close()
+}
+
 func TestRefusesForeignDirectoryAndNewerVersion(t *testing.T) {
 	dir := t.TempDir()
 	for _, n := range []string{"CURRENT", "MANIFEST-000001", "000003.log"} {

@@ -18,6 +18,7 @@ const (
 	OpRemove
 	OpSyncDir
 	OpRead
+	OpMkdir // MkdirAll, named by the directory asked for
 )
 
 // Injector decides whether an operation on name fails; a nil result lets it
@@ -85,8 +86,14 @@ func (i *injectFS) Remove(name string) error {
 	return i.fs.Remove(name)
 }
 
-func (i *injectFS) List(dir string) ([]string, error)           { return i.fs.List(dir) }
-func (i *injectFS) MkdirAll(dir string, perm os.FileMode) error { return i.fs.MkdirAll(dir, perm) }
+func (i *injectFS) List(dir string) ([]string, error) { return i.fs.List(dir) }
+
+func (i *injectFS) MkdirAll(dir string, perm os.FileMode) error {
+	if err := i.fn(OpMkdir, dir); err != nil {
+		return err
+	}
+	return i.fs.MkdirAll(dir, perm)
+}
 
 func (i *injectFS) SyncDir(dir string) error {
 	if err := i.fn(OpSyncDir, dir); err != nil {

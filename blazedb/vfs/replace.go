@@ -89,7 +89,8 @@ func removeTree(fs FS, path string) error {
 // MkdirAll creates dir and its missing parents through fs, and syncs the
 // parent of each directory it created, so that after a crash none of them
 // is lost. A directory that already exists is left as it is: whoever made
-// it made it durable, or must.
+// it made it durable, or must. If a sync fails, the directories it made are
+// removed again, so that a call tried again makes and syncs them anew.
 func MkdirAll(fs FS, dir string) error {
 	dir = filepath.Clean(dir)
 	var made []string
@@ -107,7 +108,13 @@ func MkdirAll(fs FS, dir string) error {
 	}
 	for _, d := range made {
 		if err := fs.SyncDir(filepath.Dir(d)); err != nil {
-			return fmt.Errorf("sync directory %s: %w", filepath.Dir(d), err)
+			err = fmt.Errorf("sync directory %s: %w", filepath.Dir(d), err)
+			for _, d := range made { // deepest first
+				if rerr := fs.Remove(d); rerr != nil {
+					return errors.Join(err, fmt.Errorf("remove %s: %w", d, rerr))
+				}
+			}
+			return err
 		}
 	}
 	return nil
