@@ -80,6 +80,10 @@ type Provider struct {
 	// file work, which mu never is.
 	resetMu sync.Mutex
 
+	// committed is CURRENT as last committed, for a reset to write back
+	// when its own commit fails. Guarded by resetMu after Open.
+	committed []byte
+
 	mu      sync.RWMutex // guards gen, cur, reg and lastSet; held only to read or swap them
 	gen     int
 	cur     *provider.DB
@@ -166,7 +170,7 @@ func (p *Provider) open() error {
 		if err != nil {
 			return err
 		}
-		p.gen, p.cur = cur.gen, db
+		p.gen, p.cur, p.committed = cur.gen, db, b
 		return nil
 	}
 	if cur.gen != 0 {
@@ -182,14 +186,15 @@ func (p *Provider) open() error {
 	if err != nil {
 		return err
 	}
-	if err := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, encodeCurrent(n, tmpl)); err != nil {
+	commit := encodeCurrent(n, tmpl)
+	if err := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, commit); err != nil {
 		db.Close()
 		return err
 	}
 	if cur.gen != 0 {
 		p.discard(cur.gen, nil)
 	}
-	p.gen, p.cur = n, db
+	p.gen, p.cur, p.committed = n, db, commit
 	return nil
 }
 
@@ -226,10 +231,18 @@ func (p *Provider) ResetOverlay() error {
 		return fmt.Errorf("overlay: reset %s: %w", p.dir, errors.Join(err, p.takeBackgroundErr()))
 	}
 	// The commit point; calls on the overlay go on meanwhile.
-	if err := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, encodeCurrent(spare.n, p.templateEdition())); err != nil {
+	commit := encodeCurrent(spare.n, p.templateEdition())
+	if err := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, commit); err != nil {
+		// The new CURRENT may be in place with its directory's sync
+		// failed: the last commit goes back, or a reopen would find the
+		// reset that this call reports as failed.
+		if rerr := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, p.committed); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("restore %s: %w", currentName, rerr))
+		}
 		p.bg.spare <- spare // not committed: the spare stays spare
 		return fmt.Errorf("overlay: reset %s: commit generation %d: %w", p.dir, spare.n, err)
 	}
+	p.committed = commit
 	p.mu.Lock()
 	if p.reg != nil {
 		spare.db.SetBlockRegistry(p.reg)

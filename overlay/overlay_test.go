@@ -601,49 +601,68 @@ func TestRegistryReachesTemplateAndNewGenerations(t *testing.T) {
 }
 
 // A reset whose commit fails changes nothing: the match's changes are still
-// there, the prepared generation stays prepared, and the next reset works.
+// there, CURRENT still names them for a reopen, the prepared generation
+// stays prepared, and the next reset works. The commit can fail before CURRENT is replaced (its
+// rename) or after (the sync of its directory).
 func TestResetCommitFailure(t *testing.T) {
-	tp := openTemplate(t, template(t, 2))
-	var fail sync.Once
-	armed := make(chan struct{})
-	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
-		var err error
-		select {
-		case <-armed:
-			if op == vfs.OpRename && strings.HasPrefix(filepath.Base(name), currentName) {
-				fail.Do(func() { err = errors.New("injected: rename fails") })
+	for _, c := range []struct {
+		name string
+		op   vfs.Op
+	}{{"rename", vfs.OpRename}, {"sync", vfs.OpSyncDir}} {
+		t.Run(c.name, func(t *testing.T) {
+			tp := openTemplate(t, template(t, 2))
+			dir := filepath.Join(t.TempDir(), "arena")
+			var fail sync.Once
+			armed := make(chan struct{})
+			fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
+				var err error
+				select {
+				case <-armed:
+					if op == c.op && (strings.HasPrefix(filepath.Base(name), currentName) || name == dir) {
+						fail.Do(func() { err = errors.New("injected: the commit fails") })
+					}
+				default:
+				}
+				return err
+			})
+			o, err := Config{Log: quiet, FS: fs}.Open(tp, dir)
+			if err != nil {
+				t.Fatal(err)
 			}
-		default:
-		}
-		return err
-	})
-	o, err := Config{Log: quiet, FS: fs}.Open(tp, filepath.Join(t.TempDir(), "arena"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Shutdown()
-	pos, dim := world.ChunkPos{0, 1}, world.Overworld
-	orig, _ := tp.LoadColumn(pos, dim)
-	col, _ := o.LoadColumn(pos, dim)
-	col.Chunk.SetBlock(1, 1, 1, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
-	if err := o.StoreColumn(pos, dim, col); err != nil {
-		t.Fatal(err)
-	}
-	close(armed)
-	if err := o.ResetOverlay(); err == nil {
-		t.Fatal("a reset whose commit failed reported success")
-	}
-	if dirty, err := o.Dirty(); err != nil || len(dirty) != 1 {
-		t.Fatalf("after the failed reset: dirty %v, %v; want the match's one column", dirty, err)
-	}
-	if err := o.ResetOverlay(); err != nil {
-		t.Fatalf("the reset after a failed one: %v", err)
-	}
-	if dirty, err := o.Dirty(); err != nil || len(dirty) != 0 {
-		t.Fatalf("after the reset: dirty %v, %v", dirty, err)
-	}
-	if got, err := o.LoadColumn(pos, dim); err != nil || worldtest.Compare(got, orig) != nil {
-		t.Fatalf("after the reset the column is not the template's: %v", err)
+			defer o.Shutdown()
+			pos, dim := world.ChunkPos{0, 1}, world.Overworld
+			orig, _ := tp.LoadColumn(pos, dim)
+			col, _ := o.LoadColumn(pos, dim)
+			col.Chunk.SetBlock(1, 1, 1, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
+			if err := o.StoreColumn(pos, dim, col); err != nil {
+				t.Fatal(err)
+			}
+			o.bg.wg.Wait() // the spare is ready: the commit is the reset's first file work
+			close(armed)
+			if err := o.ResetOverlay(); err == nil {
+				t.Fatal("a reset whose commit failed reported success")
+			}
+			if dirty, err := o.Dirty(); err != nil || len(dirty) != 1 {
+				t.Fatalf("after the failed reset: dirty %v, %v; want the match's one column", dirty, err)
+			}
+			// What a reopen would find: the match's generation.
+			b, err := os.ReadFile(filepath.Join(dir, currentName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cur, err := parseCurrent(b); err != nil || cur.gen != o.gen {
+				t.Fatalf("after the failed reset %s names %+v, %v; want the match's generation %d", currentName, cur, err, o.gen)
+			}
+			if err := o.ResetOverlay(); err != nil {
+				t.Fatalf("the reset after a failed one: %v", err)
+			}
+			if dirty, err := o.Dirty(); err != nil || len(dirty) != 0 {
+				t.Fatalf("after the reset: dirty %v, %v", dirty, err)
+			}
+			if got, err := o.LoadColumn(pos, dim); err != nil || worldtest.Compare(got, orig) != nil {
+				t.Fatalf("after the reset the column is not the template's: %v", err)
+			}
+		})
 	}
 }
 
