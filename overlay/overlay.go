@@ -29,7 +29,9 @@
 // swaps the spare in; the old generation is discarded unsynced and deleted
 // in the background. After a crash at any point the overlay opens either
 // reset or not, never half: Open follows CURRENT and deletes every other
-// generation it finds.
+// generation it finds. A reset that returns an error leaves the match in
+// place, on disk too: if its commit fails, the CURRENT before it is
+// written back.
 package overlay
 
 import (
