@@ -602,8 +602,8 @@ func TestRegistryReachesTemplateAndNewGenerations(t *testing.T) {
 
 // A reset whose commit fails changes nothing: the match's changes are still
 // there, CURRENT still names them for a reopen, the prepared generation
-// stays prepared, and the next reset works. The commit can fail before CURRENT is replaced (its
-// rename) or after (the sync of its directory).
+// stays prepared, and the next reset works. The commit can fail before
+// CURRENT is replaced (its rename) or after (the sync of its directory).
 func TestResetCommitFailure(t *testing.T) {
 	for _, c := range []struct {
 		name string
