@@ -94,12 +94,10 @@ func (conf Config) open(dir string) (*DB, error) {
 		return nil, err
 	}
 	fs := conf.FS
-	if !conf.ReadOnly {
-		if err := vfs.MkdirAll(fs, dir); err != nil {
-			return nil, err
-		}
-	}
 	names, err := fs.List(dir)
+	if errors.Is(err, vfs.ErrNotExist) && !conf.ReadOnly {
+		err = vfs.MkdirAll(fs, dir)
+	}
 	if err != nil {
 		return nil, err
 	}
