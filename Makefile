@@ -65,7 +65,8 @@ fuzz-smoke:
 fuzz:
 	$(MAKE) fuzz-smoke FUZZTIME=$(FUZZLONG)
 
-## soak: 100,000 simulated crashes per durability mode, and more SIGKILLs;
+## soak: 100,000 simulated crashes per durability mode, 20,000 of concurrent
+## writers per mode (Balanced, SafeBatch), and more SIGKILLs;
 ## 5,000 crashes of a world in use (the provider's simulation).
 soak:
 	BLAZE_SOAK=1 $(GO) test ./blazedb ./provider -run 'Crash' -count=1 -timeout 6h -v
