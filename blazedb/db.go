@@ -91,11 +91,12 @@ func (db *DB) path(name string) string { return filepath.Join(db.dir, name) }
 func (db *DB) open() error {
 	ro := db.opts.ReadOnly
 	names, err := db.fs.List(db.dir)
+	made := false // by vfs.MkdirAll, which synced the parent
 	if errors.Is(err, vfs.ErrNotExist) && !ro {
 		if err := vfs.MkdirAll(db.fs, db.dir); err != nil {
 			return err
 		}
-		names, err = nil, nil
+		names, err, made = nil, nil, true
 	}
 	if err != nil {
 		return err
@@ -134,7 +135,7 @@ func (db *DB) open() error {
 			// before a write into it is acknowledged. It is synced before
 			// the log exists, so that an Open tried again after a failure
 			// here syncs it again.
-			if parent := filepath.Dir(db.dir); parent != db.dir {
+			if parent := filepath.Dir(db.dir); parent != db.dir && !made {
 				if err := db.fs.SyncDir(parent); err != nil {
 					return fmt.Errorf("sync directory %s: %w", parent, err)
 				}

@@ -163,7 +163,9 @@ func (p *Provider) discard(n int, db *provider.DB) {
 func (p *Provider) openGeneration(n int, fresh bool, reg world.BlockRegistry) (*provider.DB, error) {
 	dir := filepath.Join(p.dir, genName(n))
 	if fresh {
-		if err := vfs.MkdirAll(p.conf.FS, dir); err != nil {
+		// Not synced into p.dir here: the commit that makes it current
+		// syncs p.dir, and until then a crash may well lose it.
+		if err := p.conf.FS.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
 		if err := provider.WriteSettings(p.conf.FS, dir, p.template.Settings()); err != nil {
