@@ -253,8 +253,15 @@ func (m *MemFS) Create(name string) (File, error) {
 	if d == nil {
 		return nil, &os.PathError{Op: "create", Path: name, Err: os.ErrNotExist}
 	}
-	if _, ok := d.entries[base].(*dirNode); ok {
+	switch ino := d.entries[base].(type) {
+	case *dirNode:
 		return nil, &os.PathError{Op: "create", Path: name, Err: errIsDir}
+	case *inode:
+		// Truncated in place, as O_TRUNC does: a crash before a Sync
+		// may keep the old content, or an empty file.
+		ino.data = nil
+		ino.pending = append(ino.pending, pendingOp{trunc: 0})
+		return &memFile{fs: m, ino: ino, name: name, write: true}, nil
 	}
 	ino := &inode{}
 	d.entries[base] = ino
@@ -522,6 +529,9 @@ func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 	}
 	if err := f.fs.step(); err != nil {
 		return 0, err
+	}
+	if len(p) == 0 {
+		return 0, nil // a pendingOp without data would be a truncate
 	}
 	f.ino.data = writeAt(f.ino.data, p, off)
 	f.ino.pending = append(f.ino.pending, pendingOp{off: off, data: append([]byte(nil), p...)})

@@ -164,3 +164,33 @@ func TestMkdirAllIsDurable(t *testing.T) {
 		}
 	}
 }
+
+// Create truncates an existing file in place, as O_TRUNC does: until a Sync
+// a crash may keep the old content or the empty file, never lose the name.
+func TestMemCreateTruncatesInPlace(t *testing.T) {
+	m := NewMem()
+	writeSynced(t, m, "/f", "old")
+	mustDo(t, m.SyncDir("/"))
+	f, err := m.Create("/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(nil, 0); err != nil { // writes nothing, truncates nothing
+		t.Fatal(err)
+	}
+	f.Close()
+	if got := content(m.CrashClone(nil, 0), "/f"); got != "old" {
+		t.Fatalf("a crash keeping no unsynced write: %q, want the old content", got)
+	}
+	if got := content(m.CrashClone(rand.New(rand.NewPCG(1, 1)), 1), "/f"); got != "" {
+		t.Fatalf("a crash keeping every unsynced write: %q, want the file truncated", got)
+	}
+	f, _ = m.OpenReadWrite("/f")
+	f.WriteAt([]byte("new"), 0)
+	f.Sync()
+	f.WriteAt(nil, 3)
+	f.Close()
+	if got := content(m.CrashClone(rand.New(rand.NewPCG(1, 1)), 1), "/f"); got != "new" {
+		t.Fatalf("after a synced write and an empty one: %q, want %q", got, "new")
+	}
+}
