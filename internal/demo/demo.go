@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/blazedb/vfs"
 	"github.com/blazeworld/blaze/internal/convert"
 	"github.com/blazeworld/blaze/internal/mcworld"
 	"github.com/blazeworld/blaze/overlay"
@@ -165,6 +166,12 @@ func (c Config) server(wp world.Provider) (*server.Server, error) {
 	return conf.New(), nil
 }
 
+// importSuffix names the directory an import converts into before it is
+// renamed to the world's: the world's directory appears only once the
+// import is whole, so an import cut short (Ctrl-C, a crash) is done again
+// at the next start instead of serving half a world.
+const importSuffix = ".import-tmp"
+
 // importWorld converts a Bedrock .mcworld into a new Blaze world at dir.
 func importWorld(file, dir string, log *slog.Logger) error {
 	tmp, err := os.MkdirTemp("", "blaze-import-*")
@@ -175,9 +182,19 @@ func importWorld(file, dir string, log *slog.Logger) error {
 	if err := mcworld.Unpack(file, tmp); err != nil {
 		return err
 	}
-	r, err := convert.Convert(tmp, dir, convert.Options{Log: log})
+	build := dir + importSuffix
+	if err := os.RemoveAll(build); err != nil {
+		return fmt.Errorf("remove what an import cut short left: %w", err)
+	}
+	r, err := convert.Convert(tmp, build, convert.Options{Log: log})
+	if err == nil {
+		err = os.Rename(build, dir)
+	}
+	if err == nil {
+		err = vfs.Default.SyncDir(filepath.Dir(dir))
+	}
 	if err != nil {
-		os.RemoveAll(dir) // never leave a half-written world
+		os.RemoveAll(build) // never leave a half-written world
 		return err
 	}
 	log.Info("imported a world", "from", file, "columns", r.Columns, "unreadable", len(r.Failed), "took", r.Took)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/internal/fsutil"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/world"
@@ -67,17 +68,41 @@ func TestRefusesDamagedAndLockedWorlds(t *testing.T) {
 	}
 }
 
-// Importing writes a whole world or none.
+// Importing writes a whole world or none, and an import cut short is done
+// again at the next start.
 func TestImport(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "w")
 	r, err := Config{Addr: "127.0.0.1:0", Dir: dir, Offline: true, Import: worldtest.Worlds(t)[1], Log: quiet}.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := r.World.Engine().Stats().ChunkKeys; n == 0 {
+	n := r.World.Engine().Stats().ChunkKeys
+	if n == 0 {
 		t.Fatal("nothing imported")
 	}
 	r.World.Close() // the server never started: only the provider needs closing
+
+	// What an import killed halfway leaves: the world converted so far,
+	// under the name it is built under.
+	dir1 := filepath.Join(t.TempDir(), "w1")
+	if err := fsutil.CopyTree(dir, dir1+importSuffix, nil); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir1+importSuffix, "half-written"), nil, 0o644)
+	r, err = Config{Addr: "127.0.0.1:0", Dir: dir1, Offline: true, Import: worldtest.Worlds(t)[1], Log: quiet}.New()
+	if err != nil {
+		t.Fatalf("the import after one cut short: %v", err)
+	}
+	if got := r.World.Engine().Stats().ChunkKeys; got != n {
+		t.Fatalf("the import after one cut short holds %d columns, want %d", got, n)
+	}
+	r.World.Close()
+	if _, err := os.Stat(filepath.Join(dir1, "half-written")); err == nil {
+		t.Fatal("the import took over what the one cut short left")
+	}
+	if _, err := os.Stat(dir1 + importSuffix); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the import left %s: %v", dir1+importSuffix, err)
+	}
 
 	bad := filepath.Join(t.TempDir(), "bad.mcworld")
 	os.WriteFile(bad, []byte("not a zip"), 0o644)
@@ -85,8 +110,10 @@ func TestImport(t *testing.T) {
 	if _, err := (Config{Addr: "127.0.0.1:0", Dir: dir2, Offline: true, Import: bad, Log: quiet}).New(); err == nil {
 		t.Fatal("a broken import succeeded")
 	}
-	if _, err := os.Stat(dir2); !errors.Is(err, os.ErrNotExist) {
-		t.Fatal("a failed import left a world behind")
+	for _, d := range []string{dir2, dir2 + importSuffix} {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("a failed import left %s behind", d)
+		}
 	}
 }
 
