@@ -54,6 +54,9 @@
 //     database whose writes were acknowledged.
 //   - A failed fsync poisons the DB: writes fail with ErrPoisoned until it
 //     is reopened, because a retried fsync can report success for lost data.
+//     So does a compaction whose rename could not be made durable. Once
+//     poisoned, no write and no Sync is acknowledged, not even one an
+//     earlier fsync or the compaction's copy seemed to cover.
 //   - Putting the value a key already holds appends nothing, in a batch
 //     too: the record that holds it is earlier in the log, so it survives
 //     whenever the batch does.

@@ -162,6 +162,66 @@ func TestCompactionStopsWhenPoisonedMeanwhile(t *testing.T) {
 	}
 }
 
+// A SafeBatch writer waiting for another's fsync is released by a
+// compaction that copied its write into the new log. If the compaction's
+// rename could not be made durable (the directory's sync failed), a power
+// loss may bring the old log back without that write: the writer must get
+// an error, never an acknowledgement, and so must Sync.
+func TestFailedCompactionSwapAcksNothing(t *testing.T) {
+	mem := vfs.NewMem()
+	var armed, failDir atomic.Bool
+	var block sync.Once
+	inFsync, release := make(chan struct{}), make(chan struct{})
+	fsys := vfs.Inject(mem, func(op vfs.Op, name string) error {
+		if !armed.Load() {
+			return nil
+		}
+		if op == vfs.OpSync && filepath.Base(name) == logName {
+			block.Do(func() { close(inFsync); <-release }) // the first writer's fsync
+		}
+		if op == vfs.OpSyncDir && name == "/db" && failDir.Load() {
+			return syscall.EIO
+		}
+		return nil
+	})
+	db := open(t, fsys, "/db", Options{Durability: DurabilitySafeBatch, ExternalMaintenance: true})
+	for i := 0; i < 20; i++ {
+		if err := db.Put(Key{X: int32(i % 5)}, value(i, 500)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	armed.Store(true)
+	leader := make(chan error, 1)
+	go func() { leader <- db.Put(Key{X: 100}, []byte("leader")) }()
+	<-inFsync
+	before := db.log.written.Load()
+	follower := make(chan error, 1)
+	go func() { follower <- db.Put(Key{X: 101}, []byte("follower")) }()
+	for db.log.written.Load() == before { // until the follower has appended
+		time.Sleep(100 * time.Microsecond)
+	}
+	failDir.Store(true)
+	if err := db.Compact(); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("Compact whose directory sync failed: %v", err)
+	}
+	followerErr := <-follower
+	// Nor may Sync say the writes that returned are durable: a power loss
+	// may bring the old log back without them.
+	if err := db.Sync(); err == nil {
+		t.Error("Sync after a compaction whose swap failed reported success")
+	}
+	// A power loss now, with the first writer still in its fsync.
+	after := open(t, mem.CrashClone(nil, 0), "/db", Options{})
+	defer after.Close()
+	close(release)
+	<-leader
+	db.Close()
+	if followerErr == nil {
+		got, err := after.Get(Key{X: 101})
+		t.Fatalf("the follower was acknowledged by a compaction whose swap failed; after a power loss it reads %q, %v", got, err)
+	}
+}
+
 // A compaction that fails leaves the old log in charge and no temp file;
 // the error comes back from Compact.
 func TestCompactionFailureLosesNothing(t *testing.T) {

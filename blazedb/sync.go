@@ -39,7 +39,7 @@ type logFile struct {
 	cond       sync.Cond
 	synced     int64 // bytes known durable
 	syncing    bool  // a group-commit leader is in fsync
-	superseded bool  // compaction copied every record into a synced new file
+	superseded bool  // compaction copied every record into a synced new file, installed durably unless the DB is poisoned
 }
 
 func newLogFile(f vfs.File, h fileHeader, size int64, synced int64) *logFile {
@@ -120,8 +120,13 @@ func (db *DB) syncTo(l *logFile, end int64, group bool) error {
 			return err
 		}
 	}
+	// Durable only if nothing poisoned the database. In particular a
+	// compaction whose directory sync failed poisoned it before retiring
+	// l (superseded) or installing its file (whose synced bytes a power
+	// loss may then replace with l's).
+	err := db.poisoned()
 	l.mu.Unlock()
-	return nil
+	return err
 }
 
 // maintainSync is Maintain's part of DurabilityBalanced: it fsyncs once
