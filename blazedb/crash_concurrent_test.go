@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,16 +18,19 @@ import (
 // The crash simulation in crash_test.go drives the database from one
 // goroutine, so a write never lands while another's fsync is under way.
 // These writers share the log instead: in DurabilitySafeBatch one writer's
-// fsync covers the others' writes (group commit), in DurabilityBalanced
-// background syncs and Sync calls run beside the writes, and compactions
-// copy the log meanwhile. After a crash every write acknowledged as durable
-// must survive, and what survives of each writer must be the state after
-// some prefix of its writes.
+// fsync covers the others' writes (group commit), in DurabilitySafe each
+// writer syncs beside the others' writes, in DurabilityBalanced background
+// syncs and Sync calls run beside the writes, and in DurabilityFast Sync
+// calls; compactions copy the log meanwhile. Some writes are batches of
+// three. After a crash every write acknowledged as durable must survive,
+// and what survives of each writer must be the state after some prefix of
+// its writes that does not end inside a batch.
 
 const (
 	crashWriters    = 4
 	keysPerWriter   = 5
 	concurrentValue = 40 // bytes of a value, padding included
+	concurrentBatch = 3  // writes in a batch, fewer than keysPerWriter
 )
 
 // concurrentKey is writer w's key for its i-th write.
@@ -50,7 +54,7 @@ func TestCrashConcurrentWriters(t *testing.T) {
 	if testing.Short() {
 		n = 30
 	}
-	for _, mode := range []Durability{DurabilityBalanced, DurabilitySafeBatch} {
+	for _, mode := range []Durability{DurabilityFast, DurabilityBalanced, DurabilitySafe, DurabilitySafeBatch} {
 		t.Run(mode.String(), func(t *testing.T) {
 			for seed := range uint64(n) {
 				runConcurrentCrash(t, mode, seed)
@@ -76,18 +80,35 @@ func runConcurrentCrash(t *testing.T, mode Durability, seed uint64) {
 	fs.CrashAfter(1 + rng.IntN(400))
 
 	// acked[w] is how many of writer w's writes have returned nil;
-	// durable[w] how many are known durable.
+	// durable[w] how many are known durable. batches[w] lists where each
+	// of w's batches starts; only w touches it until the writers are done.
 	var acked, durable [crashWriters]atomic.Int64
+	var batches [crashWriters][]int
+	safe := mode == DurabilitySafe || mode == DurabilitySafeBatch
 	var wg sync.WaitGroup
 	for w := range crashWriters {
+		wrng := rand.New(rand.NewPCG(seed, uint64(w)))
 		wg.Go(func() {
-			for i := 0; ; i++ {
-				if err := db.Put(concurrentKey(w, i), concurrentVal(w, i)); err != nil {
+			for i := 0; ; {
+				n, err := 1, error(nil)
+				if wrng.IntN(4) == 0 {
+					n = concurrentBatch
+					var b Batch
+					for j := i; j < i+n; j++ {
+						b.Put(concurrentKey(w, j), concurrentVal(w, j))
+					}
+					batches[w] = append(batches[w], i)
+					err = db.Apply(&b)
+				} else {
+					err = db.Put(concurrentKey(w, i), concurrentVal(w, i))
+				}
+				if err != nil {
 					return
 				}
-				acked[w].Store(int64(i + 1))
-				if mode == DurabilitySafeBatch {
-					durable[w].Store(int64(i + 1))
+				i += n
+				acked[w].Store(int64(i))
+				if safe {
+					durable[w].Store(int64(i))
 				}
 			}
 		})
@@ -96,7 +117,7 @@ func runConcurrentCrash(t *testing.T, mode Durability, seed uint64) {
 	// met the crash: a Sync with nothing to sync succeeds without I/O.
 	writersDone := make(chan struct{})
 	var syncer sync.WaitGroup
-	if mode == DurabilityBalanced {
+	if !safe {
 		syncer.Go(func() {
 			for {
 				select {
@@ -140,6 +161,15 @@ func runConcurrentCrash(t *testing.T, mode Durability, seed uint64) {
 		if d := durable[w].Load(); hi < d {
 			t.Fatalf("%s: writer %d: %d writes were durable, but the state survived is that after %d to %d of them",
 				desc, w, d, lo, hi)
+		}
+		// Some prefix in [lo, hi] must end between batches.
+		whole := false
+		for c := lo; c <= hi && !whole; c++ {
+			whole = !slices.ContainsFunc(batches[w], func(b int) bool { return int64(b) < c && c < int64(b+concurrentBatch) })
+		}
+		if !whole {
+			t.Fatalf("%s: writer %d: the state survived is that after %d to %d of its writes, inside a batch (batches start at %v)",
+				desc, w, lo, hi, batches[w])
 		}
 	}
 }
