@@ -66,7 +66,7 @@ fuzz:
 	$(MAKE) fuzz-smoke FUZZTIME=$(FUZZLONG)
 
 ## soak: 100,000 simulated crashes per durability mode, 20,000 of concurrent
-## writers per mode (Balanced, SafeBatch), and more SIGKILLs;
+## writers per mode, and more SIGKILLs;
 ## 5,000 crashes of a world in use (the provider's simulation).
 soak:
 	BLAZE_SOAK=1 $(GO) test ./blazedb ./provider -run 'Crash' -count=1 -timeout 6h -v
