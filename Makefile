@@ -67,7 +67,8 @@ fuzz:
 
 ## soak: 100,000 simulated crashes per durability mode, 20,000 of concurrent
 ## writers per mode, and more SIGKILLs;
-## 5,000 crashes of a world in use (the provider's simulation).
+## 5,000 crashes of a world in use (the provider's simulation), and 2,000
+## of its three dimensions storing at once.
 soak:
 	BLAZE_SOAK=1 $(GO) test ./blazedb ./provider -run 'Crash' -count=1 -timeout 6h -v
 
