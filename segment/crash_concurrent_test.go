@@ -1,0 +1,138 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/dragonfly/server/world/chunk"
+	"github.com/df-mc/goleveldb/leveldb"
+)
+
+// The three dimensions of a segmented world store at once, each column in
+// a region of its own, with at most two regions open: regions are made,
+// closed to make room and opened again all the time, beside the pool's
+// maintenance, when the crash comes. Every store that returned is durable
+// (the world is in DurabilitySafe or DurabilitySafeBatch), so after the
+// crash each column must read back as its last acknowledged store left it
+// or as a later store left it, and the world must take stores again.
+
+const segColumns = 5 // columns each dimension stores to, in turn
+
+// crashesConcurrentSegments is 40 in `make test` and 1,000 under `make soak`.
+func crashesConcurrentSegments() int {
+	if os.Getenv("BLAZE_SOAK") != "" {
+		return 1_000
+	}
+	return 40
+}
+
+func TestCrashConcurrentRegions(t *testing.T) {
+	states := worldtest.States(world.DefaultBlockRegistry)
+	pool := make([]uint32, 0, len(states))
+	for _, n := range slices.Sorted(maps.Keys(states)) {
+		pool = append(pool, states[n])
+	}
+	for seed := range uint64(crashesConcurrentSegments()) {
+		runConcurrentRegions(t, seed, pool)
+	}
+}
+
+func runConcurrentRegions(t *testing.T, seed uint64, pool []uint32) {
+	rng := rand.New(rand.NewPCG(seed, 31))
+	mode := []blazedb.Durability{blazedb.DurabilitySafe, blazedb.DurabilitySafeBatch}[seed%2]
+	mem := vfs.NewMem()
+	conf := Config{SegmentSize: 1, MaxOpen: 2, MaintainInterval: time.Millisecond, Durability: mode, FS: mem, Log: quiet}
+	p, err := conf.Open("/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem.CrashAfter(1 + rng.IntN(1500))
+
+	dims := []world.Dimension{world.Overworld, world.Nether, world.End}
+	// after[d][i] is the column dimension d's store number i left; acked[d]
+	// how many of its stores returned nil. Each is written by d's goroutine
+	// alone and read once all are done.
+	var after [3][]*chunk.Column
+	var acked [3]int
+	var wg sync.WaitGroup
+	for d, dim := range dims {
+		drng := rand.New(rand.NewPCG(seed, uint64(d)))
+		wg.Go(func() {
+			cols := make([]*chunk.Column, segColumns)
+			for i := 0; ; i++ {
+				c := i % segColumns
+				if cols[c] == nil {
+					cols[c] = &chunk.Column{Chunk: chunk.New(world.DefaultBlockRegistry, dim.Range())}
+				}
+				n := i / segColumns // a block no earlier store of this column set
+				cols[c].Chunk.SetBlock(uint8(n%16), int16(n/16), 0, 0, pool[drng.IntN(len(pool))])
+				after[d] = append(after[d], &chunk.Column{Chunk: cols[c].Chunk.Clone()})
+				if err := p.StoreColumn(world.ChunkPos{int32(c), int32(d)}, dim, cols[c]); err != nil {
+					return
+				}
+				acked[d] = i + 1
+			}
+		})
+	}
+	wg.Wait()
+	keep := []float64{0, 0.5, 1}[rng.IntN(3)]
+	clone := mem.CrashClone(rand.New(rand.NewPCG(seed, 3)), keep)
+	p.Close() // on the crashed filesystem: must not hang
+
+	desc := fmt.Sprintf("%v seed %d keep %.1f", mode, seed, keep)
+	conf.FS = clone
+	q, err := conf.Open("/w")
+	if err != nil {
+		t.Fatalf("%s: reopen: %v", desc, err)
+	}
+	for d, dim := range dims {
+		for c := range segColumns {
+			pos := world.ChunkPos{int32(c), int32(d)}
+			// The newest store of this column that returned nil.
+			last := -1
+			for i := c; i < acked[d]; i += segColumns {
+				last = i
+			}
+			got, err := q.LoadColumn(pos, dim)
+			if errors.Is(err, leveldb.ErrNotFound) {
+				if last >= 0 {
+					t.Fatalf("%s: %v column %d: its store %d returned, and the column is gone", desc, dim, c, last)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s: %v column %d: %v", desc, dim, c, err)
+			}
+			found := -1
+			for i := c; i < len(after[d]); i += segColumns {
+				if worldtest.Compare(got, after[d][i]) == nil {
+					found = i
+					break
+				}
+			}
+			if found < 0 {
+				t.Fatalf("%s: %v column %d holds a state none of its stores left", desc, dim, c)
+			}
+			if found < last {
+				t.Fatalf("%s: %v column %d holds the state of store %d, but store %d returned", desc, dim, c, found, last)
+			}
+		}
+		if err := q.StoreColumn(world.ChunkPos{0, int32(d)}, dim, after[d][0]); err != nil {
+			t.Fatalf("%s: %v: a store after the crash: %v", desc, dim, err)
+		}
+	}
+	if err := q.Close(); err != nil {
+		t.Fatalf("%s: close: %v", desc, err)
+	}
+}
