@@ -68,9 +68,9 @@ fuzz:
 ## soak: 100,000 simulated crashes per durability mode, 20,000 of concurrent
 ## writers per mode, and more SIGKILLs;
 ## 5,000 crashes of a world in use (the provider's simulation), and 2,000
-## of its three dimensions storing at once.
+## of its three dimensions storing at once; 1,000 of a segmented world's.
 soak:
-	BLAZE_SOAK=1 $(GO) test ./blazedb ./provider -run 'Crash' -count=1 -timeout 6h -v
+	BLAZE_SOAK=1 $(GO) test ./blazedb ./provider ./segment -run 'Crash' -count=1 -timeout 6h -v
 
 ## bench: every benchmark with enough runs for benchstat, then one table of
 ## Blaze against mcdb and one of the targets of issues #3 and #5, each
