@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"github.com/blazeworld/blaze/blazedb/vfs"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/world"
-	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/df-mc/goleveldb/leveldb"
 )
 
@@ -28,27 +26,19 @@ import (
 
 const dimColumns = 3 // columns each dimension stores to, in turn
 
-// crashesConcurrentDims is 40 in `make test` (10 a mode) and 2,000 under
-// `make soak`.
-func crashesConcurrentDims() int {
-	if os.Getenv("BLAZE_SOAK") != "" {
-		return 2_000
-	}
-	return 40
-}
-
+// TestCrashConcurrentDimensions crashes 40 worlds (10 a mode) in `make
+// test` and 2,000 under `make soak`.
 func TestCrashConcurrentDimensions(t *testing.T) {
 	modes := []blazedb.Durability{blazedb.DurabilitySafe, blazedb.DurabilitySafeBatch, blazedb.DurabilityBalanced, blazedb.DurabilityFast}
-	for seed := range uint64(crashesConcurrentDims()) {
+	for seed := range uint64(worldtest.Soak(40, 2_000)) {
 		runConcurrentDims(t, modes[seed%uint64(len(modes))], seed)
 	}
 }
 
-// dimWrites is what one dimension stored: after[i] is the column its
-// store number i left at position i%dimColumns.
+// dimWrites is what one dimension stored.
 type dimWrites struct {
-	dim   world.Dimension
-	after []*chunk.Column
+	dim world.Dimension
+	v   *worldtest.Versions
 }
 
 func runConcurrentDims(t *testing.T, mode blazedb.Durability, seed uint64) {
@@ -68,24 +58,18 @@ func runConcurrentDims(t *testing.T, mode blazedb.Durability, seed uint64) {
 	fs.CrashAfter(1 + rng.IntN(600))
 
 	dims := []*dimWrites{{dim: world.Overworld}, {dim: world.Nether}, {dim: world.End}}
+	for _, dw := range dims {
+		dw.v = worldtest.NewVersions(dw.dim, dimColumns)
+	}
 	safe := mode == blazedb.DurabilitySafe || mode == blazedb.DurabilitySafeBatch
 	var acked, durable [3]atomic.Int64
 	var wg sync.WaitGroup
 	for d, dw := range dims {
 		drng := rand.New(rand.NewPCG(seed, uint64(d)))
 		wg.Go(func() {
-			cols := make([]*chunk.Column, dimColumns)
 			for i := 0; ; i++ {
-				p := i % dimColumns
-				if cols[p] == nil {
-					cols[p] = &chunk.Column{Chunk: chunk.New(world.DefaultBlockRegistry, dw.dim.Range())}
-				}
-				// A block no store of this column set before: every
-				// version differs from every other.
-				n := i / dimColumns
-				cols[p].Chunk.SetBlock(uint8(n%16), int16(n/16), 0, 0, pool[drng.IntN(len(pool))])
-				dw.after = append(dw.after, &chunk.Column{Chunk: cols[p].Chunk.Clone()})
-				if err := db.StoreColumn(world.ChunkPos{int32(p), 0}, dw.dim, cols[p]); err != nil {
+				p, col := dw.v.Next(pool[drng.IntN(len(pool))])
+				if err := db.StoreColumn(world.ChunkPos{int32(p), 0}, dw.dim, col); err != nil {
 					return
 				}
 				acked[d].Store(int64(i + 1))
@@ -165,18 +149,13 @@ func dimPrefix(t *testing.T, db *DB, dw *dimWrites, desc string) (lo, hi int64) 
 		if err != nil {
 			t.Fatalf("%s: %v column %d: %v", desc, dw.dim, p, err)
 		}
-		found := false
-		for i := p; i < len(dw.after); i += dimColumns {
-			if worldtest.Compare(got, dw.after[i]) == nil {
-				// Store i is the column's newest: the next, i+dimColumns,
-				// is not in the prefix.
-				lo, hi, found = max(lo, int64(i+1)), min(hi, int64(i+dimColumns)), true
-				break
-			}
-		}
-		if !found {
+		i := dw.v.Find(p, got)
+		if i < 0 {
 			t.Fatalf("%s: %v column %d holds a state none of its stores left", desc, dw.dim, p)
 		}
+		// Store i is the column's newest: the next, i+dimColumns, is not
+		// in the prefix.
+		lo, hi = max(lo, int64(i+1)), min(hi, int64(i+dimColumns))
 	}
 	if lo > hi {
 		t.Fatalf("%s: %v: no prefix of its stores leaves its columns as they are (after %d, and before %d)", desc, dw.dim, lo, hi)

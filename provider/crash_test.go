@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -28,13 +27,9 @@ import (
 // read back exactly (a column block by block), nothing may read back that
 // was never written, and the engine must check clean.
 
-// crashSeeds is the number of crashes in `make test`; `make soak` runs more.
-func crashSeeds() int {
-	if os.Getenv("BLAZE_SOAK") != "" {
-		return 5_000
-	}
-	return 120
-}
+// crashSeeds is the number of crashes: 120 in `make test`, 5,000 under
+// `make soak`.
+func crashSeeds() int { return worldtest.Soak(120, 5_000) }
 
 // crashKey is a column of the simulated world.
 type crashKey struct {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	"github.com/blazeworld/blaze/blazedb/vfs"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/world"
-	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/df-mc/goleveldb/leveldb"
 )
 
@@ -29,21 +27,15 @@ import (
 
 const segColumns = 5 // columns each dimension stores to, in turn
 
-// crashesConcurrentSegments is 40 in `make test` and 1,000 under `make soak`.
-func crashesConcurrentSegments() int {
-	if os.Getenv("BLAZE_SOAK") != "" {
-		return 1_000
-	}
-	return 40
-}
-
+// TestCrashConcurrentRegions crashes 40 worlds in `make test` and 1,000
+// under `make soak`.
 func TestCrashConcurrentRegions(t *testing.T) {
 	states := worldtest.States(world.DefaultBlockRegistry)
 	pool := make([]uint32, 0, len(states))
 	for _, n := range slices.Sorted(maps.Keys(states)) {
 		pool = append(pool, states[n])
 	}
-	for seed := range uint64(crashesConcurrentSegments()) {
+	for seed := range uint64(worldtest.Soak(40, 1_000)) {
 		runConcurrentRegions(t, seed, pool)
 	}
 }
@@ -60,25 +52,18 @@ func runConcurrentRegions(t *testing.T, seed uint64, pool []uint32) {
 	mem.CrashAfter(1 + rng.IntN(1500))
 
 	dims := []world.Dimension{world.Overworld, world.Nether, world.End}
-	// after[d][i] is the column dimension d's store number i left; acked[d]
-	// how many of its stores returned nil. Each is written by d's goroutine
-	// alone and read once all are done.
-	var after [3][]*chunk.Column
+	// What dimension d stored, and how many of its stores returned nil:
+	// each written by d's goroutine alone and read once all are done.
+	var versions [3]*worldtest.Versions
 	var acked [3]int
 	var wg sync.WaitGroup
 	for d, dim := range dims {
 		drng := rand.New(rand.NewPCG(seed, uint64(d)))
+		versions[d] = worldtest.NewVersions(dim, segColumns)
 		wg.Go(func() {
-			cols := make([]*chunk.Column, segColumns)
 			for i := 0; ; i++ {
-				c := i % segColumns
-				if cols[c] == nil {
-					cols[c] = &chunk.Column{Chunk: chunk.New(world.DefaultBlockRegistry, dim.Range())}
-				}
-				n := i / segColumns // a block no earlier store of this column set
-				cols[c].Chunk.SetBlock(uint8(n%16), int16(n/16), 0, 0, pool[drng.IntN(len(pool))])
-				after[d] = append(after[d], &chunk.Column{Chunk: cols[c].Chunk.Clone()})
-				if err := p.StoreColumn(world.ChunkPos{int32(c), int32(d)}, dim, cols[c]); err != nil {
+				c, col := versions[d].Next(pool[drng.IntN(len(pool))])
+				if err := p.StoreColumn(world.ChunkPos{int32(c), int32(d)}, dim, col); err != nil {
 					return
 				}
 				acked[d] = i + 1
@@ -114,13 +99,7 @@ func runConcurrentRegions(t *testing.T, seed uint64, pool []uint32) {
 			if err != nil {
 				t.Fatalf("%s: %v column %d: %v", desc, dim, c, err)
 			}
-			found := -1
-			for i := c; i < len(after[d]); i += segColumns {
-				if worldtest.Compare(got, after[d][i]) == nil {
-					found = i
-					break
-				}
-			}
+			found := versions[d].Find(c, got)
 			if found < 0 {
 				t.Fatalf("%s: %v column %d holds a state none of its stores left", desc, dim, c)
 			}
@@ -128,7 +107,7 @@ func runConcurrentRegions(t *testing.T, seed uint64, pool []uint32) {
 				t.Fatalf("%s: %v column %d holds the state of store %d, but store %d returned", desc, dim, c, found, last)
 			}
 		}
-		if err := q.StoreColumn(world.ChunkPos{0, int32(d)}, dim, after[d][0]); err != nil {
+		if err := q.StoreColumn(world.ChunkPos{0, int32(d)}, dim, versions[d].After[0]); err != nil {
 			t.Fatalf("%s: %v: a store after the crash: %v", desc, dim, err)
 		}
 	}

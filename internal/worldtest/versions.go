@@ -1,0 +1,57 @@
+package worldtest
+
+import (
+	"os"
+
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/dragonfly/server/world/chunk"
+)
+
+// Soak returns n, or long when BLAZE_SOAK is set (`make soak`).
+func Soak(n, long int) int {
+	if os.Getenv("BLAZE_SOAK") != "" {
+		return long
+	}
+	return n
+}
+
+// Versions makes the successive states of a few columns of one dimension,
+// for crash simulations that judge what a crash left: store i goes to
+// column i % len(cols) and sets a block no earlier store to that column
+// set, so every version differs from every other. Not safe for concurrent
+// use: one goroutine, as one World, drives each.
+type Versions struct {
+	dim  world.Dimension
+	cols []*chunk.Column // as the World holds them
+	// After[i] is a copy of the column store i left.
+	After []*chunk.Column
+}
+
+// NewVersions returns Versions of n columns of dim, each empty to start.
+func NewVersions(dim world.Dimension, n int) *Versions {
+	return &Versions{dim: dim, cols: make([]*chunk.Column, n)}
+}
+
+// Next sets the next store's block to rid and returns the number of its
+// column and the column, which the caller stores (and may not keep).
+func (v *Versions) Next(rid uint32) (int, *chunk.Column) {
+	i := len(v.After)
+	c := i % len(v.cols)
+	if v.cols[c] == nil {
+		v.cols[c] = &chunk.Column{Chunk: chunk.New(world.DefaultBlockRegistry, v.dim.Range())}
+	}
+	n := i / len(v.cols) // how many stores of this column came before
+	v.cols[c].Chunk.SetBlock(uint8(n%16), int16(n/16), 0, 0, rid)
+	v.After = append(v.After, &chunk.Column{Chunk: v.cols[c].Chunk.Clone()})
+	return c, v.cols[c]
+}
+
+// Find returns the store whose version of column c got is, or -1.
+func (v *Versions) Find(c int, got *chunk.Column) int {
+	for i := c; i < len(v.After); i += len(v.cols) {
+		if Compare(got, v.After[i]) == nil {
+			return i
+		}
+	}
+	return -1
+}
