@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -42,12 +41,7 @@ func concurrentVal(w, i int) []byte {
 }
 
 // crashesConcurrent is 300 a mode in `make test` and 20,000 under `make soak`.
-func crashesConcurrent() int {
-	if os.Getenv("BLAZE_SOAK") != "" {
-		return 20_000
-	}
-	return 300
-}
+func crashesConcurrent() int { return soak(300, 20_000) }
 
 func TestCrashConcurrentWriters(t *testing.T) {
 	n := crashesConcurrent()

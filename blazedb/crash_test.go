@@ -15,13 +15,16 @@ import (
 	"github.com/blazeworld/blaze/blazedb/vfs"
 )
 
-// crashesPerMode is 2,000 in `make test` and 100,000 under `make soak`.
-func crashesPerMode() int {
+// soak returns n, or long when BLAZE_SOAK is set (`make soak`).
+func soak(n, long int) int {
 	if os.Getenv("BLAZE_SOAK") != "" {
-		return 100_000
+		return long
 	}
-	return 2_000
+	return n
 }
+
+// crashesPerMode is 2,000 in `make test` and 100,000 under `make soak`.
+func crashesPerMode() int { return soak(2_000, 100_000) }
 
 // model is what the workload has done, kept to judge a recovered database.
 type model struct {

@@ -56,10 +56,7 @@ func TestProcessCrash(t *testing.T) {
 	if os.Getenv(childEnv) != "" {
 		t.Skip("child")
 	}
-	runs := 20
-	if os.Getenv("BLAZE_SOAK") != "" {
-		runs = 200
-	}
+	runs := soak(20, 200)
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(42, 42))
 	// acked[key] is the id of the last acknowledged write of each key.
