@@ -20,10 +20,10 @@ import (
 // fsync covers the others' writes (group commit), in DurabilitySafe each
 // writer syncs beside the others' writes, in DurabilityBalanced background
 // syncs and Sync calls run beside the writes, and in DurabilityFast Sync
-// calls; compactions copy the log meanwhile. Some writes are batches of
-// three. After a crash every write acknowledged as durable must survive,
-// and what survives of each writer must be the state after some prefix of
-// its writes that does not end inside a batch.
+// calls; compactions copy the log meanwhile. Some writes are deletes, and
+// some are batches of three. After a crash every write acknowledged as
+// durable must survive, and what survives of each writer must be the state
+// after some prefix of its writes that does not end inside a batch.
 
 const (
 	crashWriters    = 4
@@ -75,9 +75,11 @@ func runConcurrentCrash(t *testing.T, mode Durability, seed uint64) {
 
 	// acked[w] is how many of writer w's writes have returned nil;
 	// durable[w] how many are known durable. batches[w] lists where each
-	// of w's batches starts; only w touches it until the writers are done.
+	// of w's batches starts, and deletes[w] which of its writes are
+	// deletes; only w touches them until the writers are done.
 	var acked, durable [crashWriters]atomic.Int64
 	var batches [crashWriters][]int
+	var deletes [crashWriters][]bool
 	safe := mode == DurabilitySafe || mode == DurabilitySafeBatch
 	var wg sync.WaitGroup
 	for w := range crashWriters {
@@ -85,15 +87,27 @@ func runConcurrentCrash(t *testing.T, mode Durability, seed uint64) {
 		wg.Go(func() {
 			for i := 0; ; {
 				n, err := 1, error(nil)
-				if wrng.IntN(4) == 0 {
+				del := func() bool { // the next write deletes its key
+					d := wrng.IntN(6) == 0
+					deletes[w] = append(deletes[w], d)
+					return d
+				}
+				switch {
+				case wrng.IntN(4) == 0:
 					n = concurrentBatch
 					var b Batch
 					for j := i; j < i+n; j++ {
-						b.Put(concurrentKey(w, j), concurrentVal(w, j))
+						if del() {
+							b.Delete(concurrentKey(w, j))
+						} else {
+							b.Put(concurrentKey(w, j), concurrentVal(w, j))
+						}
 					}
 					batches[w] = append(batches[w], i)
 					err = db.Apply(&b)
-				} else {
+				case del():
+					err = db.Delete(concurrentKey(w, i))
+				default:
 					err = db.Put(concurrentKey(w, i), concurrentVal(w, i))
 				}
 				if err != nil {
@@ -151,35 +165,47 @@ func runConcurrentCrash(t *testing.T, mode Durability, seed uint64) {
 		t.Fatalf("%s: Check: %v", desc, err)
 	}
 	for w := range crashWriters {
-		lo, hi := writerPrefix(t, after, w, desc)
-		if d := durable[w].Load(); hi < d {
-			t.Fatalf("%s: writer %d: %d writes were durable, but the state survived is that after %d to %d of them",
-				desc, w, d, lo, hi)
+		got := writerState(t, after, w, desc)
+		d := int(durable[w].Load())
+		var cuts []int // the prefixes of w's writes that leave got
+		for c := 0; c <= len(deletes[w]); c++ {
+			if slices.Equal(got, stateAfter(deletes[w], c)) {
+				cuts = append(cuts, c)
+			}
 		}
-		// Some prefix in [lo, hi] must end between batches.
-		whole := false
-		for c := lo; c <= hi && !whole; c++ {
-			whole = !slices.ContainsFunc(batches[w], func(b int) bool { return int64(b) < c && c < int64(b+concurrentBatch) })
-		}
-		if !whole {
-			t.Fatalf("%s: writer %d: the state survived is that after %d to %d of its writes, inside a batch (batches start at %v)",
-				desc, w, lo, hi, batches[w])
+		ok := slices.ContainsFunc(cuts, func(c int) bool {
+			inBatch := slices.ContainsFunc(batches[w], func(b int) bool { return b < c && c < b+concurrentBatch })
+			return c >= d && !inBatch
+		})
+		if !ok {
+			t.Fatalf("%s: writer %d: its keys hold writes %v (-1: absent): the state after %v of its writes, but %d were durable (batches start at %v)",
+				desc, w, got, cuts, d, batches[w])
 		}
 	}
 }
 
-// writerPrefix reads writer w's keys and returns the range of write counts
-// c such that the state recovered is the state after w's first c writes.
-// It fails the test when there is none.
-func writerPrefix(t *testing.T, db *DB, w int, desc string) (lo, hi int64) {
-	lo, hi = 0, 1<<62
-	var got []string
+// stateAfter is the state of a writer's keys after its first c writes: for
+// each key, the number of the last write that put it, or -1 when it is
+// absent (never written, or deleted).
+func stateAfter(deletes []bool, c int) []int {
+	st := slices.Repeat([]int{-1}, keysPerWriter)
+	for i := range c {
+		st[i%keysPerWriter] = i
+		if deletes[i] {
+			st[i%keysPerWriter] = -1
+		}
+	}
+	return st
+}
+
+// writerState reads writer w's keys: for each, the number of the write
+// whose value it holds, or -1 when it is absent.
+func writerState(t *testing.T, db *DB, w int, desc string) []int {
+	var got []int
 	for k := range keysPerWriter {
 		v, err := db.Get(concurrentKey(w, k))
 		if errors.Is(err, ErrNotFound) {
-			// Not yet written: the writer's write number k came later.
-			hi = min(hi, int64(k))
-			got = append(got, "absent")
+			got = append(got, -1)
 			continue
 		}
 		if err != nil {
@@ -190,13 +216,7 @@ func writerPrefix(t *testing.T, db *DB, w int, desc string) (lo, hi int64) {
 			string(v) != string(concurrentVal(w, i)) {
 			t.Fatalf("%s: writer %d key %d holds %q, which it never wrote", desc, w, k, v)
 		}
-		// Write i is the key's newest: the next to it, i+keysPerWriter,
-		// is not in the prefix.
-		lo, hi = max(lo, int64(i+1)), min(hi, int64(i+keysPerWriter))
-		got = append(got, fmt.Sprint(i))
+		got = append(got, i)
 	}
-	if lo > hi {
-		t.Fatalf("%s: writer %d's keys hold writes %v: no prefix of its writes leaves that", desc, w, got)
-	}
-	return lo, hi
+	return got
 }
