@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,15 +12,12 @@ import (
 	"sync"
 )
 
-// ErrCrashed is returned by every mutating operation of a MemFS after its
-// simulated crash point.
-var ErrCrashed = errors.New("vfs: simulated crash")
-
-// MemFS is an in-memory filesystem that models what survives a power loss.
+// MemFS is an in-memory filesystem that models what survives a power loss
+// (files in memfile.go, the crash point and state in memcrash.go).
 // Each file keeps the content it had at its last Sync and the writes made
-// since. Each directory, files and directories alike, keeps the entries it
-// had at its last SyncDir: a file or directory created, renamed or removed
-// since then is where it was before, after a crash. So a directory
+// since. Each directory keeps the entries, files and directories alike, it
+// had at its last SyncDir: after a crash, a file or directory created,
+// renamed or removed since then is where it was before. So a directory
 // MkdirAll made survives only once its parent has been synced, and a
 // renamed directory takes its contents with it.
 // CrashClone returns the filesystem a machine would find after rebooting:
@@ -44,143 +40,12 @@ type dirNode struct {
 
 func newDir() *dirNode { return &dirNode{entries: map[string]any{}, durable: map[string]any{}} }
 
-type inode struct {
-	data    []byte
-	synced  []byte
-	pending []pendingOp // unsynced operations since the last Sync, in order
-}
-
-type pendingOp struct {
-	off   int64
-	data  []byte // nil for a truncate
-	trunc int64
-}
-
 // NewMem returns an empty MemFS.
 func NewMem() *MemFS {
 	return &MemFS{
 		roots: map[string]*dirNode{"/": newDir(), ".": newDir()},
 		locks: map[string]int{},
 	}
-}
-
-// CrashAfter makes the n-th mutating operation from now, and every one after
-// it, fail with ErrCrashed without taking effect. n <= 0 disarms it.
-func (m *MemFS) CrashAfter(n int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if n <= 0 {
-		m.crashAt = 0
-		return
-	}
-	m.crashAt = m.ops + n
-}
-
-// Crashed reports whether the crash point has been reached.
-func (m *MemFS) Crashed() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.crashed
-}
-
-// Ops reports how many mutating operations have been attempted.
-func (m *MemFS) Ops() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.ops
-}
-
-// step counts a mutating operation and reports whether it may proceed.
-// m.mu must be held.
-func (m *MemFS) step() error {
-	if m.crashed {
-		return ErrCrashed
-	}
-	m.ops++
-	if m.crashAt > 0 && m.ops >= m.crashAt {
-		m.crashed = true
-		return ErrCrashed
-	}
-	return nil
-}
-
-// CrashClone returns the state after a power loss at this moment: every
-// directory's entries as of its last SyncDir, and each file's content as of
-// its last Sync. Each unsynced write is kept with probability keep (drawn
-// from rng), and a kept write is torn to a random prefix with probability
-// keep/2. With keep = 0 only synced data under synced names survives.
-// Locks are not carried over. For one rng seed the result is always the
-// same.
-func (m *MemFS) CrashClone(rng *rand.Rand, keep float64) *MemFS {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c := NewMem()
-	files := map[*inode]*inode{}
-	dirs := map[*dirNode]*dirNode{}
-	cloneFile := func(ino *inode) *inode {
-		if n, ok := files[ino]; ok {
-			return n
-		}
-		data := append([]byte(nil), ino.synced...)
-		for _, op := range ino.pending {
-			if rng == nil || rng.Float64() >= keep {
-				continue
-			}
-			if op.data == nil {
-				data = resize(data, op.trunc)
-				continue
-			}
-			w := op.data
-			if rng.Float64() < keep/2 {
-				w = w[:rng.IntN(len(w)+1)]
-			}
-			data = writeAt(data, w, op.off)
-		}
-		n := &inode{data: data, synced: append([]byte(nil), data...)}
-		files[ino] = n
-		return n
-	}
-	// A directory can be durable under two names (renamed, and both
-	// parents synced since), so clones are shared, as the inodes are.
-	var cloneDir func(d *dirNode) *dirNode
-	cloneDir = func(d *dirNode) *dirNode {
-		if n, ok := dirs[d]; ok {
-			return n
-		}
-		n := newDir()
-		dirs[d] = n
-		for _, name := range slices.Sorted(maps.Keys(d.durable)) {
-			var e any
-			switch node := d.durable[name].(type) {
-			case *inode:
-				e = cloneFile(node)
-			case *dirNode:
-				e = cloneDir(node)
-			}
-			n.entries[name] = e
-			n.durable[name] = e
-		}
-		return n
-	}
-	for _, r := range []string{"/", "."} {
-		c.roots[r] = cloneDir(m.roots[r])
-	}
-	return c
-}
-
-func resize(b []byte, n int64) []byte {
-	if int64(len(b)) >= n {
-		return b[:n]
-	}
-	return append(b, make([]byte, n-int64(len(b)))...)
-}
-
-func writeAt(b, p []byte, off int64) []byte {
-	if end := off + int64(len(p)); end > int64(len(b)) {
-		b = resize(b, end)
-	}
-	copy(b[off:], p)
-	return b
 }
 
 func clean(name string) string { return filepath.Clean(name) }
@@ -489,97 +354,6 @@ func (m *MemFS) WriteFile(name string, data []byte) {
 	ino.synced = append([]byte(nil), data...)
 	ino.pending = nil
 	d.durable[base] = ino
-}
-
-type memFile struct {
-	fs     *MemFS
-	ino    *inode
-	name   string
-	write  bool
-	closed bool
-}
-
-func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
-	if f.closed {
-		return 0, os.ErrClosed
-	}
-	if off < 0 {
-		return 0, errors.New("vfs: negative offset")
-	}
-	if off >= int64(len(f.ino.data)) {
-		return 0, io.EOF
-	}
-	n := copy(p, f.ino.data[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
-}
-
-func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
-	if f.closed {
-		return 0, os.ErrClosed
-	}
-	if !f.write {
-		return 0, &os.PathError{Op: "write", Path: f.name, Err: os.ErrPermission}
-	}
-	if err := f.fs.step(); err != nil {
-		return 0, err
-	}
-	if len(p) == 0 {
-		return 0, nil // a pendingOp without data would be a truncate
-	}
-	f.ino.data = writeAt(f.ino.data, p, off)
-	f.ino.pending = append(f.ino.pending, pendingOp{off: off, data: append([]byte(nil), p...)})
-	return len(p), nil
-}
-
-func (f *memFile) Truncate(size int64) error {
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
-	if f.closed {
-		return os.ErrClosed
-	}
-	if err := f.fs.step(); err != nil {
-		return err
-	}
-	f.ino.data = resize(f.ino.data, size)
-	f.ino.pending = append(f.ino.pending, pendingOp{trunc: size})
-	return nil
-}
-
-func (f *memFile) Sync() error {
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
-	if f.closed {
-		return os.ErrClosed
-	}
-	if err := f.fs.step(); err != nil {
-		return err
-	}
-	f.ino.synced = append(f.ino.synced[:0], f.ino.data...)
-	f.ino.pending = nil
-	return nil
-}
-
-func (f *memFile) Size() (int64, error) {
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
-	return int64(len(f.ino.data)), nil
-}
-
-func (f *memFile) Close() error {
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
-	if f.closed {
-		return os.ErrClosed
-	}
-	f.closed = true
-	return nil
 }
 
 // HasPrefix reports whether any file's name starts with prefix, for tests.
