@@ -1,6 +1,10 @@
 package provider
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/blazeworld/blaze/blazedb"
+)
 
 var (
 	// ErrUnknownState: a column holds a block state the current block
@@ -27,6 +31,8 @@ var (
 	// (package segment), whose chunks a plain provider would not find. Open
 	// it with segment.Config.
 	ErrSegmentedWorld = errors.New("provider: directory holds a segmented world")
-	// ErrClosed: the DB was closed.
-	ErrClosed = errors.New("provider: closed")
+	// ErrClosed: the DB was closed. It is blazedb.ErrClosed itself, which
+	// every closed Blaze handle (engine, provider, overlay, segments)
+	// reports, so that one errors.Is covers them all.
+	ErrClosed = blazedb.ErrClosed
 )

@@ -27,6 +27,9 @@ func (db *DB) Prefetch(pos world.ChunkPos, dim world.Dimension) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if db.closed.Load() {
+		return false, fmt.Errorf("prefetch column %v (%v): %w", pos, dim, ErrClosed)
+	}
 	cols, _ := db.columns()
 	if cols == nil {
 		return false, nil

@@ -886,3 +886,39 @@ func TestFailedPinPinsNothing(t *testing.T) {
 		t.Fatalf("a failed Pin left the column pinned %d times", n)
 	}
 }
+
+// Every call that can fail on a closed DB reports ErrClosed, which is
+// blazedb.ErrClosed too: one check covers each Blaze handle.
+func TestClosedReportsErrClosed(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t, dir, Config{})
+	pos := world.ChunkPos{1, 2}
+	col := worldtest.Synthetic(1, world.Overworld, world.DefaultBlockRegistry)
+	if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, loadErr := db.LoadColumn(pos, world.Overworld)
+	_, _, spawnErr := db.LoadPlayerSpawnPosition(uuid.New())
+	_, spawnsErr := db.PlayerSpawns()
+	_, prefetchErr := db.Prefetch(pos, world.Overworld)
+	_, columnsErr := db.Columns()
+	for name, err := range map[string]error{
+		"LoadColumn":              loadErr,
+		"StoreColumn":             db.StoreColumn(pos, world.Overworld, col),
+		"LoadPlayerSpawnPosition": spawnErr,
+		"SavePlayerSpawnPosition": db.SavePlayerSpawnPosition(uuid.New(), cube.Pos{}),
+		"PlayerSpawns":            spawnsErr,
+		"Prefetch":                prefetchErr,
+		"Pin":                     db.Pin(pos, world.Overworld),
+		"Columns":                 columnsErr,
+		"Maintain":                db.Maintain(),
+		"Backup":                  db.Backup(filepath.Join(t.TempDir(), "b")),
+	} {
+		if !errors.Is(err, ErrClosed) || !errors.Is(err, blazedb.ErrClosed) {
+			t.Errorf("%s on a closed DB: %v, want ErrClosed", name, err)
+		}
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
 	"github.com/blazeworld/blaze/provider"
 )
@@ -55,7 +54,7 @@ func (b *backups) run() {
 		case <-b.stop:
 			return
 		case now := <-t.C:
-			if err := b.backup(now); errors.Is(err, provider.ErrClosed) || errors.Is(err, blazedb.ErrClosed) {
+			if err := b.backup(now); errors.Is(err, provider.ErrClosed) {
 				return // the server closed the world: nothing more to copy
 			} else if err != nil {
 				b.log.Error("backup failed", "dir", b.dir, "err", err)
