@@ -16,6 +16,7 @@
 package prefetch
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -323,10 +324,17 @@ func (pf *Prefetcher) RemovePlayer(id uuid.UUID) {
 // PinArea loads and keeps in the cache every column within radius chunks
 // of centre, until UnpinArea with the same arguments. Pins nest. If a
 // column cannot be read, PinArea returns the error and pins nothing: the
-// columns it had pinned are released again.
+// columns it had pinned are released again. After Close it pins nothing
+// and returns provider.ErrClosed, as Close has released the pins already.
 func (pf *Prefetcher) PinArea(centre world.ChunkPos, radius int, dim world.Dimension) error {
 	pf.pinMu.Lock()
 	defer pf.pinMu.Unlock()
+	pf.mu.Lock()
+	closed := pf.closed
+	pf.mu.Unlock()
+	if closed { // Close releases pins under pinMu after setting closed
+		return fmt.Errorf("prefetch: pin area around %v (%v): %w", centre, dim, provider.ErrClosed)
+	}
 	var done []job
 	for dx := -radius; dx <= radius; dx++ {
 		for dz := -radius; dz <= radius; dz++ {

@@ -345,3 +345,19 @@ func TestCloseUnderLoad(t *testing.T) {
 		t.Fatal("second Close:", err)
 	}
 }
+
+// A PinArea after Close pins nothing: Close released the pins already, so
+// a pin taken then would never be released.
+func TestPinAreaAfterClose(t *testing.T) {
+	p := strip(t, 12, provider.Config{ColumnCacheBytes: 400 << 10}) // a few columns' worth
+	pf := New(p, Options{})
+	if err := pf.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pf.PinArea(world.ChunkPos{2, 0}, 1, world.Overworld); !errors.Is(err, provider.ErrClosed) {
+		t.Fatalf("PinArea after Close: %v, want ErrClosed", err)
+	}
+	if n := areaCachedAfterLoads(p); n != 0 {
+		t.Fatalf("%d of the area's columns stayed cached: pinned after Close", n)
+	}
+}
