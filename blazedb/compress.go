@@ -10,7 +10,8 @@ import (
 	"github.com/pierrec/lz4/v4"
 )
 
-// Compression selects the codec for new values (Options.Compression).
+// Compression selects the codec for new values (Options.Compression). It
+// is a plain value, safe to copy and share.
 type Compression uint8
 
 const (

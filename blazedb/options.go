@@ -9,7 +9,8 @@ import (
 )
 
 // Durability chooses when appended bytes are fsynced. Each mode's promise
-// is tested by the crash simulation in crash_test.go.
+// is tested by the crash simulation in crash_test.go. It is a plain value,
+// safe to copy and share.
 type Durability uint8
 
 const (

@@ -5,7 +5,8 @@ import (
 	"os"
 )
 
-// Op names a filesystem operation for Inject.
+// Op names a filesystem operation for Inject: a plain value, safe to copy
+// and share.
 type Op int
 
 const (

@@ -49,7 +49,8 @@ var (
 	ErrUnreadable = errors.New("convert: unreadable")
 )
 
-// Options tunes a conversion. The zero value works.
+// Options tunes a conversion. The zero value works. Convert reads it and
+// never modifies it.
 type Options struct {
 	// Progress receives a progress bar (columns, columns per second, time
 	// left). Nil draws none.
@@ -58,7 +59,8 @@ type Options struct {
 	Log *slog.Logger
 }
 
-// Failure is a column that could not be converted.
+// Failure is a column that could not be converted: a plain value, safe to
+// copy and share.
 type Failure struct {
 	Pos world.ChunkPos
 	Dim world.Dimension
@@ -67,7 +69,8 @@ type Failure struct {
 
 func (f Failure) String() string { return fmt.Sprintf("column %v (%v): %v", f.Pos, f.Dim, f.Err) }
 
-// PlayerFailure is a player spawn that could not be converted.
+// PlayerFailure is a player spawn that could not be converted: a plain
+// value, safe to copy and share.
 type PlayerFailure struct {
 	ID  string
 	Err error
@@ -75,7 +78,8 @@ type PlayerFailure struct {
 
 func (f PlayerFailure) String() string { return fmt.Sprintf("spawn of player %s: %v", f.ID, f.Err) }
 
-// Report says what a conversion did.
+// Report says what a conversion did. The conversion that returns it keeps
+// no reference to it: the caller owns it.
 type Report struct {
 	From, To string // "leveldb" or "blaze"
 	Columns  int    // columns written and verified

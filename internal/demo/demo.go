@@ -21,7 +21,8 @@ import (
 	"github.com/df-mc/dragonfly/server/world"
 )
 
-// Config is what the demo server's flags set.
+// Config is what the demo server's flags set. New reads it and never
+// modifies it.
 type Config struct {
 	Addr       string             // UDP address to listen on
 	Dir        string             // world directory
@@ -42,7 +43,9 @@ type Config struct {
 	Log         *slog.Logger
 }
 
-// Running is what New returns.
+// Running is what New returns. Its fields are set once by New; each of
+// Server, World and Arena is safe for concurrent use, and so is
+// StopBackups.
 type Running struct {
 	// Server is not yet listening. Closing it saves every world and closes
 	// its provider.

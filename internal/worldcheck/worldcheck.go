@@ -23,7 +23,8 @@ import (
 	"github.com/blazeworld/blaze/segment"
 )
 
-// Options tunes a check. The zero value works.
+// Options tunes a check. The zero value works. Check reads it and never
+// modifies it.
 type Options struct {
 	// Progress receives a progress bar. Nil draws none.
 	Progress io.Writer
@@ -31,7 +32,8 @@ type Options struct {
 	Log *slog.Logger
 }
 
-// Failure is a column or player spawn that could not be read.
+// Failure is a column or player spawn that could not be read: a plain
+// value, safe to copy and share.
 type Failure struct {
 	What string // "column [x z] (dimension)" or "player <uuid>"
 	Err  error
@@ -41,6 +43,7 @@ func (f Failure) String() string { return fmt.Sprintf("%s: %v", f.What, f.Err) }
 
 // Database is what a check found in one of the world's databases: the
 // world's own or, in a segmented world (package segment), one region's.
+// The check that returns it keeps no reference to it: the caller owns it.
 type Database struct {
 	Dir string
 	// Recovery is what opening the database found. A torn tail is what a
@@ -68,7 +71,8 @@ func (d Database) Damaged() bool {
 	return len(d.Recovery.Corrupt) > 0 || d.Engine != nil || len(d.DictionaryRestored) > 0
 }
 
-// Report says what a check found.
+// Report says what a check found. The check that returns it keeps no
+// reference to it: the caller owns it.
 type Report struct {
 	Databases []Database
 	// Columns and Players count what was read back.

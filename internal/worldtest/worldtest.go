@@ -70,7 +70,8 @@ func UnpackTemp(t testing.TB, path string) string {
 	return dir
 }
 
-// Column is one column of a world with its place.
+// Column is one column of a world with its place. The test that reads it
+// owns it; it is not safe to mutate from several goroutines at once.
 type Column struct {
 	Pos world.ChunkPos
 	Dim world.Dimension
