@@ -16,13 +16,16 @@ import (
 // (files in memfile.go, the crash point and state in memcrash.go).
 // Each file keeps the content it had at its last Sync and the writes made
 // since. Each directory keeps the entries, files and directories alike, it
-// had at its last SyncDir: after a crash, a file or directory created,
-// renamed or removed since then is where it was before. So a directory
-// MkdirAll made survives only once its parent has been synced, and a
-// renamed directory takes its contents with it.
+// had at its last SyncDir, and the changes made to them since, in order:
+// after a crash, a file or directory created, renamed or removed since
+// then may be where it was before, or, as the directory's changes persist
+// in order, where some of them put it. So a directory MkdirAll made is
+// sure to survive only once its parent has been synced, and a renamed
+// directory takes its contents with it.
 // CrashClone returns the filesystem a machine would find after rebooting:
 // synced data under synced names, plus, at random, some of the unsynced
-// writes (possibly torn). It is safe for concurrent use.
+// writes (possibly torn) and of the unsynced changes to directories. It is
+// safe for concurrent use.
 type MemFS struct {
 	mu      sync.Mutex
 	roots   map[string]*dirNode // "/" for absolute paths, "." for relative ones
@@ -36,6 +39,32 @@ type MemFS struct {
 type dirNode struct {
 	entries map[string]any // now
 	durable map[string]any // as of the last SyncDir
+	pending []dirOp        // the changes since then, in order
+}
+
+// A dirOp is one change to a directory's entries: del removed, then set
+// (if not "") made to name node. A rename within one directory is one
+// dirOp, so that a crash keeps it whole, as the rename system call is
+// atomic.
+type dirOp struct {
+	del, set string
+	node     any
+}
+
+// apply makes the change to the entries in m.
+func (op dirOp) apply(m map[string]any) {
+	if op.del != "" {
+		delete(m, op.del)
+	}
+	if op.set != "" {
+		m[op.set] = op.node
+	}
+}
+
+// change applies op to d now; it becomes durable at d's next SyncDir.
+func (d *dirNode) change(op dirOp) {
+	op.apply(d.entries)
+	d.pending = append(d.pending, op)
 }
 
 func newDir() *dirNode { return &dirNode{entries: map[string]any{}, durable: map[string]any{}} }
@@ -129,7 +158,7 @@ func (m *MemFS) Create(name string) (File, error) {
 		return &memFile{fs: m, ino: ino, name: name, write: true}, nil
 	}
 	ino := &inode{}
-	d.entries[base] = ino
+	d.change(dirOp{set: base, node: ino})
 	return &memFile{fs: m, ino: ino, name: name, write: true}, nil
 }
 
@@ -149,8 +178,9 @@ func (m *MemFS) OpenReadWrite(name string) (File, error) { return m.open(name, t
 
 // Rename moves a file or a directory, with everything under it. Like every
 // change to a directory's entries, it is durable once both directories
-// have been synced: until the new parent is, a crash loses the new name,
-// and until the old parent is, it keeps the old one.
+// have been synced: until the new parent is, a crash may lose the new
+// name, and until the old parent is, it may keep the old one. Within one
+// directory, a crash keeps the rename whole or not at all.
 func (m *MemFS) Rename(oldname, newname string) error {
 	oldname, newname = clean(oldname), clean(newname)
 	m.mu.Lock()
@@ -181,13 +211,17 @@ func (m *MemFS) Rename(oldname, newname string) error {
 	if _, ok := node.(*dirNode); ok && strings.HasPrefix(newname, oldname+string(filepath.Separator)) {
 		return fail(errors.New("cannot move a directory into itself"))
 	}
-	delete(od.entries, ob)
-	nd.entries[nb] = node
+	if od == nd {
+		od.change(dirOp{del: ob, set: nb, node: node})
+	} else {
+		od.change(dirOp{del: ob})
+		nd.change(dirOp{set: nb, node: node})
+	}
 	return nil
 }
 
 // Remove removes a file or an empty directory; a crash before its parent is
-// synced brings it back.
+// synced may bring it back.
 func (m *MemFS) Remove(name string) error {
 	name = clean(name)
 	m.mu.Lock()
@@ -208,7 +242,7 @@ func (m *MemFS) Remove(name string) error {
 			return &os.PathError{Op: "remove", Path: name, Err: errNotEmpty}
 		}
 	}
-	delete(d.entries, base)
+	d.change(dirOp{del: base})
 	return nil
 }
 
@@ -224,8 +258,8 @@ func (m *MemFS) List(dir string) ([]string, error) {
 }
 
 // MkdirAll creates dir and its missing parents, each a mutating operation.
-// A directory it creates survives a crash only once its parent has been
-// synced.
+// A directory it creates is sure to survive a crash only once its parent
+// has been synced.
 func (m *MemFS) MkdirAll(dir string, perm os.FileMode) error {
 	dir = clean(dir)
 	m.mu.Lock()
@@ -243,7 +277,7 @@ func (m *MemFS) MkdirAll(dir string, perm os.FileMode) error {
 			return err
 		}
 		next := newDir()
-		d.entries[e] = next
+		d.change(dirOp{set: e, node: next})
 		d = next
 	}
 	return nil
@@ -262,6 +296,7 @@ func (m *MemFS) SyncDir(dir string) error {
 		return &os.PathError{Op: "sync", Path: dir, Err: os.ErrNotExist}
 	}
 	d.durable = maps.Clone(d.entries)
+	d.pending = nil
 	return nil
 }
 
@@ -280,7 +315,7 @@ func (m *MemFS) Lock(name string, exclusive bool) (io.Closer, error) {
 		if d == nil {
 			return nil, &os.PathError{Op: "lock", Path: name, Err: os.ErrNotExist}
 		}
-		d.entries[base] = &inode{}
+		d.change(dirOp{set: base, node: &inode{}})
 	}
 	held := m.locks[name]
 	if held < 0 || (exclusive && held > 0) {
@@ -341,7 +376,7 @@ func (m *MemFS) WriteFile(name string, data []byte) {
 			next = newDir()
 			d.entries[e] = next
 		}
-		d.durable[e] = next
+		d.makeDurable(e)
 		d = next
 	}
 	base := elems[len(elems)-1]
@@ -353,7 +388,26 @@ func (m *MemFS) WriteFile(name string, data []byte) {
 	ino.data = append([]byte(nil), data...)
 	ino.synced = append([]byte(nil), data...)
 	ino.pending = nil
-	d.durable[base] = ino
+	d.makeDurable(base)
+}
+
+// makeDurable makes name's entry durable as it is now, and drops the
+// pending changes to it, for WriteFile.
+func (d *dirNode) makeDurable(name string) {
+	d.durable[name] = d.entries[name]
+	kept := d.pending[:0]
+	for _, op := range d.pending {
+		if op.del == name {
+			op.del = ""
+		}
+		if op.set == name {
+			op.set = ""
+		}
+		if op.del != "" || op.set != "" {
+			kept = append(kept, op)
+		}
+	}
+	d.pending = kept
 }
 
 // HasPrefix reports whether any file's name starts with prefix, for tests.

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -192,5 +193,38 @@ func TestMemCreateTruncatesInPlace(t *testing.T) {
 	f.Close()
 	if got := content(m.CrashClone(rand.New(rand.NewPCG(1, 1)), 1), "/f"); got != "new" {
 		t.Fatalf("after a synced write and an empty one: %q, want %q", got, "new")
+	}
+}
+
+// Changes to a directory since its last SyncDir may survive a crash, as a
+// prefix of them in the order made; a rename within the directory is kept
+// whole or not at all.
+func TestMemUnsyncedDirectoryChangesPersistInOrder(t *testing.T) {
+	m := NewMem()
+	mustDo(t, m.MkdirAll("/d", 0o755), m.SyncDir("/"))
+	writeSynced(t, m, "/d/old", "O")
+	mustDo(t, m.SyncDir("/d"))
+	writeSynced(t, m, "/d/a", "A")
+	mustDo(t, m.Rename("/d/old", "/d/new"))
+	writeSynced(t, m, "/d/b", "B")
+	if names, _ := m.CrashClone(rand.New(rand.NewPCG(1, 1)), 0).List("/d"); !slices.Equal(names, []string{"old"}) {
+		t.Fatalf("keep 0: /d holds %v, want only what was synced", names)
+	}
+	prefixes := map[string]bool{"[old]": true, "[a old]": true, "[a new]": true, "[a b new]": true}
+	seen := map[string]bool{}
+	for seed := range uint64(200) {
+		c := m.CrashClone(rand.New(rand.NewPCG(seed, 1)), 1)
+		names, _ := c.List("/d")
+		s := fmt.Sprint(names)
+		if !prefixes[s] {
+			t.Fatalf("seed %d: /d holds %s, not a prefix of its changes", seed, s)
+		}
+		if got := content(c, "/d/old") + content(c, "/d/new"); got != "O<none>" && got != "<none>O" {
+			t.Fatalf("seed %d: the renamed file reads %q under its two names", seed, got)
+		}
+		seen[s] = true
+	}
+	if len(seen) != len(prefixes) {
+		t.Fatalf("200 crashes gave only %v", seen)
 	}
 }

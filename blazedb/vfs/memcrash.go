@@ -57,9 +57,11 @@ func (m *MemFS) step() error {
 // directory's entries as of its last SyncDir, and each file's content as of
 // its last Sync. Each unsynced write is kept with probability keep (drawn
 // from rng), and a kept write is torn to a random prefix with probability
-// keep/2. With keep = 0 only synced data under synced names survives.
-// Locks are not carried over. For one rng seed the result is always the
-// same.
+// keep/2. With probability keep, a directory also keeps some of the changes
+// made to it since its last SyncDir: a random number of the first ones, as
+// a filesystem that writes its metadata in order would. With keep = 0 only
+// synced data under synced names survives. Locks are not carried over. For
+// one rng seed the result is always the same.
 func (m *MemFS) CrashClone(rng *rand.Rand, keep float64) *MemFS {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -98,9 +100,15 @@ func (m *MemFS) CrashClone(rng *rand.Rand, keep float64) *MemFS {
 		}
 		n := newDir()
 		dirs[d] = n
-		for _, name := range slices.Sorted(maps.Keys(d.durable)) {
+		after := maps.Clone(d.durable)
+		if rng != nil && len(d.pending) > 0 && rng.Float64() < keep {
+			for _, op := range d.pending[:rng.IntN(len(d.pending)+1)] {
+				op.apply(after)
+			}
+		}
+		for _, name := range slices.Sorted(maps.Keys(after)) {
 			var e any
-			switch node := d.durable[name].(type) {
+			switch node := after[name].(type) {
 			case *inode:
 				e = cloneFile(node)
 			case *dirNode:
