@@ -533,3 +533,42 @@ func TestFailedEvictionReported(t *testing.T) {
 		t.Fatalf("Close after a failed eviction: %v", err)
 	}
 }
+
+// Closing a region makes its stores durable in every mode: a region closed
+// to make room or for being idle is not visited by the pool again, so
+// nothing else would sync what it was last given.
+func TestClosedRegionIsDurable(t *testing.T) {
+	for _, mode := range []blazedb.Durability{blazedb.DurabilityFast, blazedb.DurabilityBalanced} {
+		mem := vfs.NewMem()
+		// No maintenance: nothing syncs but the closes.
+		p, err := Config{SegmentSize: 1, MaxOpen: 1, MaintainInterval: time.Hour, Durability: mode, FS: mem, Log: quiet}.Open("/w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := int32(0); i < 3; i++ {
+			if err := p.StoreColumn(world.ChunkPos{i, 0}, world.Overworld, col(uint64(i), world.Overworld)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := p.OpenSegments(); n != 1 {
+			t.Fatalf("%v: %d regions open, MaxOpen 1", mode, n)
+		}
+		for keep := range 3 {
+			q, err := Config{FS: mem.CrashClone(rand.New(rand.NewPCG(uint64(keep), 8)), float64(keep)/2), Log: quiet}.Open("/w")
+			if err != nil {
+				t.Fatalf("%v: reopen after a crash: %v", mode, err)
+			}
+			for i := int32(0); i < 2; i++ { // the regions closed to make room
+				got, err := q.LoadColumn(world.ChunkPos{i, 0}, world.Overworld)
+				if err != nil {
+					t.Fatalf("%v keep %v: column %d, whose region was closed: %v", mode, float64(keep)/2, i, err)
+				}
+				if err := worldtest.Compare(col(uint64(i), world.Overworld), got); err != nil {
+					t.Fatalf("%v: column %d: %v", mode, i, err)
+				}
+			}
+			q.Close()
+		}
+		p.Close()
+	}
+}
