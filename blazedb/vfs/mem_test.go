@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
+	"time"
 )
 
 // writeSynced creates name with data and syncs the file, not its directory.
@@ -226,5 +228,45 @@ func TestMemUnsyncedDirectoryChangesPersistInOrder(t *testing.T) {
 	}
 	if len(seen) != len(prefixes) {
 		t.Fatalf("200 crashes gave only %v", seen)
+	}
+}
+
+// Two MkdirAll calls that share a missing parent: the one that finds the
+// parent made by the other must not return before the parent is durable,
+// or a store acknowledged under it could be lost with it. (Segments create
+// the regions of three dimensions at once under one regions directory.)
+func TestMkdirAllConcurrentSharedParent(t *testing.T) {
+	m := NewMem()
+	mustDo(t, m.MkdirAll("/w", 0o755), m.SyncDir("/"))
+	stalled, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	first := Inject(m, func(op Op, name string) error {
+		if op == OpSyncDir && name == "/w" { // about to make /w/regions durable
+			once.Do(func() { close(stalled) })
+			<-release
+		}
+		return nil
+	})
+	firstDone := make(chan error, 1)
+	go func() { firstDone <- MkdirAll(first, "/w/regions/0") }()
+	<-stalled
+	secondDone := make(chan error, 1)
+	go func() { secondDone <- MkdirAll(m, "/w/regions/2") }()
+	select {
+	case err := <-secondDone:
+		mustDo(t, err)
+		if _, err := m.CrashClone(nil, 0).List("/w/regions/2"); err != nil {
+			t.Fatalf("MkdirAll returned while its parent was not durable: after a crash %v", err)
+		}
+		close(release)
+	case <-time.After(100 * time.Millisecond):
+		close(release) // waiting for the first call: that is right
+		mustDo(t, <-secondDone)
+	}
+	mustDo(t, <-firstDone)
+	for _, d := range []string{"/w/regions/0", "/w/regions/2"} {
+		if _, err := m.CrashClone(nil, 0).List(d); err != nil {
+			t.Fatalf("%s after both calls returned and a crash: %v", d, err)
+		}
 	}
 }
