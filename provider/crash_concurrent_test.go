@@ -50,10 +50,17 @@ func runConcurrentDims(t *testing.T, mode blazedb.Durability, seed uint64) {
 		t.Fatal(err)
 	}
 	states := faithfulStates()
-	// Fewer states than stores, so that the dimensions share entries.
+	// Fewer states than stores, so that the dimensions share entries. No
+	// air: a column's versions must differ (worldtest.Versions).
+	air, ok := world.DefaultBlockRegistry.StateToRuntimeID("minecraft:air", nil)
+	if !ok {
+		t.Fatal("no air in the registry")
+	}
 	pool := make([]uint32, 40)
 	for i := range pool {
-		pool[i] = states[rng.IntN(len(states))]
+		for pool[i] = air; pool[i] == air; {
+			pool[i] = states[rng.IntN(len(states))]
+		}
 	}
 	fs.CrashAfter(1 + rng.IntN(600))
 

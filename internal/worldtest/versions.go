@@ -1,6 +1,7 @@
 package worldtest
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/df-mc/dragonfly/server/world"
@@ -17,8 +18,8 @@ func Soak(n, long int) int {
 
 // Versions makes the successive states of a few columns of one dimension,
 // for crash simulations that judge what a crash left: store i goes to
-// column i % len(cols) and sets a block no earlier store to that column
-// set, so every version differs from every other. Not safe for concurrent
+// column i % len(cols) and sets a block other than air where no earlier
+// store to that column set one, so every version differs from every other. Not safe for concurrent
 // use: one goroutine, as one World, drives each.
 type Versions struct {
 	dim  world.Dimension
@@ -33,7 +34,10 @@ func NewVersions(dim world.Dimension, n int) *Versions {
 }
 
 // Next sets the next store's block to rid and returns the number of its
-// column and the column, which the caller stores (and may not keep).
+// column and the column, which the caller stores (and may not keep). rid
+// must not be air: the block is set where no store set one, so air would
+// leave the column as it was, and Find would then name the store before.
+// Next panics if it is.
 func (v *Versions) Next(rid uint32) (int, *chunk.Column) {
 	i := len(v.After)
 	c := i % len(v.cols)
@@ -41,7 +45,11 @@ func (v *Versions) Next(rid uint32) (int, *chunk.Column) {
 		v.cols[c] = &chunk.Column{Chunk: chunk.New(world.DefaultBlockRegistry, v.dim.Range())}
 	}
 	n := i / len(v.cols) // how many stores of this column came before
-	v.cols[c].Chunk.SetBlock(uint8(n%16), int16(n/16), 0, 0, rid)
+	x, y := uint8(n%16), int16(n/16)
+	if v.cols[c].Chunk.Block(x, y, 0, 0) == rid {
+		panic(fmt.Sprintf("worldtest: Versions.Next(%d) would leave column %d as it was: a block state other than air is needed", rid, c))
+	}
+	v.cols[c].Chunk.SetBlock(x, y, 0, 0, rid)
 	v.After = append(v.After, &chunk.Column{Chunk: v.cols[c].Chunk.Clone()})
 	return c, v.cols[c]
 }

@@ -46,3 +46,26 @@ func TestSyntheticPalettes(t *testing.T) {
 		t.Fatalf("largest palette %d, want 9 to 34", most)
 	}
 }
+
+// Every version Versions makes differs from every other, and a block that
+// would leave a column as it was is refused: air made two versions equal,
+// and the crash simulations then took a durable store for a lost one.
+func TestVersionsDiffer(t *testing.T) {
+	states := States(world.DefaultBlockRegistry)
+	v := NewVersions(world.Nether, 2)
+	for i := range 40 {
+		v.Next(states[[]string{"minecraft:stone", "minecraft:dirt"}[i%3%2]])
+	}
+	for i, a := range v.After {
+		if f := v.Find(i%2, a); f != i {
+			t.Fatalf("version %d is found as %d", i, f)
+		}
+	}
+	air, _ := world.DefaultBlockRegistry.StateToRuntimeID("minecraft:air", nil)
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Next(air) did not panic")
+		}
+	}()
+	v.Next(air)
+}
