@@ -270,3 +270,25 @@ func TestMkdirAllConcurrentSharedParent(t *testing.T) {
 		}
 	}
 }
+
+// A directory BuildDir made survives a crash once BuildDir returns, also
+// when its parents did not exist: they are made durable too.
+func TestBuildDirMakesParentsDurable(t *testing.T) {
+	m := NewMem()
+	mustDo(t, m.MkdirAll("/b", 0o755), m.SyncDir("/"))
+	err := BuildDir(m, "/b/new/parents/backup", func(tmp string) error {
+		f, err := m.Create(tmp + "/data")
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if _, err := f.WriteAt([]byte("x"), 0); err != nil {
+			return err
+		}
+		return errors.Join(f.Sync(), m.SyncDir(tmp))
+	})
+	mustDo(t, err)
+	if got := content(m.CrashClone(nil, 0), "/b/new/parents/backup/data"); got != "x" {
+		t.Fatalf("the built directory after a crash: data %q", got)
+	}
+}

@@ -141,11 +141,12 @@ const BuildSuffix = ".backup-tmp"
 
 // BuildDir creates the directory dir whole or not at all: build fills
 // dir + BuildSuffix (made empty for it, and left synced by build), which is
-// then renamed to dir and the rename synced. If dir exists, or a directory
-// left by a build cut short by a crash, BuildDir refuses with an error
-// wrapping fs.ErrExist and changes nothing. A failed build or rename
-// removes the temporary directory. After a crash dir is either absent or
-// whole; the temporary directory may be left.
+// then renamed to dir and the rename synced. Missing parents of dir are
+// made durable first. If dir exists, or a directory left by a build cut
+// short by a crash, BuildDir refuses with an error wrapping fs.ErrExist and
+// changes nothing. A failed build or rename removes the temporary
+// directory. After a crash dir is either absent or whole; the temporary
+// directory may be left.
 func BuildDir(fsys FS, dir string, build func(tmp string) error) error {
 	dir = filepath.Clean(dir)
 	tmp := dir + BuildSuffix
@@ -153,6 +154,12 @@ func BuildDir(fsys FS, dir string, build func(tmp string) error) error {
 		if exists(fsys, p) {
 			return fmt.Errorf("%s: %w", p, fs.ErrExist)
 		}
+	}
+	// The parents first, durably (MkdirAll): the final SyncDir makes dir's
+	// entry durable, not theirs. The temporary directory needs no sync of
+	// its own, as only its rename must last.
+	if err := MkdirAll(fsys, filepath.Dir(dir)); err != nil {
+		return err
 	}
 	if err := fsys.MkdirAll(tmp, 0o755); err != nil {
 		return err
