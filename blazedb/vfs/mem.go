@@ -180,7 +180,10 @@ func (m *MemFS) OpenReadWrite(name string) (File, error) { return m.open(name, t
 // change to a directory's entries, it is durable once both directories
 // have been synced: until the new parent is, a crash may lose the new
 // name, and until the old parent is, it may keep the old one. Within one
-// directory, a crash keeps the rename whole or not at all.
+// directory, a crash keeps the rename whole or not at all. Across two it is
+// one change in each, and a crash may keep either without the other:
+// harsher than a journalling filesystem, whose rename is atomic whatever
+// the directories.
 func (m *MemFS) Rename(oldname, newname string) error {
 	oldname, newname = clean(oldname), clean(newname)
 	m.mu.Lock()
