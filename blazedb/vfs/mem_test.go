@@ -292,3 +292,31 @@ func TestBuildDirMakesParentsDurable(t *testing.T) {
 		t.Fatalf("the built directory after a crash: data %q", got)
 	}
 }
+
+// MkdirAll calls on paths that share no directory to make do not wait for
+// each other.
+func TestMkdirAllApartDoNotWait(t *testing.T) {
+	m := NewMem()
+	mustDo(t, m.MkdirAll("/a", 0o755), m.MkdirAll("/b", 0o755), m.SyncDir("/"))
+	stalled, release := make(chan struct{}), make(chan struct{})
+	first := Inject(m, func(op Op, name string) error {
+		if op == OpSyncDir && name == "/a" {
+			close(stalled)
+			<-release
+		}
+		return nil
+	})
+	firstDone := make(chan error, 1)
+	go func() { firstDone <- MkdirAll(first, "/a/x") }()
+	<-stalled
+	secondDone := make(chan error, 1)
+	go func() { secondDone <- MkdirAll(m, "/b/y/z") }()
+	select {
+	case err := <-secondDone:
+		mustDo(t, err)
+	case <-time.After(5 * time.Second):
+		t.Error("MkdirAll of /b/y/z waited for one of /a/x")
+	}
+	close(release)
+	mustDo(t, <-firstDone)
+}

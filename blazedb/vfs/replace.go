@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"sync"
 )
 
 // TempSuffix is appended to a file's name while ReplaceFile writes it.
@@ -86,53 +85,6 @@ func removeTree(fs FS, path string) error {
 	}
 	return nil
 }
-
-// MkdirAll creates dir and its missing parents through fs, and syncs the
-// parent of each directory it created, so that after a crash none of them
-// is lost. A directory that already exists is left as it is: whoever made
-// it made it durable, or must. If a sync fails, the directories it made are
-// removed again, so that a call tried again makes and syncs them anew.
-//
-// Calls are serialised across the process (mkdirMu), so that a call that
-// finds a directory another call made finds it durable already. Without
-// that, of two calls sharing a missing parent (segments making the regions
-// of three dimensions at once), the one that found the parent made by the
-// other could return, and have writes acknowledged under it, before the
-// other had synced the parent into its own. Making directories is rare;
-// the wait is for a few fsyncs at most.
-func MkdirAll(fs FS, dir string) error {
-	mkdirMu.Lock()
-	defer mkdirMu.Unlock()
-	dir = filepath.Clean(dir)
-	var made []string
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := fs.List(d); !errors.Is(err, ErrNotExist) {
-			break // there, or not a directory, which fs.MkdirAll reports
-		}
-		made = append(made, d)
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	if err := fs.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	for _, d := range made {
-		if err := fs.SyncDir(filepath.Dir(d)); err != nil {
-			err = fmt.Errorf("sync directory %s: %w", filepath.Dir(d), err)
-			for _, d := range made { // deepest first
-				if rerr := fs.Remove(d); rerr != nil {
-					return errors.Join(err, fmt.Errorf("remove %s: %w", d, rerr))
-				}
-			}
-			return err
-		}
-	}
-	return nil
-}
-
-// mkdirMu serialises MkdirAll.
-var mkdirMu sync.Mutex
 
 // BuildSuffix is appended to a directory's name while BuildDir builds it.
 // It names BuildDir's one use, backups, so that a directory a crash left
