@@ -51,7 +51,9 @@
 //   - A database Open creates is durable before anything is written to it:
 //     the directories it makes and the database directory's entry in its
 //     parent are synced (vfs.MkdirAll), so a power loss never takes a whole
-//     database whose writes were acknowledged.
+//     database whose writes were acknowledged. That holds for databases
+//     opened at once under a parent they both make: the Open that finds
+//     the parent made by the other waits until it is durable.
 //   - A failed fsync poisons the DB: writes fail with ErrPoisoned until it
 //     is reopened, because a retried fsync can report success for lost data.
 //     So does a compaction whose rename could not be made durable. Once
