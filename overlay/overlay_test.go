@@ -696,3 +696,33 @@ func TestFailedDeletionReported(t *testing.T) {
 		t.Fatalf("reset: %v; shutdown: %v", resetErr, shutErr)
 	}
 }
+
+// Every call that can fail on a closed overlay reports blazedb.ErrClosed,
+// as the provider's do; ResetOverlay opens it again.
+func TestClosedReportsErrClosed(t *testing.T) {
+	o, _ := matchInMemory(t, openTemplate(t, template(t, 2)))
+	defer o.Shutdown()
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, loadErr := o.LoadColumn(world.ChunkPos{0, 0}, world.Overworld)
+	_, dirtyErr := o.Dirty()
+	_, _, spawnErr := o.LoadPlayerSpawnPosition(uuid.New())
+	for name, err := range map[string]error{
+		"LoadColumn":              loadErr,
+		"StoreColumn":             o.StoreColumn(world.ChunkPos{0, 0}, world.Overworld, &chunk.Column{Chunk: chunk.New(world.DefaultBlockRegistry, world.Overworld.Range())}),
+		"Dirty":                   dirtyErr,
+		"LoadPlayerSpawnPosition": spawnErr,
+		"SavePlayerSpawnPosition": o.SavePlayerSpawnPosition(uuid.New(), cube.Pos{}),
+	} {
+		if !errors.Is(err, blazedb.ErrClosed) {
+			t.Errorf("%s on a closed overlay: %v, want ErrClosed", name, err)
+		}
+	}
+	if err := o.ResetOverlay(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Dirty(); err != nil {
+		t.Fatalf("Dirty after ResetOverlay reopened the overlay: %v", err)
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/df-mc/goleveldb/leveldb"
+	"github.com/google/uuid"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -570,5 +571,33 @@ func TestClosedRegionIsDurable(t *testing.T) {
 			q.Close()
 		}
 		p.Close()
+	}
+}
+
+// Every call that can fail on a closed segmented world reports
+// blazedb.ErrClosed, as the provider's do.
+func TestClosedReportsErrClosed(t *testing.T) {
+	p := openSeg(t, t.TempDir(), Config{SegmentSize: 4})
+	pos := world.ChunkPos{1, 2}
+	if err := p.StoreColumn(pos, world.Overworld, col(1, world.Overworld)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, loadErr := p.LoadColumn(pos, world.Overworld)
+	_, _, spawnErr := p.LoadPlayerSpawnPosition(uuid.New())
+	for name, err := range map[string]error{
+		"LoadColumn":              loadErr,
+		"StoreColumn":             p.StoreColumn(pos, world.Overworld, col(2, world.Overworld)),
+		"LoadPlayerSpawnPosition": spawnErr,
+		"SavePlayerSpawnPosition": p.SavePlayerSpawnPosition(uuid.New(), cube.Pos{}),
+		"DeleteSegmentFor":        p.DeleteSegmentFor(pos, world.Overworld),
+		"CompactSegment":          p.CompactSegment(pos, world.Overworld),
+		"Backup":                  p.Backup(filepath.Join(t.TempDir(), "b")),
+	} {
+		if !errors.Is(err, blazedb.ErrClosed) {
+			t.Errorf("%s on a closed world: %v, want ErrClosed", name, err)
+		}
 	}
 }
