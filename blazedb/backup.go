@@ -48,7 +48,7 @@ func (db *DB) Backup(dir string) error {
 	}
 	db.compactMu.Lock() // also one backup at a time
 	defer db.compactMu.Unlock()
-	if err := vfs.BuildDir(db.fs, dir, db.backupInto); err != nil {
+	if err := vfs.BuildDir(db.fs, dir, vfs.BuildSuffix, db.backupInto); err != nil {
 		return fmt.Errorf("backup to %s: %w", dir, err)
 	}
 	return nil

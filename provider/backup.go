@@ -32,7 +32,7 @@ func (db *DB) Backup(dir string) error {
 	db.dict.mu.Lock()
 	dict := db.dict.persistedEntries()
 	db.dict.mu.Unlock()
-	err := vfs.BuildDir(db.conf.FS, dir, func(tmp string) error { return db.writeBackup(tmp, dict) })
+	err := vfs.BuildDir(db.conf.FS, dir, vfs.BuildSuffix, func(tmp string) error { return db.writeBackup(tmp, dict) })
 	if err != nil {
 		return fmt.Errorf("backup to %s: %w", dir, err)
 	}

@@ -20,7 +20,7 @@ import (
 // reaches it is left out. The copy is built beside dir and renamed to it
 // (vfs.BuildDir): after a crash dir is either absent or whole.
 func (p *Provider) Backup(dir string) error {
-	if err := vfs.BuildDir(p.conf.FS, dir, p.backupInto); err != nil {
+	if err := vfs.BuildDir(p.conf.FS, dir, vfs.BuildSuffix, p.backupInto); err != nil {
 		return fmt.Errorf("segment: backup to %s: %w", dir, err)
 	}
 	return nil

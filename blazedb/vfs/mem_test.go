@@ -276,7 +276,7 @@ func TestMkdirAllConcurrentSharedParent(t *testing.T) {
 func TestBuildDirMakesParentsDurable(t *testing.T) {
 	m := NewMem()
 	mustDo(t, m.MkdirAll("/b", 0o755), m.SyncDir("/"))
-	err := BuildDir(m, "/b/new/parents/backup", func(tmp string) error {
+	err := BuildDir(m, "/b/new/parents/backup", BuildSuffix, func(tmp string) error {
 		f, err := m.Create(tmp + "/data")
 		if err != nil {
 			return err

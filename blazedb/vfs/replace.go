@@ -86,22 +86,21 @@ func removeTree(fs FS, path string) error {
 	return nil
 }
 
-// BuildSuffix is appended to a directory's name while BuildDir builds it.
-// It names BuildDir's one use, backups, so that a directory a crash left
-// behind says what it was.
+// BuildSuffix is the suffix backups are built under (BuildDir), so that a
+// directory a crash left behind says what it was.
 const BuildSuffix = ".backup-tmp"
 
 // BuildDir creates the directory dir whole or not at all: build fills
-// dir + BuildSuffix (made empty for it, and left synced by build), which is
-// then renamed to dir and the rename synced. Missing parents of dir are
-// made durable first. If dir exists, or a directory left by a build cut
-// short by a crash, BuildDir refuses with an error wrapping fs.ErrExist and
-// changes nothing. A failed build or rename removes the temporary
-// directory. After a crash dir is either absent or whole; the temporary
-// directory may be left.
-func BuildDir(fsys FS, dir string, build func(tmp string) error) error {
+// dir + suffix (made empty for it, and left synced by build), which is then
+// renamed to dir and the rename synced. Missing parents of dir are made
+// durable first. If dir exists, or a directory left by a build cut short by
+// a crash, BuildDir refuses with an error wrapping fs.ErrExist and changes
+// nothing. A failed build or rename removes the temporary directory. After
+// a crash dir is either absent or whole; the temporary directory may be
+// left.
+func BuildDir(fsys FS, dir, suffix string, build func(tmp string) error) error {
 	dir = filepath.Clean(dir)
-	tmp := dir + BuildSuffix
+	tmp := dir + suffix
 	for _, p := range []string{dir, tmp} {
 		if exists(fsys, p) {
 			return fmt.Errorf("%s: %w", p, fs.ErrExist)

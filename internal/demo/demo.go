@@ -170,7 +170,7 @@ func (c Config) server(wp world.Provider) (*server.Server, error) {
 }
 
 // importSuffix names the directory an import converts into before it is
-// renamed to the world's: the world's directory appears only once the
+// renamed to the world's (vfs.BuildDir): the world's directory appears only once the
 // import is whole, so an import cut short (Ctrl-C, a crash) is done again
 // at the next start instead of serving half a world.
 const importSuffix = ".import-tmp"
@@ -185,19 +185,15 @@ func importWorld(file, dir string, log *slog.Logger) error {
 	if err := mcworld.Unpack(file, tmp); err != nil {
 		return err
 	}
-	build := dir + importSuffix
-	if err := os.RemoveAll(build); err != nil {
+	if err := os.RemoveAll(dir + importSuffix); err != nil {
 		return fmt.Errorf("remove what an import cut short left: %w", err)
 	}
-	r, err := convert.Convert(tmp, build, convert.Options{Log: log})
-	if err == nil {
-		err = os.Rename(build, dir)
-	}
-	if err == nil {
-		err = vfs.Default.SyncDir(filepath.Dir(dir))
-	}
+	var r *convert.Report
+	err = vfs.BuildDir(vfs.Default, dir, importSuffix, func(build string) (err error) {
+		r, err = convert.Convert(tmp, build, convert.Options{Log: log})
+		return err
+	})
 	if err != nil {
-		os.RemoveAll(build) // never leave a half-written world
 		return err
 	}
 	log.Info("imported a world", "from", file, "columns", r.Columns, "unreadable", len(r.Failed), "took", r.Took)
