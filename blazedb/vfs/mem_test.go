@@ -238,18 +238,8 @@ func TestMemUnsyncedDirectoryChangesPersistInOrder(t *testing.T) {
 func TestMkdirAllConcurrentSharedParent(t *testing.T) {
 	m := NewMem()
 	mustDo(t, m.MkdirAll("/w", 0o755), m.SyncDir("/"))
-	stalled, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	first := Inject(m, func(op Op, name string) error {
-		if op == OpSyncDir && name == "/w" { // about to make /w/regions durable
-			once.Do(func() { close(stalled) })
-			<-release
-		}
-		return nil
-	})
-	firstDone := make(chan error, 1)
-	go func() { firstDone <- MkdirAll(first, "/w/regions/0") }()
-	<-stalled
+	// Stalled about to make /w/regions durable.
+	release, firstDone := stallMkdirAll(m, "/w/regions/0", "/w")
 	secondDone := make(chan error, 1)
 	go func() { secondDone <- MkdirAll(m, "/w/regions/2") }()
 	select {
@@ -298,17 +288,7 @@ func TestBuildDirMakesParentsDurable(t *testing.T) {
 func TestMkdirAllApartDoNotWait(t *testing.T) {
 	m := NewMem()
 	mustDo(t, m.MkdirAll("/a", 0o755), m.MkdirAll("/b", 0o755), m.SyncDir("/"))
-	stalled, release := make(chan struct{}), make(chan struct{})
-	first := Inject(m, func(op Op, name string) error {
-		if op == OpSyncDir && name == "/a" {
-			close(stalled)
-			<-release
-		}
-		return nil
-	})
-	firstDone := make(chan error, 1)
-	go func() { firstDone <- MkdirAll(first, "/a/x") }()
-	<-stalled
+	release, firstDone := stallMkdirAll(m, "/a/x", "/a")
 	secondDone := make(chan error, 1)
 	go func() { secondDone <- MkdirAll(m, "/b/y/z") }()
 	select {
@@ -319,4 +299,22 @@ func TestMkdirAllApartDoNotWait(t *testing.T) {
 	}
 	close(release)
 	mustDo(t, <-firstDone)
+}
+
+// stallMkdirAll starts MkdirAll(m, dir) and returns once it is about to
+// sync the directory at, where it waits until release is closed; done
+// receives its result.
+func stallMkdirAll(m *MemFS, dir, at string) (release chan struct{}, done chan error) {
+	stalled, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	var once sync.Once
+	fs := Inject(m, func(op Op, name string) error {
+		if op == OpSyncDir && name == at {
+			once.Do(func() { close(stalled) })
+			<-release
+		}
+		return nil
+	})
+	go func() { done <- MkdirAll(fs, dir) }()
+	<-stalled
+	return release, done
 }

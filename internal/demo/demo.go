@@ -170,9 +170,9 @@ func (c Config) server(wp world.Provider) (*server.Server, error) {
 }
 
 // importSuffix names the directory an import converts into before it is
-// renamed to the world's (vfs.BuildDir): the world's directory appears only once the
-// import is whole, so an import cut short (Ctrl-C, a crash) is done again
-// at the next start instead of serving half a world.
+// renamed to the world's (vfs.BuildDir): the world's directory appears
+// only once the import is whole, so an import cut short (Ctrl-C, a crash)
+// is done again at the next start instead of serving half a world.
 const importSuffix = ".import-tmp"
 
 // importWorld converts a Bedrock .mcworld into a new Blaze world at dir.
