@@ -88,6 +88,11 @@ func TestCloneMapDeep(t *testing.T) {
 			},
 			"Pos": []float32{1.5, 64, -2.5}, "Bytes": []byte{1, 2}, "Ints": []int32{7}, "Longs": []int64{8},
 			"Nested": map[string]any{"Deeper": map[string]any{"v": int16(1)}, "List": []any{int32(1), int32(2)}},
+			// Typed lists, as Dragonfly's own NBT encoding makes them
+			// (an inventory is a []map[string]any).
+			"Inventory": []map[string]any{{"Slot": uint8(0), "tag": map[string]any{"Name": "a"}}, nil},
+			"Names":     []string{"a", "b"},
+			"Lists":     [][]int32{{1}, {2, 3}},
 		}
 	}
 	edits := []func(m map[string]any){
@@ -104,6 +109,13 @@ func TestCloneMapDeep(t *testing.T) {
 		func(m map[string]any) { m["Nested"].(map[string]any)["Deeper"].(map[string]any)["v"] = int16(2) },
 		func(m map[string]any) { m["Nested"].(map[string]any)["List"].([]any)[1] = int32(3) },
 		func(m map[string]any) { delete(m["Nested"].(map[string]any), "List") },
+		func(m map[string]any) { m["Inventory"].([]map[string]any)[0]["Slot"] = uint8(1) },
+		func(m map[string]any) {
+			m["Inventory"].([]map[string]any)[0]["tag"].(map[string]any)["Name"] = "b"
+		},
+		func(m map[string]any) { m["Inventory"].([]map[string]any)[1] = map[string]any{} },
+		func(m map[string]any) { m["Names"].([]string)[0] = "c" },
+		func(m map[string]any) { m["Lists"].([][]int32)[1][0] = 9 },
 	}
 	for i, edit := range edits {
 		src := orig()
