@@ -74,6 +74,7 @@ type Stats struct {
 	Loaded    int64 // chunks actually read into the cache
 	Dropped   int64 // predictions dropped: queue full, stale or already queued
 	Failed    int64 // prefetches whose read failed (the World's load reports it)
+	Players   int   // players followed now: UpdatePlayer adds, RemovePlayer forgets
 }
 
 // Prefetcher is safe for concurrent use.
@@ -376,7 +377,11 @@ func (pf *Prefetcher) unpinLocked(k job) {
 
 // Stats returns the prefetcher's counters.
 func (pf *Prefetcher) Stats() Stats {
-	return Stats{Predicted: pf.predicted.Load(), Loaded: pf.loaded.Load(), Dropped: pf.dropped.Load(), Failed: pf.failed.Load()}
+	pf.mu.Lock()
+	players := len(pf.players)
+	pf.mu.Unlock()
+	return Stats{Predicted: pf.predicted.Load(), Loaded: pf.loaded.Load(), Dropped: pf.dropped.Load(), Failed: pf.failed.Load(),
+		Players: players}
 }
 
 // Close stops the workers and waits for them. Pins are released. It is

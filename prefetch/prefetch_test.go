@@ -361,3 +361,22 @@ func TestPinAreaAfterClose(t *testing.T) {
 		t.Fatalf("%d of the area's columns stayed cached: pinned after Close", n)
 	}
 }
+
+// A player who quit is forgotten, and what was predicted for them is
+// dropped rather than loaded.
+func TestRemovedPlayerForgotten(t *testing.T) {
+	p := strip(t, 4, provider.Config{})
+	pf := &Prefetcher{p: p, opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 10)}
+	a, b := uuid.New(), uuid.New()
+	pf.UpdatePlayer(a, mgl64.Vec3{8, 64, 8}, world.Overworld)
+	pf.UpdatePlayer(b, mgl64.Vec3{16 * 100, 64, 8}, world.Overworld)
+	if st := pf.Stats(); st.Players != 2 {
+		t.Fatalf("%d players followed, want 2", st.Players)
+	}
+	j := job{pos: world.ChunkPos{2, 0}, dim: world.Overworld, gen: pf.players[a].gen, id: a}
+	pf.RemovePlayer(a)
+	pf.do(j)
+	if st := pf.Stats(); st.Players != 1 || st.Loaded != 0 || st.Dropped != 1 {
+		t.Fatalf("after the player quit: %+v, want 1 player followed and the prediction dropped", st)
+	}
+}

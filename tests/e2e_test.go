@@ -29,20 +29,23 @@ func freeUDPAddr(t *testing.T) string {
 	return c.LocalAddr().String()
 }
 
-// startDemo starts the demo server on addr with the world in dir.
-func startDemo(t *testing.T, dir, addr string) *server.Server {
+// startDemo starts the demo server on addr with the world in dir, serving
+// players as cmd/demo-server does (demo.Running.Serve). stop closes the
+// server and returns what Serve returned.
+func startDemo(t *testing.T, dir, addr string) (r *demo.Running, stop func() error) {
 	t.Helper()
 	r, err := demo.Config{Addr: addr, Dir: dir, Durability: blazedb.DurabilitySafe, Offline: true, Log: quiet}.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := r.Server
-	srv.Listen()
-	go func() {
-		for range srv.Accept() {
+	served := make(chan error, 1)
+	go func() { served <- r.Serve() }()
+	return r, func() error {
+		if err := r.Server.Close(); err != nil { // saves every chunk into Blaze
+			return err
 		}
-	}()
-	return srv
+		return <-served
+	}
 }
 
 // bot is a Bedrock client on gophertunnel.
@@ -219,7 +222,8 @@ func TestEndToEnd(t *testing.T) {
 	}
 	dir := t.TempDir() + "/world"
 	addr := freeUDPAddr(t)
-	srv := startDemo(t, dir, addr)
+	r, stop := startDemo(t, dir, addr)
+	srv := r.Server
 
 	// Server-side edits in the spawn chunk: place stone, break the surface.
 	var placed, broken, kept cube.Pos
@@ -270,14 +274,25 @@ func TestEndToEnd(t *testing.T) {
 	if surface(col) == air {
 		t.Fatal("the surface is missing")
 	}
+	// The prefetcher followed the walk, as the demo wires it: the
+	// player's moves reached it, with their dimension, and it predicted
+	// the chunks ahead; when the player quits it forgets them.
+	if st := r.Prefetcher.Stats(); st.Players != 1 || st.Predicted == 0 {
+		t.Fatalf("prefetcher after the walk: %+v, want 1 player followed and chunks predicted", st)
+	}
 	b.close()
-	if err := srv.Close(); err != nil { // saves every chunk into Blaze
+	for deadline := time.Now().Add(10 * time.Second); r.Prefetcher.Stats().Players != 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("prefetcher after the player quit: %+v, want no player followed", r.Prefetcher.Stats())
+		}
+	}
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 
 	// A new server on the same directory: a fresh provider reading Blaze.
-	srv = startDemo(t, dir, addr)
-	defer srv.Close()
+	_, stop = startDemo(t, dir, addr)
+	defer stop()
 	b = join(t, addr)
 	defer b.close()
 	b.walk(2)

@@ -27,7 +27,6 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/demo"
-	"github.com/blazeworld/blaze/prefetch"
 )
 
 func main() {
@@ -60,19 +59,5 @@ func run() error {
 		return err
 	}
 	r.Server.CloseOnProgramEnd() // on SIGINT/SIGTERM: save every world, close Blaze
-	var pf *prefetch.Prefetcher
-	if r.Arena == nil { // an arena's provider is its overlay; its template has its own cache
-		pf = prefetch.New(r.World, prefetch.Options{})
-		defer pf.Close()
-	}
-	r.Server.Listen()
-	for p := range r.Server.Accept() {
-		if pf != nil {
-			p.Handle(prefetch.Handler{P: pf}) // warm the chunks ahead of every player
-		}
-	}
-	if err := r.StopBackups(); err != nil {
-		return fmt.Errorf("backups failed while the server ran: %w", err)
-	}
-	return nil
+	return r.Serve()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/blazeworld/blaze/internal/convert"
 	"github.com/blazeworld/blaze/internal/mcworld"
 	"github.com/blazeworld/blaze/overlay"
+	"github.com/blazeworld/blaze/prefetch"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server"
 	"github.com/df-mc/dragonfly/server/world"
@@ -44,8 +45,8 @@ type Config struct {
 }
 
 // Running is what New returns. Its fields are set once by New; each of
-// Server, World and Arena is safe for concurrent use, and so is
-// StopBackups.
+// Server, World, Arena and Prefetcher is safe for concurrent use, and so
+// are Serve and StopBackups.
 type Running struct {
 	// Server is not yet listening. Closing it saves every world and closes
 	// its provider.
@@ -56,8 +57,32 @@ type Running struct {
 	// Arena is the overlay in arena mode, else nil. Shut it down when the
 	// arena is retired.
 	Arena *overlay.Provider
+	// Prefetcher warms World's cache with the chunks ahead of every player
+	// Serve accepts; nil in arena mode, where the World reads the overlay
+	// and the template has a cache of its own. Serve closes it; a caller
+	// that never serves closes it itself.
+	Prefetcher *prefetch.Prefetcher
 
 	backups *backups // nil without Config.BackupDir
+}
+
+// Serve starts the server listening and accepts players until it closes,
+// each one followed by the Prefetcher. It then closes the Prefetcher,
+// stops the backups and returns their errors (StopBackups).
+func (r *Running) Serve() error {
+	r.Server.Listen()
+	for p := range r.Server.Accept() {
+		if r.Prefetcher != nil {
+			p.Handle(prefetch.Handler{P: r.Prefetcher})
+		}
+	}
+	if r.Prefetcher != nil {
+		r.Prefetcher.Close()
+	}
+	if err := r.StopBackups(); err != nil {
+		return fmt.Errorf("backups failed while the server ran: %w", err)
+	}
+	return nil
 }
 
 // StopBackups stops the backups Config.BackupDir asked for, waiting for
@@ -111,7 +136,7 @@ func (c Config) New() (*Running, error) {
 		db.Close()
 		return nil, err
 	}
-	r := &Running{Server: srv, World: db}
+	r := &Running{Server: srv, World: db, Prefetcher: prefetch.New(db, prefetch.Options{})}
 	if c.BackupDir != "" {
 		r.backups = startBackups(db, c.BackupDir, c.BackupEvery, c.BackupKeep, c.Log)
 		c.Log.Info("backing the world up", "to", c.BackupDir, "every", c.BackupEvery, "keeping", c.BackupKeep)

@@ -80,7 +80,7 @@ func TestImport(t *testing.T) {
 	if n == 0 {
 		t.Fatal("nothing imported")
 	}
-	r.World.Close() // the server never started: only the provider needs closing
+	closeUnserved(r)
 
 	// What an import killed halfway leaves: the world converted so far,
 	// under the name it is built under.
@@ -96,7 +96,7 @@ func TestImport(t *testing.T) {
 	if got := r.World.Engine().Stats().ChunkKeys; got != n {
 		t.Fatalf("the import after one cut short holds %d columns, want %d", got, n)
 	}
-	r.World.Close()
+	closeUnserved(r)
 	if _, err := os.Stat(filepath.Join(dir1, "half-written")); err == nil {
 		t.Fatal("the import took over what the one cut short left")
 	}
@@ -125,7 +125,7 @@ func TestArenaMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.World.Close()
+	closeUnserved(r)
 	before := strings.Join(listing(t, tmpl), "\n")
 	arena := filepath.Join(t.TempDir(), "arena")
 	for start := 0; start < 2; start++ {
@@ -183,7 +183,7 @@ func TestBackups(t *testing.T) {
 	if err := r.StopBackups(); err != nil {
 		t.Fatal(err)
 	}
-	r.World.Close()
+	closeUnserved(r)
 
 	entries, err := os.ReadDir(bdir)
 	if err != nil {
@@ -225,8 +225,17 @@ func TestBackups(t *testing.T) {
 	}
 	time.Sleep(50 * time.Millisecond)
 	err = r.StopBackups()
-	r.World.Close()
+	closeUnserved(r)
 	if err == nil {
 		t.Fatal("backups into a file failed without a word")
 	}
+}
+
+// closeUnserved closes what New started for a server that never served:
+// the prefetcher and the provider.
+func closeUnserved(r *Running) {
+	if r.Prefetcher != nil {
+		r.Prefetcher.Close()
+	}
+	r.World.Close()
 }
