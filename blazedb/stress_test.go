@@ -362,3 +362,112 @@ func TestBalancedSyncsBySize(t *testing.T) {
 		})
 	}
 }
+
+// A compaction of a log larger than its write buffer, holding a value
+// larger than the buffer, with more than catchUpFinal written while it
+// copies (so the tail is caught up in rounds before the final copy under
+// the write lock) and a writer going on throughout, keeps every value:
+// after it, after reopening with its index.dat, and after a full scan.
+func TestCompactionLargeLogWithCatchUp(t *testing.T) {
+	fs := vfs.NewMem()
+	db := open(t, fs, "/db", Options{DisableAutoCompaction: true})
+	rnd := rand.New(rand.NewPCG(11, 12))
+	noise := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rnd.Uint32())
+		}
+		return b
+	}
+	want := map[Key][]byte{}
+	put := func(k Key, v []byte) {
+		t.Helper()
+		if err := db.Put(k, v); err != nil {
+			t.Fatal(err)
+		}
+		want[k] = v
+	}
+	for round := range 2 { // the first round is garbage after the second
+		for i := range 200 {
+			put(Key{X: int32(i)}, noise(16<<10+round))
+		}
+	}
+	put(Key{X: -1}, noise(3<<20)) // larger than the appender's buffer
+	if live := db.Stats().LiveBytes; live < 4<<20 {
+		t.Fatalf("%d live bytes: the log must be several write buffers long", live)
+	}
+
+	gen := db.Stats().Generation
+	var mu sync.Mutex // guards want for the writer below
+	stop, done := make(chan struct{}), make(chan struct{})
+	db.onCompactCopied = func() {
+		// More than catchUpFinal at once: the compaction copies it in a
+		// round of its own before taking the write lock.
+		for i := range 40 {
+			put(Key{X: int32(i), Z: 1}, noise(16<<10))
+			put(Key{X: int32(i)}, noise(16<<10)) // overwrites a copied key
+		}
+		if err := db.Delete(Key{X: 7}); err != nil {
+			t.Fatal(err)
+		}
+		delete(want, Key{X: 7})
+		go func() { // and writes go on while the rounds run
+			defer close(done)
+			w := rand.New(rand.NewPCG(13, 14))
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				k, v := Key{X: int32(w.IntN(50)), Z: 2}, value(n, 8<<10)
+				mu.Lock()
+				err := db.Put(k, v)
+				want[k] = v
+				mu.Unlock()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	if err := db.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	<-done
+	db.onCompactCopied = nil
+	if st := db.Stats(); st.Generation != gen+1 || st.GarbageBytes > st.LogBytes/2 {
+		t.Fatalf("after compaction: %+v", st)
+	}
+	check := func(db *DB, when string) {
+		t.Helper()
+		if n := db.Stats().ChunkKeys; n != len(want) {
+			t.Fatalf("%s: %d keys, want %d", when, n, len(want))
+		}
+		for k, v := range want {
+			if got, err := db.Get(k); err != nil || !bytes.Equal(got, v) {
+				t.Fatalf("%s: %v is wrong (%d bytes, %v), want %d bytes", when, k, len(got), err, len(v))
+			}
+		}
+		if err := db.Check(); err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+	}
+	check(db, "after compaction")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = open(t, fs, "/db", Options{DisableAutoCompaction: true})
+	if !db.Recovery().IndexLoaded {
+		t.Fatalf("index.dat unusable: %s", db.Recovery().IndexProblem)
+	}
+	check(db, "reopened with index.dat")
+	db.Close()
+	if err := fs.Remove("/db/" + indexName); err != nil {
+		t.Fatal(err)
+	}
+	db = open(t, fs, "/db", Options{DisableAutoCompaction: true})
+	check(db, "reopened by a scan")
+}
