@@ -386,3 +386,61 @@ func TestOpenReadError(t *testing.T) {
 		}
 	}
 }
+
+// With ExternalMaintenance, a compaction or an index checkpoint that fails
+// inside Maintain is returned by that Maintain, once; a failed compaction
+// is not tried again at every visit (a pool visits its databases often),
+// and the database keeps every value.
+func TestMaintainReportsItsFailures(t *testing.T) {
+	var creates atomic.Int64
+	compacts := &faults{op: vfs.OpCreate, file: compactName, err: syscall.EIO}
+	index := &faults{op: vfs.OpCreate, file: indexName + vfs.TempSuffix, err: syscall.ENOSPC}
+	fsys := vfs.Inject(vfs.NewMem(), func(op vfs.Op, name string) error {
+		if op == vfs.OpCreate && filepath.Base(name) == compactName {
+			creates.Add(1)
+		}
+		return errors.Join(compacts.fn(op, name), index.fn(op, name))
+	})
+	db := open(t, fsys, "/db", Options{ExternalMaintenance: true, CompactMinBytes: 1, CompactGarbageRatio: 0.3,
+		IndexCheckpointBytes: 16 << 10})
+	for i := range 40 {
+		if err := db.Put(Key{X: int32(i % 4)}, value(i, 1000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compacts.armed.Store(true)
+	if err := db.Maintain(); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("Maintain with a failing compaction: %v", err)
+	}
+	if err := db.Maintain(); err != nil || creates.Load() != 1 {
+		t.Fatalf("the next Maintain: %v, after %d compaction attempts; want nil after 1", err, creates.Load())
+	}
+	compacts.armed.Store(false)
+
+	// An index checkpoint, due with no compaction due; it is tried again
+	// at the next visit.
+	db2 := open(t, fsys, "/db2", Options{ExternalMaintenance: true, DisableAutoCompaction: true, IndexCheckpointBytes: 16 << 10})
+	for i := range 40 {
+		if err := db2.Put(Key{X: int32(i)}, value(i, 1000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	index.armed.Store(true)
+	if err := db2.Maintain(); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Maintain with a failing checkpoint: %v", err)
+	}
+	index.armed.Store(false)
+	if err := db2.Maintain(); err != nil || db2.Stats().Checkpoints != 1 {
+		t.Fatalf("Maintain after the disk has room again: %v, %d checkpoints; want nil and 1", err, db2.Stats().Checkpoints)
+	}
+	for i := range 40 {
+		if got := mustGet(t, db2, Key{X: int32(i)}); !bytes.Equal(got, value(i, 1000)) {
+			t.Fatalf("%d lost", i)
+		}
+	}
+	for i := 36; i < 40; i++ {
+		if got := mustGet(t, db, Key{X: int32(i % 4)}); !bytes.Equal(got, value(i, 1000)) {
+			t.Fatalf("%d lost", i)
+		}
+	}
+}
