@@ -424,3 +424,57 @@ func TestDecodeRefusesExtraBytes(t *testing.T) {
 		}
 	}
 }
+
+// A record whose signature or version this build does not know is refused
+// as corrupt, a newer version saying so, never decoded by guessing.
+func TestDecodeRefusesUnknownVersions(t *testing.T) {
+	_, d := testDictionary()
+	col := worldtest.Synthetic(4, world.Overworld, world.DefaultBlockRegistry)
+	enc, err := d.encodeColumn(col, nil, blazedb.CompressionLZ4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	with := func(i int, b byte) []byte {
+		rec := slices.Clone(enc.rec)
+		rec[i] = b
+		return rec
+	}
+	for name, c := range map[string]struct {
+		rec  []byte
+		says string
+	}{
+		"newer version": {with(3, recordVersion+1), "newer than this build reads"},
+		"version 0":     {with(3, 0), "column record version 0"},
+		"no signature":  {with(0, enc.rec[0]^0xff), "no column signature"},
+	} {
+		_, err := d.decodeColumn(c.rec, world.Overworld.Range())
+		if !errors.Is(err, ErrColumnCorrupt) || !containsAll(err.Error(), c.says) {
+			t.Errorf("%s: %v, want ErrColumnCorrupt saying %q", name, err, c.says)
+		}
+	}
+}
+
+// A scheduled update of a state the registry does not know fails the load
+// with ErrUnknownState naming it, as a block of that state does: dropping
+// the update would lose it at the next save.
+func TestScheduledUpdateOfUnknownState(t *testing.T) {
+	br, d := testDictionary()
+	states := worldtest.States(br)
+	c := chunk.New(br, world.Overworld.Range())
+	c.SetBlock(1, 1, 1, 0, states["minecraft:stone"])
+	col := &chunk.Column{Chunk: c, ScheduledBlocks: []chunk.ScheduledBlockUpdate{
+		{Pos: [3]int{1, 2, 1}, Block: states["minecraft:water"], Tick: 7},
+	}}
+	enc, err := d.encodeColumn(col, nil, blazedb.CompressionLZ4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range d.entries {
+		e.persisted = true
+	}
+	d.setRegistry(worldtest.PermutedRegistry(5, "minecraft:water"))
+	_, err = d.decodeColumn(enc.rec, world.Overworld.Range())
+	if !errors.Is(err, ErrUnknownState) || !containsAll(err.Error(), "scheduled update 0", "minecraft:water") {
+		t.Fatalf("decode: %v, want ErrUnknownState naming the update and minecraft:water", err)
+	}
+}
