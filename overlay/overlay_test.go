@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb"
@@ -724,5 +725,67 @@ func TestClosedReportsErrClosed(t *testing.T) {
 	}
 	if _, err := o.Dirty(); err != nil {
 		t.Fatalf("Dirty after ResetOverlay reopened the overlay: %v", err)
+	}
+}
+
+// A reset whose prepared generation could not be made (the disk full, say)
+// fails and changes nothing: the match's changes stay, CURRENT still names
+// them. The generation is prepared again, and the next reset works.
+func TestResetWithFailedSpare(t *testing.T) {
+	tp := openTemplate(t, template(t, 2))
+	dir := filepath.Join(t.TempDir(), "arena")
+	var armed atomic.Bool
+	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
+		// Only a spare generation's files are made while armed.
+		if op == vfs.OpCreate && armed.Load() && strings.HasPrefix(filepath.Base(filepath.Dir(name)), genPrefix) {
+			return syscall.ENOSPC
+		}
+		return nil
+	})
+	o, err := Config{Log: quiet, FS: fs}.Open(tp, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Shutdown()
+	o.bg.wg.Wait()
+	armed.Store(true)
+	if err := o.ResetOverlay(); err != nil { // its spare was ready; the next one fails
+		t.Fatal(err)
+	}
+	pos, dim := world.ChunkPos{0, 1}, world.Overworld
+	orig, _ := tp.LoadColumn(pos, dim)
+	col, _ := o.LoadColumn(pos, dim)
+	col.Chunk.SetBlock(1, 1, 1, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
+	if err := o.StoreColumn(pos, dim, col); err != nil {
+		t.Fatal(err)
+	}
+	o.bg.wg.Wait()
+	armed.Store(true) // and so does the one the failed reset prepares again, at first
+	if err := o.ResetOverlay(); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("a reset without a spare: %v, want the spare's error", err)
+	}
+	if dirty, err := o.Dirty(); err != nil || len(dirty) != 1 {
+		t.Fatalf("after the failed reset: dirty %v, %v; want the match's one column", dirty, err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, currentName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur, err := parseCurrent(b); err != nil || cur.gen != o.gen {
+		t.Fatalf("after the failed reset %s names %+v, %v; want the match's generation %d", currentName, cur, err, o.gen)
+	}
+	o.bg.wg.Wait()
+	armed.Store(false)
+	if err := o.ResetOverlay(); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("the reset after the second failed preparation: %v, want its error", err)
+	}
+	if err := o.ResetOverlay(); err != nil { // the disk has room again
+		t.Fatalf("a reset once the spare could be made: %v", err)
+	}
+	if dirty, err := o.Dirty(); err != nil || len(dirty) != 0 {
+		t.Fatalf("after the reset: dirty %v, %v", dirty, err)
+	}
+	if got, err := o.LoadColumn(pos, dim); err != nil || worldtest.Compare(got, orig) != nil {
+		t.Fatalf("after the reset the column is not the template's: %v", err)
 	}
 }
