@@ -38,7 +38,9 @@
 //     its newest intact version, or removes it when none is left.
 //   - Block states survive a change of runtime ids; a state the registry
 //     does not know fails the load with ErrUnknownState, and that column is
-//     not overwritten while the DB is open.
+//     not overwritten while the DB is open and the column cannot be read
+//     (quarantine.go): a store over it is refused until a registry is set
+//     under which it decodes again.
 //   - A block dictionary entry that does not read from the engine (damaged,
 //     or lost with a stretch of the log recovery skipped) is taken from
 //     dictionary.dat when the world opens, and written back unless the

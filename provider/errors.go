@@ -10,9 +10,9 @@ var (
 	// ErrUnknownState: a column holds a block state the current block
 	// registry does not know (say, after a downgrade or with a plugin's block
 	// missing). Blaze refuses to load such a column rather than replace the
-	// state with something else, and refuses to store over it for as long as
-	// the DB is open, so the column survives until a registry that knows the
-	// state is used again.
+	// state with something else, and refuses to store over it while the DB
+	// is open, until a registry is set under which the column decodes, so
+	// the column survives until a registry that knows the state is used.
 	ErrUnknownState = errors.New("provider: unknown block state")
 	// ErrColumnCorrupt: a column record failed to decode. Errors from damaged
 	// engine records wrap blazedb.ErrCorrupt instead.

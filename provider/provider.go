@@ -37,16 +37,16 @@ type DB struct {
 	dictRestored []int32
 	cols         *columnCache
 
-	regMu sync.Mutex
-	reg   world.BlockRegistry
+	regMu  sync.Mutex
+	reg    world.BlockRegistry
+	regGen uint64 // counts the registries set (quarantine)
 
 	setMu   sync.Mutex // guards ldat, set and writing level.dat
 	ldat    *leveldat.Data
 	set     *world.Settings
 	saveErr error // a failed SaveSettings, returned by Close
 
-	qMu        sync.Mutex
-	quarantine map[blazedb.Key]error // columns that failed to load: never overwritten
+	quarantine *quarantine // columns that failed to load: never overwritten while unreadable
 
 	fill     *fillQueue // columns for the snapshot worker
 	fillStop chan struct{}
@@ -118,7 +118,7 @@ func (conf Config) open(dir string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{conf: conf, dir: dir, eng: eng, dict: newDictionary(), ldat: ldat, quarantine: map[blazedb.Key]error{}, born: time.Now()}
+	db := &DB{conf: conf, dir: dir, eng: eng, dict: newDictionary(), ldat: ldat, quarantine: newQuarantine(), born: time.Now()}
 	db.quiet.Store(int64(snapshotQuiet))
 	if conf.ColumnCacheBytes > 0 {
 		db.cols = newColumnCache(conf.ColumnCacheBytes)
@@ -204,13 +204,11 @@ func (db *DB) SetBlockRegistry(br world.BlockRegistry) {
 	}
 	br.Finalize()
 	db.reg = br
+	db.regGen++
 	db.dict.setRegistry(br)
 	if db.cols != nil {
 		db.cols = newColumnCache(db.conf.ColumnCacheBytes) // decoded with the old ids
 	}
-	db.qMu.Lock()
-	clear(db.quarantine)
-	db.qMu.Unlock()
 }
 
 func key(pos world.ChunkPos, dim world.Dimension) (blazedb.Key, error) {
@@ -259,6 +257,7 @@ func (db *DB) loadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column
 	}
 	// The record is read into a pooled buffer: the decoded column shares
 	// nothing with it, and the snapshot worker reads it again for itself.
+	gen := db.registryGen() // before the decode: see quarantine
 	rp := recBufs.Get().(*[]byte)
 	rec, err := db.eng.GetAppend(k, (*rp)[:0])
 	var col *chunk.Column
@@ -273,9 +272,7 @@ func (db *DB) loadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column
 	case errors.Is(err, blazedb.ErrNotFound):
 		return nil, leveldb.ErrNotFound
 	case errors.Is(err, ErrUnknownState):
-		db.qMu.Lock()
-		db.quarantine[k] = err
-		db.qMu.Unlock()
+		db.quarantine.add(k, err, gen)
 		db.conf.Log.Error("column holds a block state this registry does not know; it will not be overwritten", "X", pos[0], "Z", pos[1], "dimension", fmt.Sprint(dim), "err", err)
 		return nil, err
 	case err != nil:
@@ -335,11 +332,8 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 	if db.closed.Load() {
 		return blazedb.ErrClosed
 	}
-	db.qMu.Lock()
-	qerr := db.quarantine[k]
-	db.qMu.Unlock()
-	if qerr != nil {
-		return fmt.Errorf("refusing to overwrite a column that failed to load: %w", qerr)
+	if err := db.checkStore(k, dim); err != nil {
+		return err
 	}
 	cols, br := db.columns()
 	prev, _ := cols.peek(k)

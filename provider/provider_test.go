@@ -465,7 +465,8 @@ func TestUnknownStateFailsLoudlyAndIsKept(t *testing.T) {
 
 // A registry set while the DB is open applies to every later load, cached
 // columns included (they were decoded with the old runtime ids), and a
-// column that failed to load under the old one may be stored again.
+// column that failed to load under the old one may be stored again once
+// it can be read, and not before.
 func TestSetBlockRegistryWhileOpen(t *testing.T) {
 	dir := t.TempDir()
 	db := openDB(t, dir, Config{})
@@ -498,16 +499,24 @@ func TestSetBlockRegistryWhileOpen(t *testing.T) {
 	if err := db.StoreColumn(pos, dim, col); !errors.Is(err, ErrUnknownState) {
 		t.Fatalf("store over the unloadable column: %v", err)
 	}
+	// Another registry that lacks it too: still refused, and so is the
+	// store that a caller holding a stand-in for the column might make.
+	other := worldtest.PermutedRegistry(8, "minecraft:gold_ore")
+	db.SetBlockRegistry(other)
+	stand := &chunk.Column{Chunk: chunk.New(other, dim.Range())} // what a World makes of a failed load
+	if err := db.StoreColumn(pos, dim, stand); !errors.Is(err, ErrUnknownState) {
+		t.Fatalf("store over the unloadable column under another registry without gold ore: %v", err)
+	}
 	db.SetBlockRegistry(world.DefaultBlockRegistry)
+	if err := db.StoreColumn(pos, dim, col); err != nil {
+		t.Fatalf("store once the registry knows the state: %v", err)
+	}
 	got, err = db.LoadColumn(pos, dim)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := worldtest.Compare(got, col); err != nil {
 		t.Fatal(err)
-	}
-	if err := db.StoreColumn(pos, dim, got); err != nil {
-		t.Fatalf("store once the registry knows the state: %v", err)
 	}
 }
 
