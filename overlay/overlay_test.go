@@ -637,38 +637,17 @@ func TestResetCommitFailure(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer o.Shutdown()
-			pos, dim := world.ChunkPos{0, 1}, world.Overworld
-			orig, _ := tp.LoadColumn(pos, dim)
-			col, _ := o.LoadColumn(pos, dim)
-			col.Chunk.SetBlock(1, 1, 1, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
-			if err := o.StoreColumn(pos, dim, col); err != nil {
-				t.Fatal(err)
-			}
+			orig := changeOneColumn(t, tp, o)
 			o.bg.wg.Wait() // the spare is ready: the commit is the reset's first file work
 			close(armed)
 			if err := o.ResetOverlay(); err == nil {
 				t.Fatal("a reset whose commit failed reported success")
 			}
-			if dirty, err := o.Dirty(); err != nil || len(dirty) != 1 {
-				t.Fatalf("after the failed reset: dirty %v, %v; want the match's one column", dirty, err)
-			}
-			// What a reopen would find: the match's generation.
-			b, err := os.ReadFile(filepath.Join(dir, currentName))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if cur, err := parseCurrent(b); err != nil || cur.gen != o.gen {
-				t.Fatalf("after the failed reset %s names %+v, %v; want the match's generation %d", currentName, cur, err, o.gen)
-			}
+			checkFailedReset(t, o, dir)
 			if err := o.ResetOverlay(); err != nil {
 				t.Fatalf("the reset after a failed one: %v", err)
 			}
-			if dirty, err := o.Dirty(); err != nil || len(dirty) != 0 {
-				t.Fatalf("after the reset: dirty %v, %v", dirty, err)
-			}
-			if got, err := o.LoadColumn(pos, dim); err != nil || worldtest.Compare(got, orig) != nil {
-				t.Fatalf("after the reset the column is not the template's: %v", err)
-			}
+			checkFreshMatch(t, o, orig)
 		})
 	}
 }
@@ -752,18 +731,51 @@ func TestResetWithFailedSpare(t *testing.T) {
 	if err := o.ResetOverlay(); err != nil { // its spare was ready; the next one fails
 		t.Fatal(err)
 	}
-	pos, dim := world.ChunkPos{0, 1}, world.Overworld
-	orig, _ := tp.LoadColumn(pos, dim)
-	col, _ := o.LoadColumn(pos, dim)
-	col.Chunk.SetBlock(1, 1, 1, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
-	if err := o.StoreColumn(pos, dim, col); err != nil {
-		t.Fatal(err)
-	}
+	orig := changeOneColumn(t, tp, o)
 	o.bg.wg.Wait()
 	armed.Store(true) // and so does the one the failed reset prepares again, at first
 	if err := o.ResetOverlay(); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("a reset without a spare: %v, want the spare's error", err)
 	}
+	checkFailedReset(t, o, dir)
+	o.bg.wg.Wait()
+	armed.Store(false)
+	if err := o.ResetOverlay(); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("the reset after the second failed preparation: %v, want its error", err)
+	}
+	if err := o.ResetOverlay(); err != nil { // the disk has room again
+		t.Fatalf("a reset once the spare could be made: %v", err)
+	}
+	checkFreshMatch(t, o, orig)
+}
+
+// changedPos is the column changeOneColumn changes.
+var changedPos = world.ChunkPos{0, 1}
+
+// changeOneColumn changes one block of a column through o, as a match
+// does, and returns the template's column.
+func changeOneColumn(t *testing.T, tp *provider.DB, o *Provider) *chunk.Column {
+	t.Helper()
+	orig, err := tp.LoadColumn(changedPos, world.Overworld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col, err := o.LoadColumn(changedPos, world.Overworld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col.Chunk.SetBlock(1, 1, 1, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
+	if err := o.StoreColumn(changedPos, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	return orig
+}
+
+// checkFailedReset checks that a reset that failed changed nothing: the
+// match's column is still changed, and CURRENT, what a reopen would find,
+// names the match's generation.
+func checkFailedReset(t *testing.T, o *Provider, dir string) {
+	t.Helper()
 	if dirty, err := o.Dirty(); err != nil || len(dirty) != 1 {
 		t.Fatalf("after the failed reset: dirty %v, %v; want the match's one column", dirty, err)
 	}
@@ -774,18 +786,16 @@ func TestResetWithFailedSpare(t *testing.T) {
 	if cur, err := parseCurrent(b); err != nil || cur.gen != o.gen {
 		t.Fatalf("after the failed reset %s names %+v, %v; want the match's generation %d", currentName, cur, err, o.gen)
 	}
-	o.bg.wg.Wait()
-	armed.Store(false)
-	if err := o.ResetOverlay(); !errors.Is(err, syscall.ENOSPC) {
-		t.Fatalf("the reset after the second failed preparation: %v, want its error", err)
-	}
-	if err := o.ResetOverlay(); err != nil { // the disk has room again
-		t.Fatalf("a reset once the spare could be made: %v", err)
-	}
+}
+
+// checkFreshMatch checks that o holds no change after a reset, and the
+// changed column is the template's again.
+func checkFreshMatch(t *testing.T, o *Provider, orig *chunk.Column) {
+	t.Helper()
 	if dirty, err := o.Dirty(); err != nil || len(dirty) != 0 {
 		t.Fatalf("after the reset: dirty %v, %v", dirty, err)
 	}
-	if got, err := o.LoadColumn(pos, dim); err != nil || worldtest.Compare(got, orig) != nil {
+	if got, err := o.LoadColumn(changedPos, world.Overworld); err != nil || worldtest.Compare(got, orig) != nil {
 		t.Fatalf("after the reset the column is not the template's: %v", err)
 	}
 }
