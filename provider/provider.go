@@ -37,9 +37,12 @@ type DB struct {
 	dictRestored []int32
 	cols         *columnCache
 
-	regMu  sync.Mutex
-	reg    world.BlockRegistry
-	regGen uint64 // counts the registries set (quarantine)
+	regMu sync.Mutex
+	reg   world.BlockRegistry
+	// regGen counts the registries set, each added once the dictionary
+	// resolves with it: a load that reads it before decoding decodes with
+	// that registry or a later one (quarantine).
+	regGen atomic.Uint64
 
 	setMu   sync.Mutex // guards ldat, set and writing level.dat
 	ldat    *leveldat.Data
@@ -204,8 +207,8 @@ func (db *DB) SetBlockRegistry(br world.BlockRegistry) {
 	}
 	br.Finalize()
 	db.reg = br
-	db.regGen++
 	db.dict.setRegistry(br)
+	db.regGen.Add(1)
 	if db.cols != nil {
 		db.cols = newColumnCache(db.conf.ColumnCacheBytes) // decoded with the old ids
 	}
@@ -257,7 +260,7 @@ func (db *DB) loadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column
 	}
 	// The record is read into a pooled buffer: the decoded column shares
 	// nothing with it, and the snapshot worker reads it again for itself.
-	gen := db.registryGen() // before the decode: see quarantine
+	gen := db.regGen.Load() // before the decode: see quarantine
 	rp := recBufs.Get().(*[]byte)
 	rec, err := db.eng.GetAppend(k, (*rp)[:0])
 	var col *chunk.Column

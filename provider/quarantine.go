@@ -25,7 +25,7 @@ type quarantine struct {
 // quarantined is why a column is quarantined.
 type quarantined struct {
 	err error
-	gen uint64 // the registry the load failed under (DB.regGen)
+	gen uint64 // the registry (DB.regGen) the load failed under, or an earlier one, which only costs a store a decode
 }
 
 func newQuarantine() *quarantine { return &quarantine{of: map[blazedb.Key]quarantined{}} }
@@ -71,7 +71,7 @@ func (db *DB) checkStore(k blazedb.Key, dim world.Dimension) error {
 	refuse := func(err error) error {
 		return fmt.Errorf("refusing to overwrite a column that failed to load: %w", err)
 	}
-	gen := db.registryGen()
+	gen := db.regGen.Load()
 	if c.gen == gen {
 		return refuse(c.err)
 	}
@@ -87,12 +87,4 @@ func (db *DB) checkStore(k blazedb.Key, dim world.Dimension) error {
 		db.quarantine.set(k, quarantined{err: err, gen: gen})
 	}
 	return refuse(err)
-}
-
-// registryGen returns the generation of the registry in use: it counts the
-// changes SetBlockRegistry made.
-func (db *DB) registryGen() uint64 {
-	db.regMu.Lock()
-	defer db.regMu.Unlock()
-	return db.regGen
 }
