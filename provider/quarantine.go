@@ -25,7 +25,9 @@ type quarantine struct {
 // quarantined is why a column is quarantined.
 type quarantined struct {
 	err error
-	gen uint64 // the registry (DB.regGen) the load failed under, or an earlier one, which only costs a store a decode
+	// gen is the registry (DB.regGen) the load failed under, or an earlier
+	// one, which only costs the next store a decode.
+	gen uint64
 }
 
 func newQuarantine() *quarantine { return &quarantine{of: map[blazedb.Key]quarantined{}} }
