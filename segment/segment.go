@@ -24,6 +24,10 @@
 // Backup copies the root and every region into a new directory while the
 // world is in use, each region whole as it is when the backup reaches it.
 //
+// Durability is each database's, as Config.Durability sets it; closing a
+// region makes it durable, and Sync makes every store that returned before
+// it durable in any mode.
+//
 // Edition names the columns of every region at once (edition.go), so that
 // an overlay over a segmented template can tell that its map changed.
 //
@@ -153,6 +157,9 @@ type seg struct {
 	lastUse time.Time
 	closing bool
 	gone    chan struct{}
+	// closeErr is what closing db returned, set before gone is closed (by
+	// closeAll): Sync reports it for a region it waited on.
+	closeErr error
 }
 
 // Open opens (or creates) the segmented world in dir.
@@ -353,6 +360,7 @@ func (p *Provider) closeAll(victims []*seg, discard bool) error {
 			if err != nil {
 				errs = append(errs, err)
 			}
+			s.closeErr = err
 		}
 		p.mu.Lock()
 		if p.segs[s.key] == s {
@@ -435,6 +443,52 @@ func (p *Provider) OpenSegments() int {
 }
 
 // Close stops the pool, closes every segment and the root world, and
+// Sync makes every store and player spawn that returned before it durable,
+// whatever the durability mode: it syncs the root world and every open
+// region, and waits for the regions being closed, as a close makes a
+// region durable (one closed before is durable already). It returns the
+// first failure of any of them, and background errors not yet reported.
+func (p *Provider) Sync() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return fmt.Errorf("segment: sync: %w", blazedb.ErrClosed)
+	}
+	var open, closing []*seg
+	for _, s := range p.segs {
+		if s.closing {
+			closing = append(closing, s)
+		} else {
+			s.users++ // pinned: it cannot close under the sync
+			open = append(open, s)
+		}
+	}
+	p.mu.Unlock()
+	var errs []error
+	for _, s := range open {
+		<-s.ready
+		if s.db != nil {
+			if err := s.db.Engine().Sync(); err != nil {
+				errs = append(errs, fmt.Errorf("region %v: %w", s.key, err))
+			}
+		}
+		p.unpin(s)
+	}
+	for _, s := range closing {
+		<-s.gone
+		if s.closeErr != nil {
+			errs = append(errs, fmt.Errorf("close region %v: %w", s.key, s.closeErr))
+		}
+	}
+	if err := p.meta.Engine().Sync(); err != nil {
+		errs = append(errs, fmt.Errorf("root world: %w", err))
+	}
+	if err := errors.Join(append(errs, p.takeBackgroundErr())...); err != nil {
+		return fmt.Errorf("segment: sync: %w", err)
+	}
+	return nil
+}
+
 // returns every error met, including background ones. It is idempotent.
 func (p *Provider) Close() error {
 	p.mu.Lock()

@@ -595,6 +595,7 @@ func TestClosedReportsErrClosed(t *testing.T) {
 		"DeleteSegmentFor":        p.DeleteSegmentFor(pos, world.Overworld),
 		"CompactSegment":          p.CompactSegment(pos, world.Overworld),
 		"Backup":                  p.Backup(filepath.Join(t.TempDir(), "b")),
+		"Sync":                    p.Sync(),
 	} {
 		if !errors.Is(err, blazedb.ErrClosed) {
 			t.Errorf("%s on a closed world: %v, want ErrClosed", name, err)
