@@ -579,7 +579,24 @@ func TestBatchAtomicAndDedupe(t *testing.T) {
 	check(db)
 	db.Close()
 	fs.Remove("/db/index.dat")
-	check(open(t, fs, "/db", Options{}))
+	db = open(t, fs, "/db", Options{})
+	check(db)
+
+	// A named record deleted in a batch, beside a put, stays deleted.
+	var del Batch
+	del.DeleteNamed("n")
+	del.Put(Key{X: 3}, []byte("c"))
+	if del.Len() != 2 {
+		t.Fatalf("a batch of 2 operations has Len %d", del.Len())
+	}
+	if err := db.Apply(&del); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db = open(t, fs, "/db", Options{})
+	if _, err := db.GetNamed("n"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("named record deleted in a batch: %v", err)
+	}
 
 	var bad Batch
 	bad.Put(Key{X: 50}, []byte("x"))
@@ -850,6 +867,14 @@ func TestOptionsValidated(t *testing.T) {
 		if _, err := Open(t.TempDir(), o); !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("%+v: %v", o, err)
 		}
+	}
+	for _, d := range []Durability{DurabilityBalanced, DurabilityFast, DurabilitySafe, DurabilitySafeBatch} {
+		if got, err := ParseDurability(d.String()); err != nil || got != d {
+			t.Errorf("ParseDurability(%q) = %v, %v", d.String(), got, err)
+		}
+	}
+	if _, err := ParseDurability("sometimes"); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("ParseDurability of an unknown name: %v", err)
 	}
 	o := Options{}
 	db, err := Open(t.TempDir(), o)
