@@ -53,9 +53,7 @@ func (p *Provider) scheduler() {
 			}
 		}
 		p.mu.Unlock()
-		if err := p.closeAll(idle, false); err != nil {
-			p.report(err)
-		}
+		p.closeAll(idle, true)
 		if err := p.meta.Maintain(); err != nil && !errors.Is(err, blazedb.ErrClosed) {
 			p.report(fmt.Errorf("root world: %w", err))
 		}

@@ -157,9 +157,6 @@ type seg struct {
 	lastUse time.Time
 	closing bool
 	gone    chan struct{}
-	// closeErr is what closing db returned, set before gone is closed (by
-	// closeAll): Sync reports it for a region it waited on.
-	closeErr error
 }
 
 // Open opens (or creates) the segmented world in dir.
@@ -273,9 +270,7 @@ func (p *Provider) acquire(k segKey, create bool) (*seg, error) {
 		p.segs[k] = s
 		reg := p.reg
 		p.mu.Unlock()
-		if err := p.closeAll(victims, false); err != nil {
-			p.report(err)
-		}
+		p.closeAll(victims, true)
 		s.db, s.err = provider.Config{
 			Log: p.conf.Log, Blocks: reg, Durability: p.conf.Durability, Compression: p.conf.Compression,
 			CacheBytes: p.conf.CacheBytes, ColumnCacheBytes: p.conf.ColumnCacheBytes, FS: p.conf.FS,
@@ -345,22 +340,19 @@ func (p *Provider) evictLocked(keep int) []*seg {
 }
 
 // closeAll closes segments marked closing, outside the lock, and takes
-// them out of the map. discard skips making anything durable.
-func (p *Provider) closeAll(victims []*seg, discard bool) error {
+// them out of the map. With report, a failed close is reported (as a
+// background error) before the segment is gone, so a Sync that waited for
+// it finds the error; without, closeAll returns the failures.
+func (p *Provider) closeAll(victims []*seg, report bool) error {
 	var errs []error
 	for _, s := range victims {
 		<-s.ready
 		if s.db != nil {
-			var err error
-			if discard {
-				err = s.db.Discard()
-			} else {
-				err = s.db.Close()
-			}
-			if err != nil {
+			if err := s.db.Close(); err != nil && report {
+				p.report(fmt.Errorf("close region %v: %w", s.key, err))
+			} else if err != nil {
 				errs = append(errs, err)
 			}
-			s.closeErr = err
 		}
 		p.mu.Lock()
 		if p.segs[s.key] == s {
@@ -475,10 +467,7 @@ func (p *Provider) Sync() error {
 		p.unpin(s)
 	}
 	for _, s := range closing {
-		<-s.gone
-		if s.closeErr != nil {
-			errs = append(errs, fmt.Errorf("close region %v: %w", s.key, s.closeErr))
-		}
+		<-s.gone // a close that failed is reported by now: see closeAll
 	}
 	if err := p.meta.Engine().Sync(); err != nil {
 		errs = append(errs, fmt.Errorf("root world: %w", err))

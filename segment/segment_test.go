@@ -509,7 +509,8 @@ func TestFailedRegionOpenFailsItsWaiters(t *testing.T) {
 }
 
 // A region closed to make room for another (MaxOpen) whose close fails is
-// not only logged: the provider's Close reports it.
+// not only logged: the next Sync reports it, once, and otherwise the
+// provider's Close.
 func TestFailedEvictionReported(t *testing.T) {
 	var armed atomic.Bool
 	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
@@ -527,6 +528,20 @@ func TestFailedEvictionReported(t *testing.T) {
 	}
 	armed.Store(true) // closing the first region cannot write its index.dat
 	if err := p.StoreColumn(world.ChunkPos{4, 0}, world.Overworld, col(2, world.Overworld)); err != nil {
+		t.Fatal(err)
+	}
+	armed.Store(false)
+	if err := p.Sync(); err == nil || !strings.Contains(err.Error(), "injected: rename fails") {
+		t.Fatalf("Sync after a failed eviction: %v", err)
+	}
+	if err := p.Sync(); err != nil {
+		t.Fatalf("the failed eviction reported twice: %v", err)
+	}
+	if err := p.StoreColumn(world.ChunkPos{0, 0}, world.Overworld, col(3, world.Overworld)); err != nil {
+		t.Fatal(err) // the first region opens again
+	}
+	armed.Store(true) // and fails to close again
+	if err := p.StoreColumn(world.ChunkPos{4, 0}, world.Overworld, col(4, world.Overworld)); err != nil {
 		t.Fatal(err)
 	}
 	armed.Store(false)
