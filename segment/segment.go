@@ -434,12 +434,11 @@ func (p *Provider) OpenSegments() int {
 	return len(p.segs)
 }
 
-// Close stops the pool, closes every segment and the root world, and
 // Sync makes every store and player spawn that returned before it durable,
 // whatever the durability mode: it syncs the root world and every open
 // region, and waits for the regions being closed, as a close makes a
-// region durable (one closed before is durable already). It returns the
-// first failure of any of them, and background errors not yet reported.
+// region durable (one closed before is durable already). It returns every
+// failure among them, and background errors not yet reported.
 func (p *Provider) Sync() error {
 	p.mu.Lock()
 	if p.closed {
@@ -478,6 +477,7 @@ func (p *Provider) Sync() error {
 	return nil
 }
 
+// Close stops the pool, closes every segment and the root world, and
 // returns every error met, including background ones. It is idempotent.
 func (p *Provider) Close() error {
 	p.mu.Lock()
