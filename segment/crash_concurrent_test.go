@@ -21,11 +21,12 @@ import (
 // The three dimensions of a segmented world store at once, each column in
 // a region of its own, with at most two regions open: regions are made,
 // closed to make room and opened again all the time, beside the pool's
-// maintenance and Syncs, when the crash comes. Every store that returned
-// is durable in DurabilitySafe and DurabilitySafeBatch, and every one that
-// returned before a Sync that returned in the other modes, so after the
-// crash each column must read back as its last durable store left it or
-// as a later store left it, and the world must take stores again.
+// maintenance and Syncs, when the crash comes. In DurabilitySafe and
+// DurabilitySafeBatch every store that returned is durable; in the other
+// modes every store that returned before a Sync began, once that Sync
+// returned. After the crash each column must read back as its last
+// durable store left it or as a later store left it, and the world must
+// take stores again.
 
 const segColumns = 5 // columns each dimension stores to, in turn
 

@@ -275,8 +275,8 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatal("the surface is missing")
 	}
 	// The prefetcher followed the walk, as the demo wires it: the
-	// player's moves reached it, with their dimension, and it predicted
-	// the chunks ahead; when the player quits it forgets them.
+	// player's moves reached it and it predicted the chunks ahead; when
+	// the player quits it forgets them.
 	if st := r.Prefetcher.Stats(); st.Players != 1 || st.Predicted == 0 {
 		t.Fatalf("prefetcher after the walk: %+v, want 1 player followed and chunks predicted", st)
 	}
