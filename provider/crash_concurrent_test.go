@@ -106,7 +106,7 @@ func runConcurrentDims(t *testing.T, mode blazedb.Durability, seed uint64) {
 			for d := range before {
 				before[d] = acked[d].Load()
 			}
-			if db.Engine().Sync() != nil {
+			if db.Sync() != nil {
 				return
 			}
 			for d, n := range before {

@@ -219,8 +219,8 @@ func (w *crashWorkload) step() bool {
 		if m.safe {
 			m.spawnDurable[id] = i
 		}
-	case r < 88: // the engine's sync: what was acknowledged is durable
-		if w.failed("sync", w.db.Engine().Sync()) {
+	case r < 88: // Sync: what was acknowledged is durable
+		if w.failed("sync", w.db.Sync()) {
 			return false
 		}
 		m.syncs++

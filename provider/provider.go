@@ -303,6 +303,11 @@ func (db *DB) columns() (*columnCache, chunk.BlockRegistry) {
 	return db.cols, db.reg
 }
 
+// Sync makes every store and player spawn that returned before it durable,
+// whatever the durability mode (blazedb.DB.Sync). It also returns the
+// engine's background errors not yet reported.
+func (db *DB) Sync() error { return db.eng.Sync() }
+
 // Maintain does the provider's and the engine's background work in the
 // caller's goroutine, for a DB opened with Config.ExternalMaintenance: it
 // caches recently loaded columns, then runs blazedb.DB.Maintain.

@@ -924,6 +924,7 @@ func TestClosedReportsErrClosed(t *testing.T) {
 		"Pin":                     db.Pin(pos, world.Overworld),
 		"Columns":                 columnsErr,
 		"Maintain":                db.Maintain(),
+		"Sync":                    db.Sync(),
 		"Backup":                  db.Backup(filepath.Join(t.TempDir(), "b")),
 	} {
 		if !errors.Is(err, ErrClosed) || !errors.Is(err, blazedb.ErrClosed) {

@@ -459,7 +459,7 @@ func (p *Provider) Sync() error {
 	for _, s := range open {
 		<-s.ready
 		if s.db != nil {
-			if err := s.db.Engine().Sync(); err != nil {
+			if err := s.db.Sync(); err != nil {
 				errs = append(errs, fmt.Errorf("region %v: %w", s.key, err))
 			}
 		}
@@ -468,7 +468,7 @@ func (p *Provider) Sync() error {
 	for _, s := range closing {
 		<-s.gone // a close that failed is reported by now: see closeAll
 	}
-	if err := p.meta.Engine().Sync(); err != nil {
+	if err := p.meta.Sync(); err != nil {
 		errs = append(errs, fmt.Errorf("root world: %w", err))
 	}
 	if err := errors.Join(append(errs, p.takeBackgroundErr())...); err != nil {
