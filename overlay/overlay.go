@@ -353,6 +353,18 @@ func (p *Provider) StoreColumn(pos world.ChunkPos, dim world.Dimension, col *chu
 	return p.cur.StoreColumn(pos, dim, col)
 }
 
+// Sync makes every change made through the overlay so far (columns and
+// player spawns) durable, whatever the durability mode, as
+// provider.DB.Sync does.
+func (p *Provider) Sync() error {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.cur == nil {
+		return fmt.Errorf("overlay: sync %s: %w", p.dir, blazedb.ErrClosed)
+	}
+	return p.cur.Sync()
+}
+
 // LoadPlayerSpawnPosition reads spawns saved during the match.
 func (p *Provider) LoadPlayerSpawnPosition(id uuid.UUID) (cube.Pos, bool, error) {
 	p.mu.RLock()
