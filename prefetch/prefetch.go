@@ -257,7 +257,14 @@ func sees(at, c world.ChunkPos, r int32) bool {
 }
 
 // predict returns the chunks that will come within the view radius along
-// the path ahead and are not within it now, nearest first.
+// the path ahead and are not within it now, nearest first. It runs on
+// every move of every player, inside the World's transaction, so it visits
+// only the chunks that enter the view at each step of the path, not the
+// whole view around each step. The steps (the player's chunk first) lie
+// on a line, so each coordinate of their chunks only grows or only shrinks
+// along it, and a chunk within the view of two steps is within the view
+// of every step between them: the chunks entering the view at a step are
+// those not within the view of the step before, and none enters twice.
 func (pf *Prefetcher) predict(pos, vel mgl64.Vec3) []world.ChunkPos {
 	speed := math.Hypot(vel[0], vel[2])
 	if speed < 0.5 {
@@ -265,22 +272,32 @@ func (pf *Prefetcher) predict(pos, vel mgl64.Vec3) []world.ChunkPos {
 	}
 	dir := mgl64.Vec3{vel[0] / speed, 0, vel[2] / speed}
 	dist := speed * pf.opts.Lookahead.Seconds() // blocks ahead
-	cur := chunkOf(pos)
 	r := int32(pf.opts.ViewRadius)
-	near := func(q world.ChunkPos) bool {
-		return abs(q[0]-cur[0]) <= r && abs(q[1]-cur[1]) <= r
-	}
-	seen := map[world.ChunkPos]bool{}
 	var out []world.ChunkPos
+	prev := chunkOf(pos)
 	for d := 8.0; d <= dist+8; d += 8 {
 		f := chunkOf(pos.Add(dir.Mul(d)))
-		for dx := -r; dx <= r; dx++ {
-			for dz := -r; dz <= r; dz++ {
-				q := world.ChunkPos{f[0] + dx, f[1] + dz}
-				if !seen[q] && !near(q) {
-					seen[q] = true
-					out = append(out, q)
-				}
+		if f != prev {
+			out = appendEntering(out, f, prev, r)
+			prev = f
+		}
+	}
+	return out
+}
+
+// appendEntering appends to out the chunks within r of f that are not
+// within r of prev, by X and then Z.
+func appendEntering(out []world.ChunkPos, f, prev world.ChunkPos, r int32) []world.ChunkPos {
+	for x := f[0] - r; x <= f[0]+r; x++ {
+		if abs(x-prev[0]) > r { // prev's view does not reach this X
+			for z := f[1] - r; z <= f[1]+r; z++ {
+				out = append(out, world.ChunkPos{x, z})
+			}
+			continue
+		}
+		for z := f[1] - r; z <= f[1]+r; z++ {
+			if abs(z-prev[1]) > r {
+				out = append(out, world.ChunkPos{x, z})
 			}
 		}
 	}

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
+	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -378,5 +381,55 @@ func TestRemovedPlayerForgotten(t *testing.T) {
 	pf.do(j)
 	if st := pf.Stats(); st.Players != 1 || st.Loaded != 0 || st.Dropped != 1 {
 		t.Fatalf("after the player quit: %+v, want 1 player followed and the prediction dropped", st)
+	}
+}
+
+// predictNaive is what predict computes, the plain way: every chunk within
+// the view of every step, less those seen already and those in view now.
+func predictNaive(pf *Prefetcher, pos, vel mgl64.Vec3) []world.ChunkPos {
+	speed := math.Hypot(vel[0], vel[2])
+	if speed < 0.5 {
+		return nil
+	}
+	dir := mgl64.Vec3{vel[0] / speed, 0, vel[2] / speed}
+	dist := speed * pf.opts.Lookahead.Seconds()
+	cur := chunkOf(pos)
+	r := int32(pf.opts.ViewRadius)
+	seen := map[world.ChunkPos]bool{}
+	var out []world.ChunkPos
+	for d := 8.0; d <= dist+8; d += 8 {
+		f := chunkOf(pos.Add(dir.Mul(d)))
+		for dx := -r; dx <= r; dx++ {
+			for dz := -r; dz <= r; dz++ {
+				q := world.ChunkPos{f[0] + dx, f[1] + dz}
+				if !seen[q] && !sees(cur, q, r) {
+					seen[q] = true
+					out = append(out, q)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// predict lists exactly the chunks, in exactly the order, that the plain
+// way lists, for players anywhere, moving in any direction at any speed,
+// with any view radius.
+func TestPredictMatchesNaive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 20_000 {
+		pf := &Prefetcher{opts: Options{ViewRadius: 1 + rng.IntN(20), Lookahead: time.Duration(rng.IntN(6000)) * time.Millisecond}.withDefaults()}
+		pos := mgl64.Vec3{rng.Float64()*4000 - 2000, 64, rng.Float64()*4000 - 2000}
+		speed := rng.Float64() * 40
+		angle := rng.Float64() * 2 * math.Pi
+		if i%8 == 0 { // along an axis or a diagonal, where chunk borders are met at once
+			angle = float64(rng.IntN(8)) * math.Pi / 4
+		}
+		vel := mgl64.Vec3{speed * math.Cos(angle), 0, speed * math.Sin(angle)}
+		got, want := pf.predict(pos, vel), predictNaive(pf, pos, vel)
+		if !slices.Equal(got, want) {
+			t.Fatalf("radius %d, at %v moving %v: predict gives %d chunks, the plain way %d\n%v\n%v",
+				pf.opts.ViewRadius, pos, vel, len(got), len(want), got, want)
+		}
 	}
 }

@@ -1,0 +1,40 @@
+package prefetch
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/go-gl/mathgl/mgl64"
+	"github.com/google/uuid"
+)
+
+// UpdatePlayer runs on every move of every player, in the World's
+// transaction: what it costs a moving player, walking and flying, at two
+// view radii. Nothing drains the queue, so predictions beyond the budget
+// are dropped, as a busy server's would be.
+func BenchmarkUpdatePlayer(b *testing.B) {
+	for _, r := range []int{8, 16} {
+		for _, speed := range []float64{4.3, 30} { // walking, elytra (blocks a second)
+			b.Run(fmt.Sprintf("radius=%d/speed=%v", r, speed), func(b *testing.B) {
+				pf := &Prefetcher{opts: Options{ViewRadius: r}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 256)}
+				id := uuid.New()
+				pos := mgl64.Vec3{0, 64, 0}
+				step := speed / 20 // a move a tick
+				pf.UpdatePlayer(id, pos, world.Overworld)
+				b.ResetTimer()
+				for range b.N {
+					pos[0] += step
+					// As if the last move came a tick ago.
+					pf.players[id].at = time.Now().Add(-50 * time.Millisecond)
+					pf.UpdatePlayer(id, pos, world.Overworld)
+					for len(pf.queue) > 0 {
+						j := <-pf.queue
+						delete(pf.queued, job{pos: j.pos, dim: j.dim})
+					}
+				}
+			})
+		}
+	}
+}
