@@ -136,7 +136,7 @@ func (c Config) New() (*Running, error) {
 		db.Close()
 		return nil, err
 	}
-	r := &Running{Server: srv, World: db, Prefetcher: prefetch.New(db, prefetch.Options{})}
+	r := &Running{Server: srv, World: db, Prefetcher: prefetch.New(db, prefetch.Options{ViewRadius: chunkRadius})}
 	if c.BackupDir != "" {
 		r.backups = startBackups(db, c.BackupDir, c.BackupEvery, c.BackupKeep, c.Log)
 		c.Log.Info("backing the world up", "to", c.BackupDir, "every", c.BackupEvery, "keeping", c.BackupKeep)
@@ -171,6 +171,13 @@ func (c Config) newArena() (*Running, error) {
 	return &Running{Server: srv, World: tmpl, Arena: o}, nil
 }
 
+// chunkRadius caps the chunk radius players may ask for, and is the view
+// radius the prefetcher predicts with: it cannot learn each player's (a
+// Dragonfly player does not tell), and a guess below a player's own would
+// warm only chunks the World already holds for them. A player who asks for
+// less gets chunks warmed that they reach a little later.
+const chunkRadius = 16
+
 // server builds the Dragonfly server on a world provider.
 func (c Config) server(wp world.Provider) (*server.Server, error) {
 	uc := server.DefaultConfig()
@@ -179,6 +186,7 @@ func (c Config) server(wp world.Provider) (*server.Server, error) {
 	uc.Server.AuthEnabled = !c.Offline
 	uc.World.SaveData = false // the world provider is Blaze, set below
 	uc.Players.Folder = filepath.Join(c.Dir, "players")
+	uc.Players.MaximumChunkRadius = chunkRadius
 	if c.ArenaTemplate != "" {
 		uc.Players.SaveData = false // a match is disposable: so are its players' inventories
 	}
