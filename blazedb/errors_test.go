@@ -293,7 +293,7 @@ func TestBackgroundErrorReported(t *testing.T) {
 }
 
 // Group commit: concurrent SafeBatch writers share fsyncs; Safe writers
-// each get their own.
+// issue their own, about one a write.
 func TestGroupCommitSharesFsyncs(t *testing.T) {
 	slow := func(op vfs.Op, name string) error {
 		if op == vfs.OpSync {
@@ -323,9 +323,13 @@ func TestGroupCommitSharesFsyncs(t *testing.T) {
 	if f*2 > w {
 		t.Fatalf("SafeBatch: %d fsyncs for %d writes; want them shared", f, w)
 	}
+	// A Safe writer never waits for another's fsync, but needs none of its
+	// own when one that began after its write has already covered it (a
+	// writer whose append came between another's append and its fsync):
+	// so about one fsync a write, not exactly one.
 	w, f = run(DurabilitySafe)
-	if f < w {
-		t.Fatalf("Safe: %d fsyncs for %d writes", f, w)
+	if f*4 < w*3 {
+		t.Fatalf("Safe: %d fsyncs for %d writes; want about one each", f, w)
 	}
 }
 
