@@ -3,6 +3,8 @@ package segment
 import (
 	"errors"
 	"math/rand/v2"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,5 +71,57 @@ func TestSyncMakesStoresDurable(t *testing.T) {
 			q.Close()
 		}
 		p.Close()
+	}
+}
+
+// Sync waits for a region being closed: what was stored into it before
+// Sync began is durable only once its close is, so Sync returns after
+// that close and not before.
+func TestSyncWaitsForClosingRegion(t *testing.T) {
+	mem := vfs.NewMem()
+	var armed atomic.Bool
+	blocked, release := make(chan struct{}), make(chan struct{})
+	fsys := vfs.Inject(mem, func(op vfs.Op, name string) error {
+		if op == vfs.OpSync && strings.Contains(name, "/r.0.0/") && armed.CompareAndSwap(true, false) {
+			close(blocked)
+			<-release
+		}
+		return nil
+	})
+	// The pool closes a region once it is idle for a millisecond.
+	p, err := Config{SegmentSize: 1, IdleTimeout: time.Millisecond, MaintainInterval: time.Millisecond,
+		Durability: blazedb.DurabilityFast, FS: fsys, Log: quiet}.Open("/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.StoreColumn(world.ChunkPos{0, 0}, world.Overworld, col(1, world.Overworld)); err != nil {
+		t.Fatal(err)
+	}
+	armed.Store(true)
+	<-blocked // the pool is closing the region, syncing it
+	synced := make(chan error, 1)
+	go func() { synced <- p.Sync() }()
+	select {
+	case err := <-synced:
+		close(release)
+		t.Fatalf("Sync returned (%v) while a region holding a store made before it was still closing", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	if err := <-synced; err != nil {
+		t.Fatal(err)
+	}
+	q, err := Config{FS: mem.CrashClone(rand.New(rand.NewPCG(4, 5)), 0), Log: quiet}.Open("/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	got, err := q.LoadColumn(world.ChunkPos{0, 0}, world.Overworld)
+	if err != nil {
+		t.Fatalf("the column stored before Sync, after a crash: %v", err)
+	}
+	if err := worldtest.Compare(col(1, world.Overworld), got); err != nil {
+		t.Fatal(err)
 	}
 }
