@@ -32,7 +32,10 @@ func (db *DB) Backup(dir string) error {
 	db.dict.mu.Lock()
 	dict := db.dict.persistedEntries()
 	db.dict.mu.Unlock()
-	err := vfs.BuildDir(db.conf.FS, dir, vfs.BuildSuffix, func(tmp string) error { return db.writeBackup(tmp, dict) })
+	// The backup's log is at this generation or, past a compaction
+	// meanwhile, a later one: its copy is of the same lineage.
+	gen := db.eng.Stats().Generation
+	err := vfs.BuildDir(db.conf.FS, dir, vfs.BuildSuffix, func(tmp string) error { return db.writeBackup(tmp, gen, dict) })
 	if err != nil {
 		return fmt.Errorf("backup to %s: %w", dir, err)
 	}
@@ -41,7 +44,7 @@ func (db *DB) Backup(dir string) error {
 
 // writeBackup writes the world's files into dir. Each file is replaced
 // atomically, which syncs dir.
-func (db *DB) writeBackup(dir string, dict map[int32][]byte) error {
+func (db *DB) writeBackup(dir string, gen uint64, dict map[int32][]byte) error {
 	if err := db.eng.Backup(filepath.Join(dir, engineDir)); err != nil {
 		return err
 	}
@@ -49,7 +52,7 @@ func (db *DB) writeBackup(dir string, dict map[int32][]byte) error {
 		return fmt.Errorf("renew the copy's edition: %w", err)
 	}
 	if len(dict) > 0 {
-		if err := vfs.ReplaceFile(db.conf.FS, dir, dictCopyName, appendDictCopy(nil, dict)); err != nil {
+		if err := vfs.ReplaceFile(db.conf.FS, dir, dictCopyName, appendDictCopy(nil, gen, dict)); err != nil {
 			return fmt.Errorf("write %s: %w", dictCopyName, err)
 		}
 	}

@@ -26,13 +26,18 @@ import (
 // Opening a world takes an entry that does not read (damaged, or lost in a
 // stretch of the log that recovery skipped) from the copy, and writes it
 // back to the engine unless the world is read-only; the copy is used only
-// when every entry present in both is the same bytes in both.
+// when its lineage is this world's (below) and every entry present in both
+// is the same bytes in both. It is also written again at Close when it was
+// read and differs from what would be written now in any byte, the lineage
+// included: after a compaction, and for a version 1 copy.
 //
 //	+-------+------------------------------------------------------------+
 //	| bytes | field                                                      |
 //	+-------+------------------------------------------------------------+
 //	|     3 | signature "BZD"                                            |
-//	|     1 | version (1)                                                |
+//	|     1 | version (2)                                                |
+//	|     8 | lineage: the generation of the engine's chunks.dat when    |
+//	|       |   the copy was written, uint64 LE (version 2 only)         |
 //	|  uvar | n, number of entries                                       |
 //	|     … | n entries, ids strictly ascending: uvar id; uvar length;   |
 //	|       |   the value of the entry's dict/ record (NBT)              |
@@ -41,23 +46,48 @@ import (
 //
 // uvar is Go's unsigned varint; LE little-endian. An entry is an NBT
 // compound of a block name, its properties and a version: far below
-// maxDictEntryLen. Part of the on-disk format.
+// maxDictEntryLen. Version 1, without the lineage, is still read.
+//
+// The lineage tells this world's copy from another's when no entry can be
+// compared: the engine's generation starts at a random 63-bit number and
+// grows by one with each compaction, so this world's engine is at the
+// copy's generation or a little past it, and another world's almost
+// surely is not (sameLineage). Part of the on-disk format.
 const (
 	dictCopyName      = "dictionary.dat"
 	dictCopySignature = "BZD"
-	dictCopyVersion   = 1
+	dictCopyVersion   = 2
+	dictCopyVersion1  = 1
 	maxDictID         = 1<<31 - 1
 	maxDictEntryLen   = 1 << 20
+	// maxLineageGap is how many compactions past the copy's generation
+	// the engine may be and still be the same world's: a compaction a
+	// minute for eight thousand years.
+	maxLineageGap = 1 << 32
 )
+
+// dictCopy is what dictionary.dat holds.
+type dictCopy struct {
+	entries    map[int32][]byte
+	lineage    uint64
+	hasLineage bool // false in a version 1 file
+}
+
+// sameLineage reports whether an engine at generation gen can be the one
+// the copy was written beside.
+func (c dictCopy) sameLineage(gen uint64) bool {
+	return !c.hasLineage || (gen >= c.lineage && gen-c.lineage < maxLineageGap)
+}
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // appendDictCopy appends the file holding entries (id to the value of its
-// record) to b.
-func appendDictCopy(b []byte, entries map[int32][]byte) []byte {
+// record), written beside an engine at generation lineage, to b.
+func appendDictCopy(b []byte, lineage uint64, entries map[int32][]byte) []byte {
 	start := len(b)
 	b = append(b, dictCopySignature...)
 	b = append(b, dictCopyVersion)
+	b = binary.LittleEndian.AppendUint64(b, lineage)
 	b = binary.AppendUvarint(b, uint64(len(entries)))
 	ids := make([]int32, 0, len(entries))
 	for id := range entries {
@@ -74,9 +104,9 @@ func appendDictCopy(b []byte, entries map[int32][]byte) []byte {
 
 // parseDictCopy reads the file b. The values returned are slices of b.
 // Damage gives an error wrapping ErrColumnCorrupt, never a panic.
-func parseDictCopy(b []byte) (map[int32][]byte, error) {
-	bad := func(format string, args ...any) (map[int32][]byte, error) {
-		return nil, fmt.Errorf("%w: %s: %s", ErrColumnCorrupt, dictCopyName, fmt.Sprintf(format, args...))
+func parseDictCopy(b []byte) (dictCopy, error) {
+	bad := func(format string, args ...any) (dictCopy, error) {
+		return dictCopy{}, fmt.Errorf("%w: %s: %s", ErrColumnCorrupt, dictCopyName, fmt.Sprintf(format, args...))
 	}
 	if len(b) < len(dictCopySignature)+1+1+4 {
 		return bad("%d bytes is too short", len(b))
@@ -88,10 +118,19 @@ func parseDictCopy(b []byte) (map[int32][]byte, error) {
 	if string(body[:3]) != dictCopySignature {
 		return bad("no signature")
 	}
-	if v := body[3]; v != dictCopyVersion {
-		return bad("version %d, this build reads %d", v, dictCopyVersion)
-	}
+	var c dictCopy
 	r := &reader{b: body[4:]}
+	switch v := body[3]; v {
+	case dictCopyVersion:
+		lb := r.bytes(8)
+		if r.err != nil {
+			return bad("no lineage: %v", r.err)
+		}
+		c.lineage, c.hasLineage = binary.LittleEndian.Uint64(lb), true
+	case dictCopyVersion1:
+	default:
+		return bad("version %d, this build reads %d and %d", v, dictCopyVersion1, dictCopyVersion)
+	}
 	n := r.count(len(r.b))
 	out := make(map[int32][]byte, n)
 	last := int64(-1)
@@ -113,18 +152,19 @@ func parseDictCopy(b []byte) (map[int32][]byte, error) {
 	if r.off != len(r.b) {
 		return bad("%d bytes after the entries", len(r.b)-r.off)
 	}
-	return out, nil
+	c.entries = out
+	return c, nil
 }
 
-// readDictCopy reads dir/dictionary.dat: nil and no error if there is
-// none.
-func readDictCopy(fs vfs.FS, dir string) (map[int32][]byte, error) {
+// readDictCopy reads dir/dictionary.dat: no entries and no error if there
+// is none.
+func readDictCopy(fs vfs.FS, dir string) (dictCopy, error) {
 	b, err := vfs.ReadFile(fs, filepath.Join(dir, dictCopyName))
 	if errors.Is(err, vfs.ErrNotExist) {
-		return nil, nil
+		return dictCopy{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return dictCopy{}, err
 	}
 	return parseDictCopy(b)
 }
@@ -136,12 +176,19 @@ func readDictCopy(fs vfs.FS, dir string) (map[int32][]byte, error) {
 // names lists the world's directory.
 func (db *DB) loadDictionary(names []string) error {
 	fs := db.conf.FS
+	gen := db.eng.Stats().Generation
 	readCopy := func() (map[int32][]byte, error) {
 		cp, err := readDictCopy(fs, db.dir)
 		if err != nil {
 			db.conf.Log.Error("the copy of the block dictionary does not read", "file", filepath.Join(db.dir, dictCopyName), "err", err)
+			return nil, err
 		}
-		return cp, err
+		if !cp.sameLineage(gen) {
+			err := fmt.Errorf("%w: %s is not this world's: written beside generation %d of chunks.dat, which is at %d", ErrColumnCorrupt, dictCopyName, cp.lineage, gen)
+			db.conf.Log.Error("the copy of the block dictionary is another world's; it is not used", "file", filepath.Join(db.dir, dictCopyName), "err", err)
+			return nil, err
+		}
+		return cp.entries, nil
 	}
 	restored, err := db.dict.load(db.eng, readCopy, len(db.eng.Recovery().Corrupt) > 0)
 	if err != nil {
@@ -166,10 +213,10 @@ func (db *DB) loadDictionary(names []string) error {
 	if !slices.Contains(names, dictCopyName) {
 		db.dict.copied = copyStale
 	}
-	if db.conf.ReadOnly || db.dict.copied == copyUnread || !db.dict.needsCopy(fs, db.dir) {
+	if db.conf.ReadOnly || db.dict.copied == copyUnread || !db.dict.needsCopy(fs, db.dir, gen) {
 		return nil
 	}
-	return db.dict.writeCopy(fs, db.dir)
+	return db.dict.writeCopy(fs, db.dir, gen)
 }
 
 // DictionaryRestored returns the ids of the block dictionary entries that
@@ -183,4 +230,6 @@ func (db *DB) DictionaryRestored() []int32 { return slices.Clone(db.dictRestored
 // block dictionary's persisted entries (or there are none). A copy that is
 // not current is written again when the world next closes after a
 // read-write open; for tools that check a world.
-func (db *DB) DictionaryCopyCurrent() bool { return !db.dict.needsCopy(db.conf.FS, db.dir) }
+func (db *DB) DictionaryCopyCurrent() bool {
+	return !db.dict.needsCopy(db.conf.FS, db.dir, db.eng.Stats().Generation)
+}

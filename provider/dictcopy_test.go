@@ -59,6 +59,17 @@ func engineDictionary(t *testing.T, dir string) map[int32][]byte {
 	return out
 }
 
+// engineGeneration returns the generation of the log of the world in dir.
+func engineGeneration(t *testing.T, dir string) uint64 {
+	t.Helper()
+	eng, err := blazedb.Open(filepath.Join(dir, engineDir), blazedb.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	return eng.Stats().Generation
+}
+
 // damageFirstRecord flips a byte near the start of the world's log, among
 // the dictionary entries of the first store's batch.
 // inFirstEntries is an offset in chunks.dat inside the dictionary entries
@@ -104,7 +115,7 @@ func TestDictionaryCopyKeptCurrent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return cp
+		return cp.entries
 	}
 	want := engineDictionary(t, dir)
 	if len(want) == 0 || !maps.EqualFunc(readCopy(), want, bytes.Equal) {
@@ -272,7 +283,7 @@ func TestDictionaryCopyRefused(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, dictCopyName), b, 0o644)
 		},
 		"without the entries": func(dir string) {
-			os.WriteFile(filepath.Join(dir, dictCopyName), appendDictCopy(nil, nil), 0o644)
+			os.WriteFile(filepath.Join(dir, dictCopyName), appendDictCopy(nil, engineGeneration(t, dir), nil), 0o644)
 		},
 		"damaged": func(dir string) {
 			b, _ := os.ReadFile(filepath.Join(dir, dictCopyName))
@@ -306,6 +317,9 @@ func TestParseDictCopyRefuses(t *testing.T) {
 	}
 	file := func(sig string, version byte, trailing string, entries ...entry) []byte {
 		b := append([]byte(sig), version)
+		if version == dictCopyVersion {
+			b = binary.LittleEndian.AppendUint64(b, 77)
+		}
 		b = binary.AppendUvarint(b, uint64(len(entries)))
 		for _, e := range entries {
 			b = binary.AppendUvarint(b, e.id)
@@ -315,8 +329,13 @@ func TestParseDictCopyRefuses(t *testing.T) {
 		b = append(b, trailing...)
 		return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 	}
-	if cp, err := parseDictCopy(file(dictCopySignature, dictCopyVersion, "", entry{1, "a"}, entry{5, "b"})); err != nil || len(cp) != 2 {
-		t.Fatalf("a valid copy: %v, %v", cp, err)
+	if cp, err := parseDictCopy(file(dictCopySignature, dictCopyVersion, "", entry{1, "a"}, entry{5, "b"})); err != nil ||
+		len(cp.entries) != 2 || !cp.hasLineage || cp.lineage != 77 {
+		t.Fatalf("a valid copy: %+v, %v", cp, err)
+	}
+	// Version 1, without a lineage, is still read.
+	if cp, err := parseDictCopy(file(dictCopySignature, dictCopyVersion1, "", entry{1, "a"})); err != nil || len(cp.entries) != 1 || cp.hasLineage {
+		t.Fatalf("a valid version 1 copy: %+v, %v", cp, err)
 	}
 	for name, b := range map[string][]byte{
 		"repeated id":  file(dictCopySignature, dictCopyVersion, "", entry{1, "a"}, entry{1, "b"}),
@@ -330,6 +349,12 @@ func TestParseDictCopyRefuses(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+	// A version 2 file too short for its lineage (the fuzzer's first find).
+	b := append([]byte(dictCopySignature), dictCopyVersion, 0, 0)
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	if _, err := parseDictCopy(b); !errors.Is(err, ErrColumnCorrupt) || !strings.Contains(err.Error(), "no lineage") {
+		t.Errorf("no lineage: %v", err)
+	}
 }
 
 // FuzzParseDictCopy: bad bytes give an error, never a panic, and what
@@ -337,8 +362,8 @@ func TestParseDictCopyRefuses(t *testing.T) {
 // with a valid checksum appended, so that the fuzzer reaches the entries.
 func FuzzParseDictCopy(f *testing.F) {
 	for _, b := range [][]byte{
-		appendDictCopy(nil, nil),
-		appendDictCopy(nil, map[int32][]byte{0: []byte("a"), 7: {1, 2, 3}, 300: nil}),
+		appendDictCopy(nil, 0, nil),
+		appendDictCopy(nil, 1<<62, map[int32][]byte{0: []byte("a"), 7: {1, 2, 3}, 300: nil}),
 	} {
 		f.Add(b[:len(b)-4])
 	}
@@ -353,9 +378,9 @@ func FuzzParseDictCopy(f *testing.F) {
 				continue
 			}
 			// Varints may be longer than needed; the entries are the same.
-			again, err := parseDictCopy(appendDictCopy(nil, cp))
-			if err != nil || !maps.EqualFunc(again, cp, bytes.Equal) {
-				t.Fatalf("%d entries parsed do not survive encoding: %v", len(cp), err)
+			again, err := parseDictCopy(appendDictCopy(nil, cp.lineage, cp.entries))
+			if err != nil || !maps.EqualFunc(again.entries, cp.entries, bytes.Equal) || again.lineage != cp.lineage || !again.hasLineage {
+				t.Fatalf("%d entries parsed do not survive encoding: %v", len(cp.entries), err)
 			}
 		}
 	})
@@ -452,5 +477,73 @@ func TestDictionaryCopyCrashSafe(t *testing.T) {
 	}
 	if crashes < 3 || closeCrashes < 3 {
 		t.Fatalf("only %d and %d crash points", closeCrashes, crashes)
+	}
+}
+
+// A copy of another world's dictionary is never used, even when no entry
+// of it can be compared with the engine's (here the damaged stretch held
+// every entry): its lineage, the generation of the log it was written
+// beside, gives it away. Lost entries are then not restored, and the
+// columns that used them fail to load instead of loading another world's
+// states; damaged ones keep the world from opening.
+func TestDictionaryCopyOfAnotherLineage(t *testing.T) {
+	other := t.TempDir()
+	db := openDB(t, other, Config{})
+	db.StoreColumn(world.ChunkPos{0, 0}, world.Overworld, worldtest.Synthetic(50, world.Overworld, world.DefaultBlockRegistry))
+	db.Close()
+	foreign, err := os.ReadFile(filepath.Join(other, dictCopyName))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("lost", func(t *testing.T) {
+		dir := t.TempDir()
+		cols := dictWorld(t, dir, 3)
+		damageFirstRecord(t, dir)
+		os.Remove(filepath.Join(dir, engineDir, "index.dat"))
+		os.WriteFile(filepath.Join(dir, dictCopyName), foreign, 0o644)
+		db := openDB(t, dir, Config{})
+		defer db.Close()
+		if len(db.Engine().Recovery().Corrupt) == 0 {
+			t.Fatalf("recovery skipped nothing: %+v", db.Engine().Recovery())
+		}
+		if r := db.DictionaryRestored(); len(r) != 0 {
+			t.Fatalf("entries %v restored from another world's copy", r)
+		}
+		for i := 1; i < len(cols); i++ { // the first was in the skipped stretch
+			got, err := db.LoadColumn(world.ChunkPos{int32(i), 0}, world.Overworld)
+			if err == nil && worldtest.Compare(got, cols[i]) != nil {
+				t.Fatalf("column %d loaded with other states than it was stored with", i)
+			}
+			if err == nil {
+				t.Fatalf("column %d loaded, though the entries it uses are lost", i)
+			}
+		}
+	})
+	t.Run("damaged", func(t *testing.T) {
+		dir := t.TempDir()
+		dictWorld(t, dir, 2)
+		damageFirstRecord(t, dir)
+		os.WriteFile(filepath.Join(dir, dictCopyName), foreign, 0o644)
+		_, err := Config{Log: quiet}.Open(dir)
+		if !errors.Is(err, blazedb.ErrCorrupt) || !strings.Contains(err.Error(), "not this world's") {
+			t.Fatalf("open with a damaged entry and another world's copy: %v", err)
+		}
+	})
+}
+
+// sameLineage takes the copy's own generation and the later ones a
+// compaction moves the log to, and nothing before it or far past it; a
+// version 1 copy has no lineage to check.
+func TestSameLineage(t *testing.T) {
+	c := dictCopy{lineage: 1 << 40, hasLineage: true}
+	for gen, want := range map[uint64]bool{1 << 40: true, 1<<40 + 5: true, 1<<40 + maxLineageGap - 1: true,
+		1<<40 - 1: false, 1<<40 + maxLineageGap: false, 0: false, 1 << 62: false} {
+		if got := c.sameLineage(gen); got != want {
+			t.Errorf("copy at %d, engine at %d: %v, want %v", c.lineage, gen, got, want)
+		}
+	}
+	if !(dictCopy{}).sameLineage(12345) {
+		t.Error("a version 1 copy refused")
 	}
 }

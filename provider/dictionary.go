@@ -240,13 +240,14 @@ func (d *dictionary) persistedEntries() map[int32][]byte {
 // needsCopy reports whether dictionary.dat in dir must be written again:
 // there are persisted entries, and it lacks some or holds others. When it
 // was not read yet, it is read now (outside the lock), once, and compared
-// byte for byte with what writeCopy would write.
-func (d *dictionary) needsCopy(fs vfs.FS, dir string) bool {
+// byte for byte with what writeCopy would write beside an engine at
+// generation gen.
+func (d *dictionary) needsCopy(fs vfs.FS, dir string, gen uint64) bool {
 	d.mu.Lock()
 	var want []byte
 	wantN := d.persisted()
 	if d.copied == copyUnread && wantN > 0 {
-		want = appendDictCopy(nil, d.persistedEntries())
+		want = appendDictCopy(nil, gen, d.persistedEntries())
 	}
 	d.mu.Unlock()
 	var have []byte
@@ -279,12 +280,13 @@ func (d *dictionary) persisted() int {
 	return n
 }
 
-// writeCopy replaces dictionary.dat with every persisted entry.
-func (d *dictionary) writeCopy(fs vfs.FS, dir string) error {
+// writeCopy replaces dictionary.dat with every persisted entry, beside an
+// engine at generation gen.
+func (d *dictionary) writeCopy(fs vfs.FS, dir string, gen uint64) error {
 	d.mu.Lock()
 	entries := d.persistedEntries()
 	d.mu.Unlock()
-	if err := vfs.ReplaceFile(fs, dir, dictCopyName, appendDictCopy(nil, entries)); err != nil {
+	if err := vfs.ReplaceFile(fs, dir, dictCopyName, appendDictCopy(nil, gen, entries)); err != nil {
 		return fmt.Errorf("write %s: %w", dictCopyName, err)
 	}
 	d.mu.Lock()

@@ -45,7 +45,8 @@
 //     or lost with a stretch of the log recovery skipped) is taken from
 //     dictionary.dat when the world opens, and written back unless the
 //     world is read-only (DictionaryRestored lists them): damage to the log
-//     costs at most the entries added since the world last closed. An
+//     costs at most the entries added since the world last closed. A copy
+//     whose lineage (dictcopy.go) is not this world's is never used. An
 //     entry is written in the batch of the first column that uses it, and
 //     the engine recovers a prefix of its writes after a crash, so no
 //     column survives one without its entries.

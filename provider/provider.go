@@ -417,12 +417,13 @@ func (db *DB) close(persist bool) error {
 	if !persist {
 		closeEngine = db.eng.Discard
 	}
+	gen := db.eng.Stats().Generation // a compaction ending in Close moves it on, as sameLineage allows
 	if err := closeEngine(); err != nil {
 		errs = append(errs, err)
-	} else if persist && !db.conf.ReadOnly && db.dict.needsCopy(db.conf.FS, db.dir) {
+	} else if persist && !db.conf.ReadOnly && db.dict.needsCopy(db.conf.FS, db.dir, gen) {
 		// After the engine's close has made the new entries durable: the
 		// copy never holds an entry the log might still lose.
-		if err := db.dict.writeCopy(db.conf.FS, db.dir); err != nil {
+		if err := db.dict.writeCopy(db.conf.FS, db.dir, gen); err != nil {
 			errs = append(errs, err)
 		}
 	}
