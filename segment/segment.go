@@ -400,18 +400,34 @@ func (p *Provider) SetBlockRegistry(br world.BlockRegistry) {
 	p.meta.SetBlockRegistry(br)
 	p.mu.Lock()
 	p.reg = br
-	var open []*seg
+	open, _ := p.pinOpenLocked()
+	p.mu.Unlock()
+	p.eachPinned(open, func(_ segKey, db *provider.DB) { db.SetBlockRegistry(br) })
+}
+
+// pinOpenLocked pins the open segments, so that none closes until
+// eachPinned has visited it, and returns them with those being closed.
+// p.mu must be held.
+func (p *Provider) pinOpenLocked() (open, closing []*seg) {
 	for _, s := range p.segs {
-		if !s.closing {
+		if s.closing {
+			closing = append(closing, s)
+		} else {
 			s.users++
 			open = append(open, s)
 		}
 	}
-	p.mu.Unlock()
+	return open, closing
+}
+
+// eachPinned calls f with the key and database of each segment
+// pinOpenLocked returned, once it is open (one whose open failed is
+// skipped), and unpins it.
+func (p *Provider) eachPinned(open []*seg, f func(segKey, *provider.DB)) {
 	for _, s := range open {
 		<-s.ready
 		if s.db != nil {
-			s.db.SetBlockRegistry(br)
+			f(s.key, s.db)
 		}
 		p.unpin(s)
 	}
@@ -445,26 +461,14 @@ func (p *Provider) Sync() error {
 		p.mu.Unlock()
 		return fmt.Errorf("segment: sync: %w", blazedb.ErrClosed)
 	}
-	var open, closing []*seg
-	for _, s := range p.segs {
-		if s.closing {
-			closing = append(closing, s)
-		} else {
-			s.users++ // pinned: it cannot close under the sync
-			open = append(open, s)
-		}
-	}
+	open, closing := p.pinOpenLocked() // none closes under the sync
 	p.mu.Unlock()
 	var errs []error
-	for _, s := range open {
-		<-s.ready
-		if s.db != nil {
-			if err := s.db.Sync(); err != nil {
-				errs = append(errs, fmt.Errorf("region %v: %w", s.key, err))
-			}
+	p.eachPinned(open, func(k segKey, db *provider.DB) {
+		if err := db.Sync(); err != nil {
+			errs = append(errs, fmt.Errorf("region %v: %w", k, err))
 		}
-		p.unpin(s)
-	}
+	})
 	for _, s := range closing {
 		<-s.gone // a close that failed is reported by now: see closeAll
 	}
