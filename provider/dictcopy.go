@@ -27,9 +27,11 @@ import (
 // stretch of the log that recovery skipped) from the copy, and writes it
 // back to the engine unless the world is read-only; the copy is used only
 // when its lineage is this world's (below) and every entry present in both
-// is the same bytes in both. It is also written again at Close when it was
-// read and differs from what would be written now in any byte, the lineage
-// included: after a compaction, and for a version 1 copy.
+// is the same bytes in both. When Close reads the copy (once, if the open
+// did not), it writes it again if it differs in any byte from what it
+// would write now, the lineage included: so a version 1 copy becomes a
+// version 2 one, and a copy a compaction moved past usually takes the new
+// generation; one that does not stays this world's within maxLineageGap.
 //
 //	+-------+------------------------------------------------------------+
 //	| bytes | field                                                      |
