@@ -93,7 +93,7 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*
 		if int(id) >= len(idToRID) || idToRID[id] == noRID {
 			d.mu.Lock()
 			defer d.mu.Unlock()
-			return 0, fmt.Errorf("%w: %s", ErrUnknownState, d.state(int32(id)))
+			return 0, d.unknownState(uint64(id))
 		}
 		return uint64(idToRID[id]), nil
 	}
@@ -281,7 +281,7 @@ func (d *dictionary) decodeScheduled(r *reader) ([]chunk.ScheduledBlockUpdate, e
 		id := r.uvarint()
 		if id >= uint64(len(d.idToRID)) || d.idToRID[id] == noRID {
 			if r.err == nil {
-				return nil, fmt.Errorf("scheduled update %d: %w: %s", i, ErrUnknownState, d.state(int32(min(id, 1<<30))))
+				return nil, fmt.Errorf("scheduled update %d: %w", i, d.unknownState(id))
 			}
 			break
 		}

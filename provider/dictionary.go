@@ -32,7 +32,7 @@ import (
 // so no column can survive a crash without its states. When a registry
 // arrives, every entry is resolved through Dragonfly's block upgrader and
 // the registry; entries it does not know resolve to nothing, and columns
-// using them fail to load with ErrUnknownState.
+// using them fail to load with ErrUnknownState (unknownState).
 const dictPrefix = "dict/"
 
 // dictEntry is one block state of the dictionary.
@@ -382,13 +382,19 @@ func (d *dictionary) markPersisted(ids []int32) {
 	}
 }
 
-// state describes dictionary id for error messages. d.mu must be held.
-func (d *dictionary) state(id int32) string {
-	if id < 0 || int(id) >= len(d.entries) || d.entries[id] == nil {
-		return fmt.Sprintf("#%d (missing from the dictionary)", id)
+// unknownState is the error for a column using dictionary id, which the
+// registry does not resolve. It wraps ErrUnknownState, and names the
+// state. An id the dictionary lacks (its entry lost with damaged log
+// records that neither recovery nor dictionary.dat could restore) is
+// damage too, so that error wraps ErrColumnCorrupt as well: the column is
+// still quarantined, since its blocks are intact and the entry may yet be
+// restored from a backup. d.mu must be held.
+func (d *dictionary) unknownState(id uint64) error {
+	if id >= uint64(len(d.entries)) || d.entries[id] == nil {
+		return fmt.Errorf("%w: %w: dictionary id %d is missing from the dictionary", ErrUnknownState, ErrColumnCorrupt, id)
 	}
 	e := d.entries[id]
-	return fmt.Sprintf("%s%v (block version %d)", e.Name, e.States, e.Version)
+	return fmt.Errorf("%w: %s%v (block version %d)", ErrUnknownState, e.Name, e.States, e.Version)
 }
 
 func marshalEntry(e *dictEntry) ([]byte, error) { return nbt.MarshalEncoding(e, nbt.LittleEndian) }

@@ -40,7 +40,8 @@
 //     does not know fails the load with ErrUnknownState, and that column is
 //     not overwritten while the DB is open and the column cannot be read
 //     (quarantine.go): a store over it is refused until a registry is set
-//     under which it decodes again.
+//     under which it decodes again. A column using a dictionary entry that
+//     was lost fails the same way, and its error wraps ErrColumnCorrupt too.
 //   - A block dictionary entry that does not read from the engine (damaged,
 //     or lost with a stretch of the log recovery skipped) is taken from
 //     dictionary.dat when the world opens, and written back unless the

@@ -13,9 +13,12 @@ var (
 	// state with something else, and refuses to store over it while the DB
 	// is open, until a registry is set under which the column decodes, so
 	// the column survives until a registry that knows the state is used.
+	// When the state itself is lost (its dictionary entry gone with damaged
+	// log records), the error wraps ErrColumnCorrupt too.
 	ErrUnknownState = errors.New("provider: unknown block state")
-	// ErrColumnCorrupt: a column record failed to decode. Errors from damaged
-	// engine records wrap blazedb.ErrCorrupt instead.
+	// ErrColumnCorrupt: a column record failed to decode, or uses a block
+	// dictionary entry that was lost. Errors from damaged engine records
+	// wrap blazedb.ErrCorrupt instead.
 	ErrColumnCorrupt = errors.New("provider: malformed column record")
 	// ErrInvalidColumn: StoreColumn was given a column it cannot store
 	// so that it reads back as given: a sub-chunk or layer missing, an

@@ -17,7 +17,8 @@ import (
 // block states by dictionary ids, which are never reused, so an older
 // record still reads. A dictionary entry that neither the engine nor
 // dictionary.dat holds intact is deleted: the columns using it then fail
-// to load with ErrUnknownState. When anything was put back or deleted, the
+// to load with an error wrapping both ErrUnknownState and
+// ErrColumnCorrupt. When anything was put back or deleted, the
 // world gets a new Edition. level.dat is not touched.
 func (conf Config) Repair(dir string) (*RepairReport, error) {
 	conf = conf.withDefaults()
