@@ -36,8 +36,18 @@ var traces = []trace{
 const replayTick = 10 * time.Millisecond
 
 // viewRadius is the radius in chunks the simulated World loads around a
-// player.
-const viewRadius = 4
+// player, and the prefetcher's ViewRadius: the prefetcher's default (a
+// client asks for its render distance, which Dragonfly caps at 32 unless
+// configured otherwise).
+const viewRadius = 8
+
+// inView reports whether the World loads chunk c for a player in chunk at,
+// as Dragonfly's world.Loader decides: the distance between them, rounded
+// to the nearest whole, at most viewRadius (a disc, not a square).
+func inView(at, c world.ChunkPos) bool {
+	dx, dz := float64(c[0]-at[0]), float64(c[1]-at[1])
+	return int32(math.Round(math.Sqrt(dx*dx+dz*dz))) <= viewRadius
+}
 
 // BenchmarkPrefetchTraces replays traces over the tiled world, loading
 // what a World would load around each player every tick, with and without
@@ -129,7 +139,7 @@ func replay(b *testing.B, p *provider.DB, pf *prefetch.Prefetcher, tr trace) ([]
 			for dx := int32(-viewRadius); dx <= viewRadius; dx++ {
 				for dz := int32(-viewRadius); dz <= viewRadius; dz++ {
 					q := world.ChunkPos{c[0] + dx, c[1] + dz}
-					if loaded[q] || !inWorld(q) {
+					if loaded[q] || !inWorld(q) || !inView(c, q) {
 						continue
 					}
 					loaded[q] = true
