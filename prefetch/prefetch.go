@@ -39,7 +39,9 @@ type Options struct {
 	Lookahead time.Duration
 	// ViewRadius is the radius in chunks the World loads around a player
 	// (its chunk radius). The prefetcher warms what will come within it
-	// along the path ahead. Default 8.
+	// along the path ahead, by the World's own rule: the chunks whose
+	// distance from the player's chunk, rounded, is at most the radius.
+	// Default 8.
 	ViewRadius int
 	// Budget caps the columns queued for loading at once. Default 256.
 	Budget int
@@ -251,20 +253,42 @@ func (pf *Prefetcher) seenByOtherLocked(j job) bool {
 }
 
 // sees reports whether a player in chunk at, with view radius r, has c in
-// view.
+// view. Dragonfly's World (world.Loader) loads the chunks whose distance
+// from the player's chunk, rounded to the nearest whole, is at most r: a
+// disc. The distance rounds to r or less exactly when its square is at
+// most r²+r, as (r+½)² = r²+r+¼ and squares are whole.
 func sees(at, c world.ChunkPos, r int32) bool {
-	return abs(c[0]-at[0]) <= r && abs(c[1]-at[1]) <= r
+	dx, dz := int64(c[0]-at[0]), int64(c[1]-at[1])
+	return dx*dx+dz*dz <= int64(r)*int64(r+1)
+}
+
+// halfWidth is how far the view of radius r reaches along Z in the row dx
+// chunks away along X from the player's chunk: the largest w with
+// dx²+w² ≤ r²+r (see sees), or -1 when the row is out of view.
+func halfWidth(dx, r int32) int32 {
+	lim := int64(r)*int64(r+1) - int64(dx)*int64(dx)
+	if lim < 0 {
+		return -1
+	}
+	w := int64(math.Sqrt(float64(lim)))
+	for w*w > lim {
+		w--
+	}
+	for (w+1)*(w+1) <= lim {
+		w++
+	}
+	return int32(w)
 }
 
 // predict returns the chunks that will come within the view radius along
 // the path ahead and are not within it now, nearest first. It runs on
 // every move of every player, inside the World's transaction, so it visits
 // only the chunks that enter the view at each step of the path, not the
-// whole view around each step. The steps (the player's chunk first) lie
-// on a line, so each coordinate of their chunks only grows or only shrinks
-// along it, and a chunk within the view of two steps is within the view
-// of every step between them: the chunks entering the view at a step are
-// those not within the view of the step before, and none enters twice.
+// whole view around each step: row by row, those in view of the step and
+// not of the step before. The view is round and the steps' chunks follow
+// the line only roughly, so a chunk in view of two steps need not be in
+// view of every step between them: each is also checked against the
+// steps before those two.
 func (pf *Prefetcher) predict(pos, vel mgl64.Vec3) []world.ChunkPos {
 	speed := math.Hypot(vel[0], vel[2])
 	if speed < 0.5 {
@@ -274,41 +298,36 @@ func (pf *Prefetcher) predict(pos, vel mgl64.Vec3) []world.ChunkPos {
 	dist := speed * pf.opts.Lookahead.Seconds() // blocks ahead
 	r := int32(pf.opts.ViewRadius)
 	var out []world.ChunkPos
-	prev := chunkOf(pos)
+	var stepsBuf [16]world.ChunkPos
+	steps := append(stepsBuf[:0], chunkOf(pos))
 	for d := 8.0; d <= dist+8; d += 8 {
 		f := chunkOf(pos.Add(dir.Mul(d)))
-		if f != prev {
-			out = appendEntering(out, f, prev, r)
-			prev = f
+		if f != steps[len(steps)-1] {
+			out = appendEntering(out, f, steps, r)
+			steps = append(steps, f)
 		}
 	}
 	return out
 }
 
 // appendEntering appends to out the chunks within r of f that are not
-// within r of prev, by X and then Z.
-func appendEntering(out []world.ChunkPos, f, prev world.ChunkPos, r int32) []world.ChunkPos {
+// within r of any of the earlier steps, by X and then Z.
+func appendEntering(out []world.ChunkPos, f world.ChunkPos, steps []world.ChunkPos, r int32) []world.ChunkPos {
+	prev, earlier := steps[len(steps)-1], steps[:len(steps)-1]
 	for x := f[0] - r; x <= f[0]+r; x++ {
-		if abs(x-prev[0]) > r { // prev's view does not reach this X
-			for z := f[1] - r; z <= f[1]+r; z++ {
-				out = append(out, world.ChunkPos{x, z})
+		w, pw := halfWidth(x-f[0], r), halfWidth(x-prev[0], r)
+		for z := f[1] - w; z <= f[1]+w; z++ {
+			if pw >= 0 && z >= prev[1]-pw && z <= prev[1]+pw {
+				z = prev[1] + pw // skip the row's stretch in prev's view
+				continue
 			}
-			continue
-		}
-		for z := f[1] - r; z <= f[1]+r; z++ {
-			if abs(z-prev[1]) > r {
-				out = append(out, world.ChunkPos{x, z})
+			c := world.ChunkPos{x, z}
+			if !slices.ContainsFunc(earlier, func(e world.ChunkPos) bool { return sees(e, c, r) }) {
+				out = append(out, c)
 			}
 		}
 	}
 	return out
-}
-
-func abs(v int32) int32 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }
 
 func (pf *Prefetcher) enqueue(j job) {

@@ -56,7 +56,7 @@ func TestPredictAheadAndFurtherWhenFaster(t *testing.T) {
 	}
 	far := int32(0)
 	for _, c := range fly {
-		if c[0] <= int32(pf.opts.ViewRadius) && c[0] >= -int32(pf.opts.ViewRadius) && c[1] <= int32(pf.opts.ViewRadius) && c[1] >= -int32(pf.opts.ViewRadius) {
+		if inDragonflyView(world.ChunkPos{}, c, pf.opts.ViewRadius) {
 			t.Fatalf("predicted %v, already within the view radius", c)
 		}
 		if c[0] < 0 {
@@ -184,9 +184,9 @@ func TestSkipsChunksOtherPlayersSee(t *testing.T) {
 	if !alone[world.ChunkPos{12, 0}] || !elsewhere[world.ChunkPos{12, 0}] {
 		t.Fatal("the chunk ahead was not predicted")
 	}
-	r := int32(Options{}.withDefaults().ViewRadius)
+	r := Options{}.withDefaults().ViewRadius
 	for c := range shared {
-		if abs(c[0]-12) <= r && abs(c[1]) <= r {
+		if inDragonflyView(world.ChunkPos{12, 0}, c, r) {
 			t.Fatalf("predicted %v, within the other player's view", c)
 		}
 	}
@@ -384,6 +384,34 @@ func TestRemovedPlayerForgotten(t *testing.T) {
 	}
 }
 
+// inDragonflyView is the rule by which Dragonfly's world.Loader loads
+// chunk c for a player in chunk at: their distance, rounded to the nearest
+// whole, at most r.
+func inDragonflyView(at, c world.ChunkPos, r int) bool {
+	dx, dz := float64(c[0]-at[0]), float64(c[1]-at[1])
+	return int(math.Round(math.Sqrt(dx*dx+dz*dz))) <= r
+}
+
+// The prefetcher's view is the World's: sees and halfWidth agree with
+// Dragonfly's rule at every radius a server may allow (and beyond).
+func TestSeesIsDragonflysView(t *testing.T) {
+	for r := int32(0); r <= 64; r++ {
+		for dx := -r - 2; dx <= r+2; dx++ {
+			w := halfWidth(dx, r)
+			for dz := -r - 2; dz <= r+2; dz++ {
+				c := world.ChunkPos{100 + dx, -50 + dz}
+				want := inDragonflyView(world.ChunkPos{100, -50}, c, int(r))
+				if got := sees(world.ChunkPos{100, -50}, c, r); got != want {
+					t.Fatalf("radius %d: sees %v from (100, -50) = %v, Dragonfly loads it: %v", r, c, got, want)
+				}
+				if got := dz >= -w && dz <= w; got != want {
+					t.Fatalf("radius %d: halfWidth(%d) = %d, but Dragonfly loads (%d, %d): %v", r, dx, w, dx, dz, want)
+				}
+			}
+		}
+	}
+}
+
 // predictNaive is what predict computes, the plain way: every chunk within
 // the view of every step, less those seen already and those in view now.
 func predictNaive(pf *Prefetcher, pos, vel mgl64.Vec3) []world.ChunkPos {
@@ -402,7 +430,7 @@ func predictNaive(pf *Prefetcher, pos, vel mgl64.Vec3) []world.ChunkPos {
 		for dx := -r; dx <= r; dx++ {
 			for dz := -r; dz <= r; dz++ {
 				q := world.ChunkPos{f[0] + dx, f[1] + dz}
-				if !seen[q] && !sees(cur, q, r) {
+				if sees(f, q, r) && !seen[q] && !sees(cur, q, r) {
 					seen[q] = true
 					out = append(out, q)
 				}
