@@ -99,6 +99,15 @@ type Prefetcher struct {
 	predicted, loaded, dropped, failed atomic.Int64
 }
 
+// behindChunks is how many of the chunks a player left are remembered.
+// Dragonfly's World keeps a chunk that left every view until its next
+// sweep of unused chunks (every two minutes by default), so a chunk in
+// view of a recent position is held still, and a prefetched copy of it
+// would wait unused. The view is round and a path's chunks follow it only
+// roughly, so a chunk may leave the view and come back into it within a
+// chunk or two of travel: the last few chunks cover that.
+const behindChunks = 4
+
 type job struct {
 	pos world.ChunkPos
 	dim world.Dimension
@@ -114,6 +123,10 @@ type track struct {
 	dim  world.Dimension
 	gen  uint64 // bumped on a teleport or a sharp turn: older jobs are stale
 	last world.ChunkPos
+	// behind holds the chunks the player was in before last, oldest first
+	// (nBehind of them): the World still holds what they had in view.
+	behind  [behindChunks]world.ChunkPos
+	nBehind int
 }
 
 // New starts a prefetcher over p.
@@ -204,13 +217,21 @@ func (pf *Prefetcher) UpdatePlayer(id uuid.UUID, pos mgl64.Vec3, dim world.Dimen
 	t.pos, t.at = pos, now
 	c := chunkOf(pos)
 	moved := c != t.last
+	if moved {
+		if t.nBehind == behindChunks {
+			copy(t.behind[:], t.behind[1:])
+			t.nBehind--
+		}
+		t.behind[t.nBehind] = t.last
+		t.nBehind++
+	}
 	t.last = c
-	vel, gen := t.vel, t.gen
+	vel, gen, behind, nBehind := t.vel, t.gen, t.behind, t.nBehind
 	pf.mu.Unlock()
 	if !moved && vel.Len() < 0.5 {
 		return // standing still: the World has what it needs around it
 	}
-	preds := pf.predict(pos, vel)
+	preds := pf.predict(pos, vel, behind[:nBehind])
 	if len(preds) == 0 {
 		return
 	}
@@ -281,7 +302,8 @@ func halfWidth(dx, r int32) int32 {
 }
 
 // predict returns the chunks that will come within the view radius along
-// the path ahead and are not within it now, nearest first. It runs on
+// the path ahead and are not within it now, nor were from the chunks
+// behind (oldest first) the player was in, nearest first. It runs on
 // every move of every player, inside the World's transaction, so it visits
 // only the chunks that enter the view at each step of the path, not the
 // whole view around each step: row by row, those in view of the step and
@@ -289,7 +311,7 @@ func halfWidth(dx, r int32) int32 {
 // the line only roughly, so a chunk in view of two steps need not be in
 // view of every step between them: each is also checked against the
 // steps before those two.
-func (pf *Prefetcher) predict(pos, vel mgl64.Vec3) []world.ChunkPos {
+func (pf *Prefetcher) predict(pos, vel mgl64.Vec3, behind []world.ChunkPos) []world.ChunkPos {
 	speed := math.Hypot(vel[0], vel[2])
 	if speed < 0.5 {
 		return nil
@@ -298,8 +320,8 @@ func (pf *Prefetcher) predict(pos, vel mgl64.Vec3) []world.ChunkPos {
 	dist := speed * pf.opts.Lookahead.Seconds() // blocks ahead
 	r := int32(pf.opts.ViewRadius)
 	var out []world.ChunkPos
-	var stepsBuf [16]world.ChunkPos
-	steps := append(stepsBuf[:0], chunkOf(pos))
+	var stepsBuf [32]world.ChunkPos
+	steps := append(append(stepsBuf[:0], behind...), chunkOf(pos))
 	for d := 8.0; d <= dist+8; d += 8 {
 		f := chunkOf(pos.Add(dir.Mul(d)))
 		if f != steps[len(steps)-1] {

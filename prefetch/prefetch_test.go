@@ -49,8 +49,8 @@ func strip(t testing.TB, n int, c provider.Config) *provider.DB {
 func TestPredictAheadAndFurtherWhenFaster(t *testing.T) {
 	pf := &Prefetcher{opts: Options{}.withDefaults()}
 	pos := mgl64.Vec3{8, 64, 8}
-	walk := pf.predict(pos, mgl64.Vec3{4.3, 0, 0})
-	fly := pf.predict(pos, mgl64.Vec3{30, 0, 0})
+	walk := pf.predict(pos, mgl64.Vec3{4.3, 0, 0}, nil)
+	fly := pf.predict(pos, mgl64.Vec3{30, 0, 0}, nil)
 	if len(walk) == 0 || len(fly) <= len(walk) {
 		t.Fatalf("walking predicts %d chunks, flying %d", len(walk), len(fly))
 	}
@@ -67,7 +67,7 @@ func TestPredictAheadAndFurtherWhenFaster(t *testing.T) {
 	if far < int32(pf.opts.ViewRadius)+5 {
 		t.Fatalf("flying at 30 blocks a second predicts only %d chunks ahead", far)
 	}
-	if len(pf.predict(pos, mgl64.Vec3{0.1, 0, 0})) != 0 {
+	if len(pf.predict(pos, mgl64.Vec3{0.1, 0, 0}, nil)) != 0 {
 		t.Fatal("a player standing still gets predictions")
 	}
 }
@@ -157,6 +157,37 @@ func TestQueuedOnce(t *testing.T) {
 	}
 	if st := pf.Stats(); len(seen) == 0 || st.Dropped == 0 {
 		t.Fatalf("%d queued, %+v: the predictions did not overlap", len(seen), st)
+	}
+}
+
+// The World holds what a player had in view from the chunks it just left,
+// so a player turning back gets no predictions of them; a player new at
+// the same spot, moving the same way, does.
+func TestSkipsWhatThePlayerLeftBehind(t *testing.T) {
+	pf := &Prefetcher{opts: Options{ViewRadius: 4}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 1000)}
+	id := uuid.New()
+	move := func(pos mgl64.Vec3) {
+		if tr := pf.players[id]; tr != nil {
+			tr.at = time.Now().Add(-50 * time.Millisecond) // a tick ago
+		}
+		pf.UpdatePlayer(id, pos, world.Overworld)
+	}
+	pos := mgl64.Vec3{8, 64, 8}
+	for pos[0] < 16*4+8 { // from chunk 0 to chunk 4, walking
+		move(pos)
+		pos[0] += 0.5
+	}
+	for len(pf.queue) > 0 {
+		j := <-pf.queue
+		delete(pf.queued, job{pos: j.pos, dim: j.dim})
+	}
+	pos[0] -= 1 // from the last move, half a block back: 10 blocks a second
+	move(pos)   // a sharp turn
+	if len(pf.queue) != 0 {
+		t.Fatalf("turning back predicted %v, which the World holds since the player passed", (<-pf.queue).pos)
+	}
+	if len(pf.predict(pos, mgl64.Vec3{-10, 0, 0}, nil)) == 0 {
+		t.Fatal("a new player there, moving back, would get no predictions either: the test shows nothing")
 	}
 }
 
@@ -413,8 +444,9 @@ func TestSeesIsDragonflysView(t *testing.T) {
 }
 
 // predictNaive is what predict computes, the plain way: every chunk within
-// the view of every step, less those seen already and those in view now.
-func predictNaive(pf *Prefetcher, pos, vel mgl64.Vec3) []world.ChunkPos {
+// the view of every step, less those seen already and those in view now or
+// from the chunks behind.
+func predictNaive(pf *Prefetcher, pos, vel mgl64.Vec3, behind []world.ChunkPos) []world.ChunkPos {
 	speed := math.Hypot(vel[0], vel[2])
 	if speed < 0.5 {
 		return nil
@@ -430,7 +462,7 @@ func predictNaive(pf *Prefetcher, pos, vel mgl64.Vec3) []world.ChunkPos {
 		for dx := -r; dx <= r; dx++ {
 			for dz := -r; dz <= r; dz++ {
 				q := world.ChunkPos{f[0] + dx, f[1] + dz}
-				if sees(f, q, r) && !seen[q] && !sees(cur, q, r) {
+				if sees(f, q, r) && !seen[q] && !sees(cur, q, r) && !slices.ContainsFunc(behind, func(b world.ChunkPos) bool { return inDragonflyView(b, q, int(r)) }) {
 					seen[q] = true
 					out = append(out, q)
 				}
@@ -454,10 +486,15 @@ func TestPredictMatchesNaive(t *testing.T) {
 			angle = float64(rng.IntN(8)) * math.Pi / 4
 		}
 		vel := mgl64.Vec3{speed * math.Cos(angle), 0, speed * math.Sin(angle)}
-		got, want := pf.predict(pos, vel), predictNaive(pf, pos, vel)
+		var behind []world.ChunkPos
+		for range rng.IntN(behindChunks + 1) {
+			c := chunkOf(pos)
+			behind = append(behind, world.ChunkPos{c[0] + int32(rng.IntN(7)) - 3, c[1] + int32(rng.IntN(7)) - 3})
+		}
+		got, want := pf.predict(pos, vel, behind), predictNaive(pf, pos, vel, behind)
 		if !slices.Equal(got, want) {
-			t.Fatalf("radius %d, at %v moving %v: predict gives %d chunks, the plain way %d\n%v\n%v",
-				pf.opts.ViewRadius, pos, vel, len(got), len(want), got, want)
+			t.Fatalf("radius %d, at %v moving %v, behind %v: predict gives %d chunks, the plain way %d\n%v\n%v",
+				pf.opts.ViewRadius, pos, vel, behind, len(got), len(want), got, want)
 		}
 	}
 }
