@@ -4,13 +4,15 @@
 //
 // UpdatePlayer takes a player's position (usually from a player handler on
 // every move, see Handler). From successive positions the prefetcher keeps
-// a velocity, predicts the chunks ahead along it (further at higher speed,
-// wider near the player) and hands them to a bounded pool of workers that
-// call provider.DB.Prefetch, which decodes each column and keeps a ready
-// copy that the World's LoadColumn then takes without decoding or cloning
-// anything. Chunks within another player's view are skipped: the World
-// holds them already. A turn or a teleport drops the predictions that no
-// longer apply. UpdatePlayer never blocks: when the queue is full,
+// a velocity, predicts the chunks that will come into view along it
+// (further at higher speed), by the rule Dragonfly's World loads them by
+// (a round view), and hands them to a bounded pool of workers that call
+// provider.DB.Prefetch, which decodes each column and keeps a ready copy
+// that the World's LoadColumn then takes without decoding or cloning
+// anything. Chunks within another player's view, or within the player's
+// own view from the last few chunks it left, are skipped: the World holds
+// them already. A turn or a teleport drops the predictions that no longer
+// apply. UpdatePlayer never blocks: when the queue is full,
 // predictions are dropped. PinArea keeps an area (a spawn, an arena) in the
 // cache however much else is loaded.
 package prefetch
