@@ -129,6 +129,10 @@ type track struct {
 	// (nBehind of them): the World still holds what they had in view.
 	behind  [behindChunks]world.ChunkPos
 	nBehind int
+	// path is the player's path at the last prediction (see
+	// Prefetcher.path), at track generation pathGen.
+	path    []world.ChunkPos
+	pathGen uint64
 }
 
 // New starts a prefetcher over p.
@@ -228,12 +232,20 @@ func (pf *Prefetcher) UpdatePlayer(id uuid.UUID, pos mgl64.Vec3, dim world.Dimen
 		t.nBehind++
 	}
 	t.last = c
-	vel, gen, behind, nBehind := t.vel, t.gen, t.behind, t.nBehind
-	pf.mu.Unlock()
-	if !moved && vel.Len() < 0.5 {
-		return // standing still: the World has what it needs around it
+	var buf [32]world.ChunkPos
+	steps := pf.path(buf[:0], pos, t.vel, t.behind[:t.nBehind])
+	if t.gen == t.pathGen && slices.Equal(steps, t.path) {
+		// The path is as it was at the last move, and so is the
+		// prediction, which is queued already: only a path that changed
+		// gets predicted again. Most moves of a walking player change
+		// none of its chunks.
+		pf.mu.Unlock()
+		return
 	}
-	preds := pf.predict(pos, vel, behind[:nBehind])
+	t.path, t.pathGen = append(t.path[:0], steps...), t.gen
+	gen, cur := t.gen, t.nBehind
+	pf.mu.Unlock()
+	preds := pf.predictAlong(steps, cur)
 	if len(preds) == 0 {
 		return
 	}
@@ -305,31 +317,47 @@ func halfWidth(dx, r int32) int32 {
 
 // predict returns the chunks that will come within the view radius along
 // the path ahead and are not within it now, nor were from the chunks
-// behind (oldest first) the player was in, nearest first. It runs on
-// every move of every player, inside the World's transaction, so it visits
-// only the chunks that enter the view at each step of the path, not the
-// whole view around each step: row by row, those in view of the step and
-// not of the step before. The view is round and the steps' chunks follow
-// the line only roughly, so a chunk in view of two steps need not be in
-// view of every step between them: each is also checked against the
-// steps before those two.
+// behind (oldest first) the player was in, nearest first.
 func (pf *Prefetcher) predict(pos, vel mgl64.Vec3, behind []world.ChunkPos) []world.ChunkPos {
+	var buf [32]world.ChunkPos
+	return pf.predictAlong(pf.path(buf[:0], pos, vel, behind), len(behind))
+}
+
+// path appends to steps the chunks of the player's path: those behind it,
+// its own, and those it will be in along the path ahead, each once. The
+// prediction follows from the path alone, so a move that leaves the path
+// as it was has nothing new to predict.
+func (pf *Prefetcher) path(steps []world.ChunkPos, pos, vel mgl64.Vec3, behind []world.ChunkPos) []world.ChunkPos {
+	steps = append(append(steps, behind...), chunkOf(pos))
 	speed := math.Hypot(vel[0], vel[2])
 	if speed < 0.5 {
-		return nil
+		return steps
 	}
 	dir := mgl64.Vec3{vel[0] / speed, 0, vel[2] / speed}
 	dist := speed * pf.opts.Lookahead.Seconds() // blocks ahead
-	r := int32(pf.opts.ViewRadius)
-	var out []world.ChunkPos
-	var stepsBuf [32]world.ChunkPos
-	steps := append(append(stepsBuf[:0], behind...), chunkOf(pos))
 	for d := 8.0; d <= dist+8; d += 8 {
-		f := chunkOf(pos.Add(dir.Mul(d)))
-		if f != steps[len(steps)-1] {
-			out = appendEntering(out, f, steps, r)
+		if f := chunkOf(pos.Add(dir.Mul(d))); f != steps[len(steps)-1] {
 			steps = append(steps, f)
 		}
+	}
+	return steps
+}
+
+// predictAlong returns the chunks that come into view along a path whose
+// player is in steps[cur], in view of none of the steps before, nearest
+// first. It runs on every move of every player that changed its path,
+// inside the
+// World's transaction, so it visits only the chunks that enter the view at
+// each step of the path, not the whole view around each step: row by row,
+// those in view of the step and not of the step before. The view is round
+// and the steps' chunks follow the line only roughly, so a chunk in view
+// of two steps need not be in view of every step between them: each is
+// also checked against the steps before those two.
+func (pf *Prefetcher) predictAlong(steps []world.ChunkPos, cur int) []world.ChunkPos {
+	r := int32(pf.opts.ViewRadius)
+	var out []world.ChunkPos
+	for i := cur + 1; i < len(steps); i++ {
+		out = appendEntering(out, steps[i], steps[:i], r)
 	}
 	return out
 }

@@ -191,6 +191,42 @@ func TestSkipsWhatThePlayerLeftBehind(t *testing.T) {
 	}
 }
 
+// A move that leaves the player's path (the chunks behind, its own and
+// those ahead) as it was predicts nothing again: what it would predict is
+// queued already. One that changes the path does.
+func TestPredictsWhenThePathChanges(t *testing.T) {
+	pf := &Prefetcher{opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 1000)}
+	id := uuid.New()
+	drained := func() int {
+		n := 0
+		for ; len(pf.queue) > 0; n++ {
+			j := <-pf.queue
+			delete(pf.queued, job{pos: j.pos, dim: j.dim})
+		}
+		return n
+	}
+	move := func(x float64) int {
+		if tr := pf.players[id]; tr != nil {
+			tr.at = time.Now().Add(-50 * time.Millisecond) // a tick ago
+		}
+		pf.UpdatePlayer(id, mgl64.Vec3{x, 64, 8}, world.Overworld)
+		return drained()
+	}
+	x := 1.0
+	for ; x < 8; x += 0.215 { // walking along +X, inside chunk 0
+		move(x)
+	}
+	if n := move(x); n != 0 {
+		t.Fatalf("a move that left the path as it was queued %d chunks again", n)
+	}
+	for x < 17 && move(x) == 0 { // into chunk 1
+		x += 0.215
+	}
+	if x >= 17 {
+		t.Fatal("walking into the next chunk predicted nothing new")
+	}
+}
+
 // Chunks within another player's view are held by the World already, so
 // they are not predicted; the same chunks are when that player is
 // elsewhere or in another dimension.

@@ -12,8 +12,8 @@ import (
 
 // UpdatePlayer runs on every move of every player, in the World's
 // transaction: what it costs a moving player, walking and flying, at two
-// view radii. Nothing drains the queue, so predictions beyond the budget
-// are dropped, as a busy server's would be.
+// view radii. The queue is drained after each move, as the workers would
+// drain it.
 func BenchmarkUpdatePlayer(b *testing.B) {
 	for _, r := range []int{8, 16} {
 		for _, speed := range []float64{4.3, 30} { // walking, elytra (blocks a second)
