@@ -12,9 +12,11 @@
 // anything. Chunks within another player's view, or within the player's
 // own view from the last few chunks it left, are skipped: the World holds
 // them already. A turn or a teleport drops the predictions that no longer
-// apply. UpdatePlayer never blocks: when the queue is full,
-// predictions are dropped. PinArea keeps an area (a spawn, an arena) in the
-// cache however much else is loaded.
+// apply. UpdatePlayer never blocks: when the queue is full, predictions
+// are dropped, and queued again when the player's path next changes (a
+// move that changes none of the chunks behind the player, its own or
+// those ahead predicts nothing anew). PinArea keeps an area (a spawn, an
+// arena) in the cache however much else is loaded.
 package prefetch
 
 import (
@@ -346,13 +348,12 @@ func (pf *Prefetcher) path(steps []world.ChunkPos, pos, vel mgl64.Vec3, behind [
 // predictAlong returns the chunks that come into view along a path whose
 // player is in steps[cur], in view of none of the steps before, nearest
 // first. It runs on every move of every player that changed its path,
-// inside the
-// World's transaction, so it visits only the chunks that enter the view at
-// each step of the path, not the whole view around each step: row by row,
-// those in view of the step and not of the step before. The view is round
-// and the steps' chunks follow the line only roughly, so a chunk in view
-// of two steps need not be in view of every step between them: each is
-// also checked against the steps before those two.
+// inside the World's transaction, so it visits only the chunks that enter
+// the view at each step of the path, not the whole view around each step:
+// row by row, those in view of the step and not of the step before. The
+// view is round and the steps' chunks follow the line only roughly, so a
+// chunk in view of two steps need not be in view of every step between
+// them: each is also checked against the steps before those two.
 func (pf *Prefetcher) predictAlong(steps []world.ChunkPos, cur int) []world.ChunkPos {
 	r := int32(pf.opts.ViewRadius)
 	var out []world.ChunkPos
