@@ -412,7 +412,9 @@ func (pf *Prefetcher) RemovePlayer(id uuid.UUID) {
 }
 
 // PinArea loads and keeps in the cache every column within radius chunks
-// of centre, until UnpinArea with the same arguments. Pins nest. If a
+// of centre along X and Z (a square, which covers the round view of a
+// player at centre with that radius), until UnpinArea with the same
+// arguments. Pins nest. If a
 // column cannot be read, PinArea returns the error and pins nothing: the
 // columns it had pinned are released again. After Close it pins nothing
 // and returns provider.ErrClosed, as Close has released the pins already.
