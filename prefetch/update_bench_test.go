@@ -2,6 +2,7 @@ package prefetch
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -17,24 +18,29 @@ import (
 func BenchmarkUpdatePlayer(b *testing.B) {
 	for _, r := range []int{8, 16} {
 		for _, speed := range []float64{4.3, 30} { // walking, elytra (blocks a second)
-			b.Run(fmt.Sprintf("radius=%d/speed=%v", r, speed), func(b *testing.B) {
-				pf := &Prefetcher{opts: Options{ViewRadius: r}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 256)}
-				id := uuid.New()
-				pos := mgl64.Vec3{0, 64, 0}
-				step := speed / 20 // a move a tick
-				pf.UpdatePlayer(id, pos, world.Overworld)
-				b.ResetTimer()
-				for range b.N {
-					pos[0] += step
-					// As if the last move came a tick ago.
-					pf.players[id].at = time.Now().Add(-50 * time.Millisecond)
+			// Along X, and at 20° from it, where a path's chunks change
+			// far more often (its points cross borders of both axes).
+			for _, heading := range []float64{0, 20} {
+				b.Run(fmt.Sprintf("radius=%d/speed=%v/heading=%v", r, speed, heading), func(b *testing.B) {
+					pf := &Prefetcher{opts: Options{ViewRadius: r}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 256)}
+					id := uuid.New()
+					pos := mgl64.Vec3{0, 64, 0}
+					a := heading * math.Pi / 180
+					step := mgl64.Vec3{math.Cos(a), 0, math.Sin(a)}.Mul(speed / 20) // a move a tick
 					pf.UpdatePlayer(id, pos, world.Overworld)
-					for len(pf.queue) > 0 {
-						j := <-pf.queue
-						delete(pf.queued, job{pos: j.pos, dim: j.dim})
+					b.ResetTimer()
+					for range b.N {
+						pos = pos.Add(step)
+						// As if the last move came a tick ago.
+						pf.players[id].at = time.Now().Add(-50 * time.Millisecond)
+						pf.UpdatePlayer(id, pos, world.Overworld)
+						for len(pf.queue) > 0 {
+							j := <-pf.queue
+							delete(pf.queued, job{pos: j.pos, dim: j.dim})
+						}
 					}
-				}
-			})
+				})
+			}
 		}
 	}
 }
