@@ -193,37 +193,44 @@ func TestSkipsWhatThePlayerLeftBehind(t *testing.T) {
 
 // A move that leaves the player's path (the chunks behind, its own and
 // those ahead) as it was predicts nothing again: what it would predict is
-// queued already. One that changes the path does.
+// queued already. One that changes the path does. (How far ahead the path
+// reaches follows the measured speed, which a slow test machine can make
+// vary, so each move is judged by whether its path changed.)
 func TestPredictsWhenThePathChanges(t *testing.T) {
 	pf := &Prefetcher{opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 1000)}
 	id := uuid.New()
-	drained := func() int {
+	unchanged, changed := 0, 0
+	for x := 1.0; x < 48; x += 0.215 { // walking along +X, through three chunks
+		tr := pf.players[id]
+		var path []world.ChunkPos
+		var gen uint64
+		if tr != nil {
+			tr.at = time.Now().Add(-50 * time.Millisecond) // a tick ago
+			path, gen = slices.Clone(tr.path), tr.gen
+		}
+		pf.UpdatePlayer(id, mgl64.Vec3{x, 64, 8}, world.Overworld)
 		n := 0
 		for ; len(pf.queue) > 0; n++ {
 			j := <-pf.queue
 			delete(pf.queued, job{pos: j.pos, dim: j.dim})
 		}
-		return n
-	}
-	move := func(x float64) int {
-		if tr := pf.players[id]; tr != nil {
-			tr.at = time.Now().Add(-50 * time.Millisecond) // a tick ago
+		tr = pf.players[id]
+		switch {
+		case tr == nil || path == nil:
+		case slices.Equal(path, tr.path) && gen == tr.gen:
+			unchanged++
+			if n != 0 {
+				t.Fatalf("at x=%.2f, a move that left the path %v as it was queued %d chunks again", x, path, n)
+			}
+		case len(tr.path) > tr.nBehind+1: // a path with steps ahead
+			changed++
+			if n == 0 {
+				t.Fatalf("at x=%.2f, the path changed from %v to %v and nothing was predicted", x, path, tr.path)
+			}
 		}
-		pf.UpdatePlayer(id, mgl64.Vec3{x, 64, 8}, world.Overworld)
-		return drained()
 	}
-	x := 1.0
-	for ; x < 8; x += 0.215 { // walking along +X, inside chunk 0
-		move(x)
-	}
-	if n := move(x); n != 0 {
-		t.Fatalf("a move that left the path as it was queued %d chunks again", n)
-	}
-	for x < 17 && move(x) == 0 { // into chunk 1
-		x += 0.215
-	}
-	if x >= 17 {
-		t.Fatal("walking into the next chunk predicted nothing new")
+	if unchanged < 100 || changed < 3 {
+		t.Fatalf("%d moves left the path as it was, %d changed it: the walk shows nothing", unchanged, changed)
 	}
 }
 
