@@ -317,14 +317,6 @@ func halfWidth(dx, r int32) int32 {
 	return int32(w)
 }
 
-// predict returns the chunks that will come within the view radius along
-// the path ahead and are not within it now, nor were from the chunks
-// behind (oldest first) the player was in, nearest first.
-func (pf *Prefetcher) predict(pos, vel mgl64.Vec3, behind []world.ChunkPos) []world.ChunkPos {
-	var buf [32]world.ChunkPos
-	return pf.predictAlong(pf.path(buf[:0], pos, vel, behind), len(behind))
-}
-
 // path appends to steps the chunks of the player's path: those behind it,
 // its own, and those it will be in along the path ahead, each once. The
 // prediction follows from the path alone, so a move that leaves the path

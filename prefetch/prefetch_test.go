@@ -486,6 +486,14 @@ func TestSeesIsDragonflysView(t *testing.T) {
 	}
 }
 
+// predict is what UpdatePlayer queues for a player at pos moving at vel,
+// who was in the chunks behind (oldest first) before: the chunks that will
+// come within the view radius along the path ahead and are not within it
+// now, nor were from the chunks behind, nearest first.
+func (pf *Prefetcher) predict(pos, vel mgl64.Vec3, behind []world.ChunkPos) []world.ChunkPos {
+	return pf.predictAlong(pf.path(nil, pos, vel, behind), len(behind))
+}
+
 // predictNaive is what predict computes, the plain way: every chunk within
 // the view of every step, less those seen already and those in view now or
 // from the chunks behind.
