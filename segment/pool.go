@@ -28,7 +28,7 @@ func (p *Provider) takeBackgroundErr() error {
 }
 
 // scheduler hands every open segment to the pool each MaintainInterval and
-// closes the idle ones.
+// closes the idle ones that hold no pinned column.
 func (p *Provider) scheduler() {
 	defer p.wg.Done()
 	t := time.NewTicker(p.conf.MaintainInterval)
@@ -44,7 +44,7 @@ func (p *Provider) scheduler() {
 		for _, s := range p.segs {
 			switch {
 			case s.closing:
-			case s.users == 0 && time.Since(s.lastUse) > p.conf.IdleTimeout:
+			case s.users == 0 && time.Since(s.lastUse) > p.conf.IdleTimeout && len(p.pins[s.key]) == 0:
 				s.closing = true
 				idle = append(idle, s)
 			default:

@@ -31,6 +31,11 @@
 // Edition names the columns of every region at once (edition.go), so that
 // an overlay over a segmented template can tell that its map changed.
 //
+// Prefetch, Pin and Unpin are provider.DB's (prefetch.go), so a
+// prefetch.Prefetcher serves a segmented world: a prefetch opens a closed
+// region ahead of the player, and a region holding pinned columns stays
+// open.
+//
 // Regions lists a segmented world's region databases for tools: blaze
 // check, compact and convert read a segmented world region by region.
 package segment
@@ -136,6 +141,9 @@ type Provider struct {
 	closed bool
 	bgErr  error
 	eds    editions
+	// pins counts the Pin calls not yet undone, by region and column
+	// (prefetch.go). A region with pins is kept open.
+	pins map[segKey]map[world.ChunkPos]int
 
 	stop chan struct{}
 	work chan *seg
@@ -169,7 +177,8 @@ func (c Config) Open(dir string) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("segment: open %s: %w", dir, err)
 	}
-	p := &Provider{conf: c, dir: dir, meta: meta, segs: map[segKey]*seg{}, stop: make(chan struct{}), work: make(chan *seg)}
+	p := &Provider{conf: c, dir: dir, meta: meta, segs: map[segKey]*seg{}, pins: map[segKey]map[world.ChunkPos]int{},
+		stop: make(chan struct{}), work: make(chan *seg)}
 	p.idle.L = &p.mu
 	if err := p.finishDeletions(); err != nil {
 		meta.Close()
@@ -269,6 +278,7 @@ func (p *Provider) acquire(k segKey, create bool) (*seg, error) {
 		s := &seg{key: k, ready: make(chan struct{}), users: 1, gone: make(chan struct{})}
 		p.segs[k] = s
 		reg := p.reg
+		pins := p.pinnedIn(k) // a Pin after this finds s and pins in it itself
 		p.mu.Unlock()
 		p.closeAll(victims, true)
 		s.db, s.err = provider.Config{
@@ -278,6 +288,7 @@ func (p *Provider) acquire(k segKey, create bool) (*seg, error) {
 		}.Open(p.segDir(k))
 		if s.err == nil {
 			p.eds.note(k, s.db) // before anyone stores; a new one if the open found damage
+			p.applyPins(s, pins)
 		}
 		close(s.ready)
 		if s.err != nil {
@@ -319,14 +330,14 @@ func (p *Provider) unpin(s *seg) {
 }
 
 // evictLocked marks idle segments to close, least recently used first,
-// until at most keep are open (and also those idle past IdleTimeout when
-// keep < 0 is not asked). p.mu must be held; the caller closes them.
+// until at most keep are open; segments in use or holding pinned columns
+// stay open. p.mu must be held; the caller closes them.
 func (p *Provider) evictLocked(keep int) []*seg {
 	var victims []*seg
 	for len(p.segs)-len(victims) > keep {
 		var oldest *seg
 		for _, s := range p.segs {
-			if s.users == 0 && !s.closing && (oldest == nil || s.lastUse.Before(oldest.lastUse)) {
+			if s.users == 0 && !s.closing && len(p.pins[s.key]) == 0 && (oldest == nil || s.lastUse.Before(oldest.lastUse)) {
 				oldest = s
 			}
 		}

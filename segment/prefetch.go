@@ -1,0 +1,162 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/goleveldb/leveldb"
+)
+
+// Prefetching and pinning, as provider.DB offers them, over regions that
+// open and close.
+//
+// The pins of a segmented world are counted here, by region and column,
+// and each region's database holds one pin of every column pinned here:
+// the first Pin of a column pins it in its region, if the region is open,
+// and the last Unpin unpins it. A region that opens pins the columns
+// counted for it when it opens, so the database and the count agree
+// however Pin, Unpin and opening interleave: the open takes the count
+// under p.mu when it puts its segment in the map, and a Pin or Unpin that
+// comes after finds the segment and does its own part there. A region
+// holding pins is never closed for being idle or to stay under MaxOpen;
+// deleting it drops its pinned columns with the rest, and the pins apply
+// again to the columns a region of that place holds later.
+
+// Prefetch reads the column at pos into its region's column cache, with a
+// ready copy for the next LoadColumn, as provider.DB.Prefetch does. It
+// opens the region if it is closed, so a player crossing into a region
+// does not wait for it to open either. A column of a region never written
+// costs a look at the disk and no work (false, nil).
+func (p *Provider) Prefetch(pos world.ChunkPos, dim world.Dimension) (bool, error) {
+	k, err := p.keyFor(pos, dim)
+	if err != nil {
+		return false, err
+	}
+	s, err := p.acquire(k, false)
+	if errors.Is(err, leveldb.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("segment: prefetch column %v (%v): %w", pos, dim, err)
+	}
+	defer p.release(s) // a prefetch is use to come: the region stays open
+	return s.db.Prefetch(pos, dim)
+}
+
+// Pin keeps the column at pos in its region's cache until as many Unpin
+// calls, and keeps the region open meanwhile (beyond MaxOpen if need be).
+// A column not stored, or in a region not written yet, is pinned for when
+// it is. If the column cannot be read, Pin returns the error and leaves
+// nothing pinned. Unpin undoes a Pin that has returned: a Pin and an Unpin
+// of one column must not race.
+func (p *Provider) Pin(pos world.ChunkPos, dim world.Dimension) error {
+	k, err := p.keyFor(pos, dim)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return fmt.Errorf("segment: pin column %v (%v): %w", pos, dim, blazedb.ErrClosed)
+	}
+	if p.countPinLocked(k, pos, 1) > 1 {
+		p.mu.Unlock()
+		return nil // pinned in its region already, or by its next open
+	}
+	if s, ok := p.segs[k]; ok && !s.closing {
+		// Open (or opening, with a count taken before this one): pin here.
+		s.users++
+		p.mu.Unlock()
+		<-s.ready
+		if s.err == nil {
+			err = s.db.Pin(pos, dim)
+		} else {
+			err = s.err
+		}
+		p.release(s)
+	} else {
+		// Closed or closing: the region's next open pins the column, as it
+		// is counted now. Open it, so that the column is read now.
+		p.mu.Unlock()
+		if s, err = p.acquire(k, false); err == nil {
+			// The open could not pin an unreadable column: this read tells.
+			if _, err = s.db.Prefetch(pos, dim); err != nil {
+				s.db.Unpin(pos, dim) // in case the open's read went better
+			}
+			p.release(s)
+		} else if errors.Is(err, leveldb.ErrNotFound) {
+			return nil // the region is not written yet
+		}
+	}
+	if err != nil {
+		p.mu.Lock()
+		p.countPinLocked(k, pos, -1)
+		p.mu.Unlock()
+		return fmt.Errorf("segment: pin column %v (%v): %w", pos, dim, err)
+	}
+	return nil
+}
+
+// Unpin undoes one Pin.
+func (p *Provider) Unpin(pos world.ChunkPos, dim world.Dimension) {
+	k, err := p.keyFor(pos, dim)
+	if err != nil {
+		return
+	}
+	p.mu.Lock()
+	s, open := p.segs[k]
+	if p.countPinLocked(k, pos, -1) > 0 || !open || s.closing {
+		p.mu.Unlock()
+		return // still pinned, or its region's database is closing or closed
+	}
+	s.users++
+	p.mu.Unlock()
+	<-s.ready
+	if s.db != nil {
+		s.db.Unpin(pos, dim)
+	}
+	p.unpin(s) // not a use of the region
+}
+
+// countPinLocked adds delta to the pins of pos in region k and returns the
+// new count; it never goes below zero. p.mu must be held.
+func (p *Provider) countPinLocked(k segKey, pos world.ChunkPos, delta int) int {
+	m := p.pins[k]
+	n := max(m[pos]+delta, 0)
+	switch {
+	case n > 0 && m == nil:
+		m = map[world.ChunkPos]int{}
+		p.pins[k] = m
+		fallthrough
+	case n > 0:
+		m[pos] = n
+	default:
+		delete(m, pos)
+		if len(m) == 0 {
+			delete(p.pins, k)
+		}
+	}
+	return n
+}
+
+// pinnedIn returns the columns pinned in region k. p.mu must be held.
+func (p *Provider) pinnedIn(k segKey) []world.ChunkPos {
+	var out []world.ChunkPos
+	for pos := range p.pins[k] {
+		out = append(out, pos)
+	}
+	return out
+}
+
+// applyPins pins the columns of pins in the region s has just opened. A
+// column that cannot be read stays unpinned: a Pin that opened the region
+// reads it again and reports the error, and the World's LoadColumn of it
+// meets the same error.
+func (p *Provider) applyPins(s *seg, pins []world.ChunkPos) {
+	dim, _ := world.DimensionByID(int(s.key.dim))
+	for _, pos := range pins {
+		_ = s.db.Pin(pos, dim)
+	}
+}
