@@ -16,6 +16,11 @@
 // while an overlay is in use changes under the match, which nothing can
 // undo.
 //
+// Prefetch, Pin and Unpin are provider.DB's (prefetch.go), so a
+// prefetch.Prefetcher serves an arena: a prefetch goes to the overlay for a
+// column the match changed and to the template for the rest, and a pin
+// holds in both, across resets, until Unpin or Shutdown.
+//
 // # On disk
 //
 //	dir/CURRENT        names the current generation and the template's edition:
@@ -86,6 +91,11 @@ type Provider struct {
 	// when its own commit fails. Guarded by resetMu after Open.
 	committed []byte
 
+	// pinMu guards pins, the Pin calls not yet undone (prefetch.go). It
+	// comes after resetMu and before mu.
+	pinMu sync.Mutex
+	pins  map[pinKey]int
+
 	mu      sync.RWMutex // guards gen, cur, reg and lastSet; held only to read or swap them
 	gen     int
 	cur     *provider.DB
@@ -122,7 +132,7 @@ func (c Config) Open(template world.Provider, dir string) (*Provider, error) {
 	if c.ColumnCacheBytes == 0 {
 		c.ColumnCacheBytes = 4 << 20
 	}
-	p := &Provider{conf: c, dir: dir, template: template}
+	p := &Provider{conf: c, dir: dir, template: template, pins: map[pinKey]int{}}
 	p.bg.spare = make(chan spareGen, 1)
 	if err := vfs.MkdirAll(c.FS, dir); err != nil {
 		return nil, fmt.Errorf("overlay: open %s: %w", dir, err)
@@ -232,6 +242,12 @@ func (p *Provider) ResetOverlay() error {
 		p.mu.RUnlock()
 		return fmt.Errorf("overlay: reset %s: %w", p.dir, errors.Join(err, p.takeBackgroundErr()))
 	}
+	p.pinMu.Lock() // no Pin or Unpin until the spare, pinned too, takes over
+	defer p.pinMu.Unlock()
+	if err := p.pinSpare(spare); err != nil {
+		p.bg.spare <- spare
+		return fmt.Errorf("overlay: reset %s: %w", p.dir, err)
+	}
 	// The commit point; calls on the overlay go on meanwhile.
 	commit := encodeCurrent(spare.n, p.templateEdition())
 	if err := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, commit); err != nil {
@@ -241,6 +257,7 @@ func (p *Provider) ResetOverlay() error {
 		if rerr := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, p.committed); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("restore %s: %w", currentName, rerr))
 		}
+		p.unpinSpare(spare)
 		p.bg.spare <- spare // not committed: the spare stays spare
 		return fmt.Errorf("overlay: reset %s: commit generation %d: %w", p.dir, spare.n, err)
 	}
@@ -400,13 +417,17 @@ func (p *Provider) Close() error {
 	return errors.Join(err, p.takeBackgroundErr())
 }
 
-// Shutdown closes the overlay for good: it also waits for background work
-// and deletes the prepared spare generation. Use it when the arena is
+// Shutdown closes the overlay for good: it also waits for background work,
+// deletes the prepared spare generation and releases the pins it holds in
+// the template. Use it when the arena is
 // retired; Close (which a World calls) keeps the spare for the next reset.
 func (p *Provider) Shutdown() error {
 	p.resetMu.Lock()
 	defer p.resetMu.Unlock()
 	err := p.Close()
+	p.pinMu.Lock()
+	p.unpinTemplate()
+	p.pinMu.Unlock()
 	spare := <-p.bg.spare
 	if errors.Is(spare.err, ErrShutdown) {
 		p.bg.spare <- spare
