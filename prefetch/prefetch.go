@@ -7,9 +7,11 @@
 // a velocity, predicts the chunks that will come into view along it
 // (further at higher speed), by the rule Dragonfly's World loads them by
 // (a round view), and hands them to a bounded pool of workers that call
-// provider.DB.Prefetch, which decodes each column and keeps a ready copy
-// that the World's LoadColumn then takes without decoding or cloning
-// anything. Chunks within another player's view, or within the player's
+// the provider's Prefetch, which decodes each column and keeps a ready
+// copy that the World's LoadColumn then takes without decoding or cloning
+// anything. Any Blaze provider serves (see Source): a provider.DB, a
+// segment.Provider, whose prefetch also opens a closed region ahead of the
+// player, or an overlay.Provider, an arena. Chunks within another player's view, or within the player's
 // own view from the last few chunks it left, are skipped: the World holds
 // them already. A turn or a teleport drops the predictions that no longer
 // apply. UpdatePlayer never blocks: when the queue is full, predictions
@@ -83,9 +85,23 @@ type Stats struct {
 	Players   int   // players followed now: UpdatePlayer adds, RemovePlayer forgets
 }
 
+// Source is the Blaze world a Prefetcher warms: *provider.DB,
+// *segment.Provider and *overlay.Provider implement it, each as
+// provider.DB documents the three methods. Its methods must be safe to
+// call from any goroutine beside the World's own calls.
+type Source interface {
+	// Prefetch reads the column into the cache with a ready copy for the
+	// next LoadColumn, and reports whether it did any work.
+	Prefetch(pos world.ChunkPos, dim world.Dimension) (bool, error)
+	// Pin keeps the column cached until as many Unpin calls.
+	Pin(pos world.ChunkPos, dim world.Dimension) error
+	// Unpin undoes one Pin.
+	Unpin(pos world.ChunkPos, dim world.Dimension)
+}
+
 // Prefetcher is safe for concurrent use.
 type Prefetcher struct {
-	p    *provider.DB
+	p    Source
 	opts Options
 
 	mu      sync.Mutex
@@ -138,7 +154,7 @@ type track struct {
 }
 
 // New starts a prefetcher over p.
-func New(p *provider.DB, o Options) *Prefetcher {
+func New(p Source, o Options) *Prefetcher {
 	o = o.withDefaults()
 	pf := &Prefetcher{p: p, opts: o, players: map[uuid.UUID]*track{}, queued: map[job]bool{},
 		queue: make(chan job, o.Budget), stop: make(chan struct{}), pins: map[job]int{}}

@@ -74,7 +74,7 @@ func TestPredictAheadAndFurtherWhenFaster(t *testing.T) {
 
 // A player moving along the strip finds the chunks ahead already cached.
 func TestWarmsTheChunksAhead(t *testing.T) {
-	p := strip(t, 16, provider.Config{})
+	p := strip(t, 6, provider.Config{})
 	pf := New(p, Options{ViewRadius: 1})
 	defer pf.Close()
 	id := uuid.New()
@@ -85,7 +85,7 @@ func TestWarmsTheChunksAhead(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for pf.Stats().Loaded < 10 && time.Now().Before(deadline) {
+	for pf.Stats().Loaded < 9 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	h0, m0 := p.CacheStats()
