@@ -57,10 +57,10 @@ type Running struct {
 	// Arena is the overlay in arena mode, else nil. Shut it down when the
 	// arena is retired.
 	Arena *overlay.Provider
-	// Prefetcher warms World's cache with the chunks ahead of every player
-	// Serve accepts; nil in arena mode, where the World reads the overlay
-	// and the template has a cache of its own. Serve closes it; a caller
-	// that never serves closes it itself.
+	// Prefetcher warms the cache with the chunks ahead of every player
+	// Serve accepts: World's, or in arena mode the overlay's and the
+	// template's. Serve closes it; a caller that never serves closes it
+	// itself.
 	Prefetcher *prefetch.Prefetcher
 
 	backups *backups // nil without Config.BackupDir
@@ -168,7 +168,7 @@ func (c Config) newArena() (*Running, error) {
 		tmpl.Close()
 		return nil, err
 	}
-	return &Running{Server: srv, World: tmpl, Arena: o}, nil
+	return &Running{Server: srv, World: tmpl, Arena: o, Prefetcher: prefetch.New(o, prefetch.Options{ViewRadius: chunkRadius})}, nil
 }
 
 // chunkRadius caps the chunk radius players may ask for, and is the view

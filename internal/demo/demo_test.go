@@ -133,12 +133,13 @@ func TestArenaMode(t *testing.T) {
 		if err != nil {
 			t.Fatalf("start %d: %v", start, err)
 		}
-		if r.World.Engine().Stats().ChunkKeys == 0 || r.Arena == nil {
-			t.Fatal("not an arena on the template")
+		if r.World.Engine().Stats().ChunkKeys == 0 || r.Arena == nil || r.Prefetcher == nil {
+			t.Fatal("not a prefetched arena on the template")
 		}
 		if dirty, _ := r.Arena.Dirty(); len(dirty) != 0 {
 			t.Fatalf("start %d: the arena starts with %d changed columns", start, len(dirty))
 		}
+		r.Prefetcher.Close()
 		r.Arena.Shutdown()
 		r.World.Close()
 	}
