@@ -130,3 +130,34 @@ func BenchmarkArenaCycle(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkLoadPrefetched loads, through the overlay and from the template
+// directly, a template column the match did not change, right after a
+// prefetch left its ready copy: what a predicted load costs the World's
+// tick, so what the overlay adds to it shows.
+func BenchmarkLoadPrefetched(b *testing.B) {
+	tp := openTemplate(b, template(b, 4))
+	o, err := Config{Log: quiet}.Open(tp, filepath.Join(b.TempDir(), "arena"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer o.Shutdown()
+	for name, p := range map[string]interface {
+		world.Provider
+		Prefetch(world.ChunkPos, world.Dimension) (bool, error)
+	}{"template": tp, "overlay": o} {
+		b.Run(name, func(b *testing.B) {
+			pos := world.ChunkPos{2, 2}
+			for b.Loop() {
+				b.StopTimer()
+				if _, err := p.Prefetch(pos, world.Overworld); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				if _, err := p.LoadColumn(pos, world.Overworld); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
