@@ -81,7 +81,7 @@ soak:
 # The overlay's benchmarks run a set number of iterations a sample: each
 # reset first stores up to 1,000 columns, untimed, and each ArenaMemory
 # iteration opens 100 arenas; with the default -benchtime their run alone
-# took hours.
+# took hours. Each LoadPrefetched iteration prefetches, untimed, too.
 # The stores in bursts pause after every 32 (see BenchmarkStoreBurst), so
 # they run for a set number of stores a sample.
 # BENCH narrows the run of tests/ and the engine's packages (BENCH=Walk);
@@ -101,6 +101,7 @@ bench:
 	done
 	cd overlay && ../$(BENCHBIN)/overlay.test $(BENCHRUN) -test.bench 'ResetOverlay|ArenaCycle' -test.benchtime 20x -test.timeout 1h | tee -a ../bench-engine.txt
 	cd overlay && ../$(BENCHBIN)/overlay.test $(BENCHRUN) -test.bench 'ArenaMemory' -test.benchtime 2x -test.timeout 1h | tee -a ../bench-engine.txt
+	cd overlay && ../$(BENCHBIN)/overlay.test $(BENCHRUN) -test.bench 'LoadPrefetched' -test.benchtime 20000x -test.timeout 1h | tee -a ../bench-engine.txt
 	$(BENCHBIN)/benchtable bench.txt bench-engine.txt
 
 lint:

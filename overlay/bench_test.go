@@ -134,7 +134,9 @@ func BenchmarkArenaCycle(b *testing.B) {
 // BenchmarkLoadPrefetched loads, through the overlay and from the template
 // directly, a template column the match did not change, right after a
 // prefetch left its ready copy: what a predicted load costs the World's
-// tick, so what the overlay adds to it shows.
+// tick, so what the overlay adds to it shows. Run it a set number of
+// times (make bench: -benchtime 20000x): every iteration also prefetches,
+// untimed, so the default second of timed loads would take minutes.
 func BenchmarkLoadPrefetched(b *testing.B) {
 	tp := openTemplate(b, template(b, 4))
 	o, err := Config{Log: quiet}.Open(tp, filepath.Join(b.TempDir(), "arena"))

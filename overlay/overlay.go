@@ -353,11 +353,29 @@ func (p *Provider) LoadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.C
 	if p.cur == nil {
 		return nil, blazedb.ErrClosed
 	}
+	// Most loads are of columns the match has not changed: the overlay's
+	// index, in memory, tells so without a load that fails.
+	if changed, err := p.changed(pos, dim); err != nil || !changed {
+		if err != nil {
+			return nil, fmt.Errorf("overlay: load column %v (%v): %w", pos, dim, err)
+		}
+		return p.template.LoadColumn(pos, dim)
+	}
 	col, err := p.cur.LoadColumn(pos, dim)
 	if errors.Is(err, leveldb.ErrNotFound) {
 		return p.template.LoadColumn(pos, dim)
 	}
 	return col, err
+}
+
+// changed reports whether the overlay holds the column at pos, from memory
+// alone. p.mu must be held, with p.cur open.
+func (p *Provider) changed(pos world.ChunkPos, dim world.Dimension) (bool, error) {
+	id, ok := world.DimensionID(dim)
+	if !ok {
+		return false, fmt.Errorf("unknown dimension %v", dim)
+	}
+	return p.cur.Engine().Has(blazedb.Key{Dim: int32(id), X: pos[0], Z: pos[1]})
 }
 
 // StoreColumn writes to the overlay only.

@@ -37,16 +37,12 @@ type pinKey struct {
 // the overlay or the template, with a ready copy for the next LoadColumn,
 // as provider.DB.Prefetch does. It reports whether it did any work.
 func (p *Provider) Prefetch(pos world.ChunkPos, dim world.Dimension) (bool, error) {
-	id, ok := world.DimensionID(dim)
-	if !ok {
-		return false, fmt.Errorf("overlay: prefetch column %v: unknown dimension %v", pos, dim)
-	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.cur == nil {
 		return false, fmt.Errorf("overlay: prefetch column %v (%v): %w", pos, dim, blazedb.ErrClosed)
 	}
-	changed, err := p.cur.Engine().Has(blazedb.Key{Dim: int32(id), X: pos[0], Z: pos[1]})
+	changed, err := p.changed(pos, dim)
 	switch {
 	case err != nil:
 		return false, fmt.Errorf("overlay: prefetch column %v (%v): %w", pos, dim, err)
