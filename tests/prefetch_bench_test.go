@@ -2,12 +2,15 @@ package tests
 
 import (
 	"math"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/blazeworld/blaze/overlay"
 	"github.com/blazeworld/blaze/prefetch"
 	"github.com/blazeworld/blaze/provider"
+	"github.com/blazeworld/blaze/segment"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/go-gl/mathgl/mgl64"
 	"github.com/google/uuid"
@@ -49,12 +52,38 @@ func inView(at, c world.ChunkPos) bool {
 	return int32(math.Round(math.Sqrt(dx*dx+dz*dz))) <= viewRadius
 }
 
+// replayWorld is a world a replay runs over, opened with nothing cached:
+// its provider, and what its column caches counted (nil where the world
+// cannot tell).
+type replayWorld struct {
+	p interface {
+		world.Provider
+		prefetch.Source
+	}
+	cache func() (hits, misses int64) // LoadColumn from the column cache, or not
+	ready func() (made, taken int64)  // ready copies made by Prefetch, and taken
+	close func()
+}
+
+// plainWorld opens the tiled world as one provider.DB.
+func plainWorld(b *testing.B) replayWorld {
+	p, err := provider.Config{Log: quiet}.Open(tiled(b, contenders[0]))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return replayWorld{p: p, cache: p.CacheStats, ready: p.ReadyStats, close: func() { p.Close() }}
+}
+
 // BenchmarkPrefetchTraces replays traces over the tiled world, loading
 // what a World would load around each player every tick, with and without
 // prefetching, and reports the hit rate, the LoadColumn p50/p99 and the
 // share of prefetched columns never used.
-func BenchmarkPrefetchTraces(b *testing.B) {
-	dir := tiled(b, contenders[0])
+func BenchmarkPrefetchTraces(b *testing.B) { replayTraces(b, traces, plainWorld) }
+
+// replayTraces runs each trace over worlds open returns, without and with
+// a prefetcher, and reports what BenchmarkPrefetchTraces does, leaving out
+// the figures the world cannot tell.
+func replayTraces(b *testing.B, traces []trace, open func(b *testing.B) replayWorld) {
 	for _, tr := range traces {
 		for _, with := range []bool{false, true} {
 			mode := "without"
@@ -64,34 +93,36 @@ func BenchmarkPrefetchTraces(b *testing.B) {
 			b.Run(tr.name+"/"+mode, func(b *testing.B) {
 				var hitRate, wasted float64
 				var lat []time.Duration
+				var w replayWorld
 				for b.Loop() {
-					p, err := provider.Config{Log: quiet}.Open(dir)
-					if err != nil {
-						b.Fatal(err)
-					}
+					w = open(b)
 					var pf *prefetch.Prefetcher
 					if with {
 						// The replay runs faster than the game: three seconds of
 						// game time ahead, as the default promises.
-						pf = prefetch.New(p, prefetch.Options{ViewRadius: viewRadius, Lookahead: 3 * time.Second * replayTick / (50 * time.Millisecond)})
+						pf = prefetch.New(w.p, prefetch.Options{ViewRadius: viewRadius, Lookahead: 3 * time.Second * replayTick / (50 * time.Millisecond)})
 					}
-					l, hits, misses := replay(b, p, pf, tr)
+					l, hits, misses := replay(b, w, pf, tr)
 					lat = append(lat, l...)
 					hitRate = float64(hits) / float64(hits+misses)
 					if pf != nil {
 						pf.Close()
-						if made, taken := p.ReadyStats(); made > 0 {
-							wasted = float64(made-taken) / float64(made)
+						if w.ready != nil {
+							if made, taken := w.ready(); made > 0 {
+								wasted = float64(made-taken) / float64(made)
+							}
 						}
 					}
-					p.Close()
+					w.close()
 				}
 				slices.Sort(lat)
 				b.ReportMetric(0, "ns/op") // a replay's length is the trace's, not a cost
-				b.ReportMetric(100*hitRate, "hit-%")
+				if w.cache != nil {
+					b.ReportMetric(100*hitRate, "hit-%")
+				}
 				b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
-				if with {
+				if with && w.ready != nil {
 					b.ReportMetric(100*wasted, "wasted-%")
 				}
 			})
@@ -100,8 +131,13 @@ func BenchmarkPrefetchTraces(b *testing.B) {
 }
 
 // replay runs one trace and returns the latency of every LoadColumn and
-// the column cache's hits and misses.
-func replay(b *testing.B, p *provider.DB, pf *prefetch.Prefetcher, tr trace) ([]time.Duration, int64, int64) {
+// the column cache's hits and misses (zero where w cannot tell).
+func replay(b *testing.B, w replayWorld, pf *prefetch.Prefetcher, tr trace) ([]time.Duration, int64, int64) {
+	p := w.p
+	stats := w.cache
+	if stats == nil {
+		stats = func() (int64, int64) { return 0, 0 }
+	}
 	type player struct {
 		id  uuid.UUID
 		pos mgl64.Vec3
@@ -154,11 +190,52 @@ func replay(b *testing.B, p *provider.DB, pf *prefetch.Prefetcher, tr trace) ([]
 		if tick == 0 {
 			// The first view is loaded before anyone moved: no prefetcher
 			// can have it, so the hit rate counts from here.
-			h0, m0 = p.CacheStats()
+			h0, m0 = stats()
 			lat = lat[:0]
 		}
 		time.Sleep(replayTick)
 	}
-	h1, m1 := p.CacheStats()
+	h1, m1 := stats()
 	return lat, h1 - h0, m1 - m0
+}
+
+// segmentedContender stores the tiled world in regions of 32 x 32 chunks
+// (segment's default), 16 of them.
+var segmentedContender = contender{"blaze-segmented", func(b *testing.B, dir string) store {
+	p, err := segment.Config{Log: quiet}.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
+}}
+
+// BenchmarkPrefetchSegmentsAndArenas replays the traces over the tiled
+// world segmented, where a player also crosses into regions that are
+// closed, and as an arena's template under an empty overlay. A segmented
+// world's regions open and close, so it reports no hit rate or waste.
+func BenchmarkPrefetchSegmentsAndArenas(b *testing.B) {
+	b.Run("segmented", func(b *testing.B) {
+		dir := tiled(b, segmentedContender)
+		replayTraces(b, traces, func(b *testing.B) replayWorld {
+			p, err := segment.Config{Log: quiet}.Open(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return replayWorld{p: p, close: func() { p.Close() }}
+		})
+	})
+	b.Run("arena", func(b *testing.B) {
+		dir := tiled(b, contenders[0])
+		replayTraces(b, traces, func(b *testing.B) replayWorld {
+			tp, err := provider.Config{Log: quiet, ReadOnly: true}.Open(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			o, err := overlay.Config{Log: quiet}.Open(tp, filepath.Join(b.TempDir(), "arena"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return replayWorld{p: o, cache: tp.CacheStats, ready: tp.ReadyStats, close: func() { o.Shutdown(); tp.Close() }}
+		})
+	})
 }
