@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/goleveldb/leveldb"
 )
@@ -159,4 +160,60 @@ func (p *Provider) applyPins(s *seg, pins []world.ChunkPos) {
 	for _, pos := range pins {
 		_ = s.db.Pin(pos, dim)
 	}
+}
+
+// cacheCounts are the counters of a region's column cache.
+type cacheCounts struct{ hits, misses, made, taken int64 }
+
+func countsOf(db *provider.DB) cacheCounts {
+	var c cacheCounts
+	c.hits, c.misses = db.CacheStats()
+	c.made, c.taken = db.ReadyStats()
+	return c
+}
+
+func (c *cacheCounts) add(d cacheCounts) {
+	c.hits, c.misses, c.made, c.taken = c.hits+d.hits, c.misses+d.misses, c.made+d.made, c.taken+d.taken
+}
+
+// noteClosedLocked keeps the counters of s's database, which is closed or
+// about to be, as s leaves the map. p.mu must be held.
+func (p *Provider) noteClosedLocked(s *seg) {
+	if s.db != nil {
+		p.closedCounts.add(countsOf(s.db))
+	}
+}
+
+// counts sums the counters of every region since Open: those open now and
+// those closed or deleted since.
+func (p *Provider) counts() cacheCounts {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.closedCounts
+	for _, s := range p.segs {
+		select {
+		case <-s.ready: // s.db is set
+			if s.db != nil {
+				c.add(countsOf(s.db))
+			}
+		default: // still opening: nothing counted yet
+		}
+	}
+	return c
+}
+
+// CacheStats reports hot and cold LoadColumn calls over every region since
+// Open, as provider.DB.CacheStats does for one world: those served from a
+// region's column cache and those that read its engine.
+func (p *Provider) CacheStats() (hits, misses int64) {
+	c := p.counts()
+	return c.hits, c.misses
+}
+
+// ReadyStats reports how many ready copies Prefetch made over every region
+// since Open, and how many a LoadColumn handed out, as
+// provider.DB.ReadyStats does for one world.
+func (p *Provider) ReadyStats() (made, taken int64) {
+	c := p.counts()
+	return c.made, c.taken
 }

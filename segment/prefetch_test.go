@@ -248,3 +248,47 @@ func TestPinAndPrefetchWhileRegionsComeAndGo(t *testing.T) {
 	}
 	waitOpen(t, p, 0)
 }
+
+// CacheStats and ReadyStats count over every region since Open, the
+// regions closed or deleted since included.
+func TestCacheStatsOutliveRegions(t *testing.T) {
+	dir := t.TempDir()
+	conf := Config{SegmentSize: 2, IdleTimeout: 10 * time.Millisecond, MaintainInterval: 2 * time.Millisecond}
+	p := openSeg(t, dir, conf)
+	a, b := world.ChunkPos{0, 0}, world.ChunkPos{4, 0}
+	for i, pos := range []world.ChunkPos{a, b} {
+		if err := p.StoreColumn(pos, world.Overworld, col(uint64(i), world.Overworld)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Close()
+	p = openSeg(t, dir, conf)
+	if _, err := p.Prefetch(a, world.Overworld); err != nil {
+		t.Fatal(err)
+	}
+	for _, pos := range []world.ChunkPos{a, b} {
+		if _, err := p.LoadColumn(pos, world.Overworld); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		hits, misses := p.CacheStats()
+		made, taken := p.ReadyStats()
+		if hits != 1 || misses != 1 || made != 1 || taken != 1 {
+			t.Fatalf("%s: hits %d, misses %d, ready copies made %d and taken %d; want 1 each", when, hits, misses, made, taken)
+		}
+	}
+	check("both regions open")
+	waitOpen(t, p, 0)
+	check("both regions closed")
+	if _, err := p.LoadColumn(b, world.Overworld); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.DeleteSegmentFor(b, world.Overworld); err != nil {
+		t.Fatal(err)
+	}
+	if hits, misses := p.CacheStats(); hits != 1 || misses != 2 {
+		t.Fatalf("after a load and the deletion of its region: hits %d, misses %d; want 1 and 2", hits, misses)
+	}
+}

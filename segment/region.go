@@ -79,6 +79,7 @@ func (p *Provider) DeleteSegmentFor(pos world.ChunkPos, dim world.Dimension) err
 		p.mu.Lock()
 		if p.segs[k] == s {
 			delete(p.segs, k)
+			p.noteClosedLocked(s)
 		}
 		close(s.gone)
 		p.mu.Unlock()

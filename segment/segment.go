@@ -144,6 +144,9 @@ type Provider struct {
 	// pins counts the Pin calls not yet undone, by region and column
 	// (prefetch.go). A region with pins is kept open.
 	pins map[segKey]map[world.ChunkPos]int
+	// closedCounts sums the cache counters of the regions closed since
+	// Open (prefetch.go).
+	closedCounts cacheCounts
 
 	stop chan struct{}
 	work chan *seg
@@ -368,6 +371,7 @@ func (p *Provider) closeAll(victims []*seg, report bool) error {
 		p.mu.Lock()
 		if p.segs[s.key] == s {
 			delete(p.segs, s.key)
+			p.noteClosedLocked(s)
 		}
 		close(s.gone)
 		p.mu.Unlock()
