@@ -211,8 +211,7 @@ var segmentedContender = contender{"blaze-segmented", func(b *testing.B, dir str
 
 // BenchmarkPrefetchSegmentsAndArenas replays the traces over the tiled
 // world segmented, where a player also crosses into regions that are
-// closed, and as an arena's template under an empty overlay. A segmented
-// world's regions open and close, so it reports no hit rate or waste.
+// closed, and as an arena's template under an empty overlay.
 func BenchmarkPrefetchSegmentsAndArenas(b *testing.B) {
 	b.Run("segmented", func(b *testing.B) {
 		dir := tiled(b, segmentedContender)
@@ -221,7 +220,7 @@ func BenchmarkPrefetchSegmentsAndArenas(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			return replayWorld{p: p, close: func() { p.Close() }}
+			return replayWorld{p: p, cache: p.CacheStats, ready: p.ReadyStats, close: func() { p.Close() }}
 		})
 	})
 	b.Run("arena", func(b *testing.B) {
