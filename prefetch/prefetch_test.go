@@ -73,21 +73,28 @@ func TestPredictAheadAndFurtherWhenFaster(t *testing.T) {
 }
 
 // A player moving along the strip finds the chunks ahead already cached.
-func TestWarmsTheChunksAhead(t *testing.T) {
-	p := strip(t, 6, provider.Config{})
-	pf := New(p, Options{ViewRadius: 1})
-	defer pf.Close()
+// walkTheStrip walks a player along +X over the strip at about 10 blocks
+// a second for a second, and waits (five seconds at most) until pf has
+// loaded the nine columns that come into a view of radius 1: rows x = 2
+// to 4 of z = -1 to 1.
+func walkTheStrip(pf *Prefetcher) {
 	id := uuid.New()
 	pos := mgl64.Vec3{8, 64, 8}
-	for i := 0; i < 10; i++ { // about 10 blocks a second, along +X
+	for i := 0; i < 10; i++ {
 		pos[0] += 1
 		pf.UpdatePlayer(id, pos, world.Overworld)
 		time.Sleep(100 * time.Millisecond)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for pf.Stats().Loaded < 9 && time.Now().Before(deadline) {
+	for deadline := time.Now().Add(5 * time.Second); pf.Stats().Loaded < 9 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+func TestWarmsTheChunksAhead(t *testing.T) {
+	p := strip(t, 6, provider.Config{})
+	pf := New(p, Options{ViewRadius: 1})
+	defer pf.Close()
+	walkTheStrip(pf)
 	h0, m0 := p.CacheStats()
 	for x := int32(3); x <= 4; x++ {
 		if _, err := p.LoadColumn(world.ChunkPos{x, 0}, world.Overworld); err != nil {

@@ -3,15 +3,12 @@ package prefetch
 import (
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/overlay"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/blazeworld/blaze/segment"
 	"github.com/df-mc/dragonfly/server/world"
-	"github.com/go-gl/mathgl/mgl64"
-	"github.com/google/uuid"
 )
 
 // Every Blaze provider is a Source.
@@ -87,17 +84,7 @@ func TestServesEveryBlazeProvider(t *testing.T) {
 			p, check := open(t)
 			pf := New(p, Options{ViewRadius: 1})
 			defer pf.Close()
-			id := uuid.New()
-			pos := mgl64.Vec3{8, 64, 8}
-			for i := 0; i < 10; i++ { // about 10 blocks a second, along +X
-				pos[0] += 1
-				pf.UpdatePlayer(id, pos, world.Overworld)
-				time.Sleep(100 * time.Millisecond)
-			}
-			// Rows x = 2 to 4 of z = -1 to 1 come into a view of radius 1.
-			for deadline := time.Now().Add(5 * time.Second); pf.Stats().Loaded < 9 && time.Now().Before(deadline); {
-				time.Sleep(10 * time.Millisecond)
-			}
+			walkTheStrip(pf)
 			if s := pf.Stats(); s.Loaded < 9 || s.Failed != 0 {
 				t.Fatalf("the prefetcher warmed %d columns, %d failed", s.Loaded, s.Failed)
 			}
