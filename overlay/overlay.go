@@ -54,7 +54,6 @@ import (
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
-	"github.com/df-mc/goleveldb/leveldb"
 	"github.com/google/uuid"
 )
 
@@ -355,17 +354,13 @@ func (p *Provider) LoadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.C
 	}
 	// Most loads are of columns the match has not changed: the overlay's
 	// index, in memory, tells so without a load that fails.
-	if changed, err := p.changed(pos, dim); err != nil || !changed {
-		if err != nil {
-			return nil, fmt.Errorf("overlay: load column %v (%v): %w", pos, dim, err)
-		}
-		return p.template.LoadColumn(pos, dim)
+	switch changed, err := p.changed(pos, dim); {
+	case err != nil:
+		return nil, fmt.Errorf("overlay: load column %v (%v): %w", pos, dim, err)
+	case changed:
+		return p.cur.LoadColumn(pos, dim)
 	}
-	col, err := p.cur.LoadColumn(pos, dim)
-	if errors.Is(err, leveldb.ErrNotFound) {
-		return p.template.LoadColumn(pos, dim)
-	}
-	return col, err
+	return p.template.LoadColumn(pos, dim)
 }
 
 // changed reports whether the overlay holds the column at pos, from memory

@@ -120,23 +120,22 @@ func (p *Provider) pinSpare(s spareGen) error {
 }
 
 // unpinSpare undoes pinSpare. p.pinMu must be held.
-func (p *Provider) unpinSpare(s spareGen) {
-	for k, n := range p.pins {
-		for range n {
-			s.db.Unpin(k.pos, k.dim)
-		}
-	}
-}
+func (p *Provider) unpinSpare(s spareGen) { p.unpinAll(s.db) }
 
 // unpinTemplate releases the template's pins that Unpin has not, when the
 // overlay shuts down: the template outlives it. p.pinMu must be held.
 func (p *Provider) unpinTemplate() {
 	if t, ok := p.template.(warmer); ok {
-		for k, n := range p.pins {
-			for range n {
-				t.Unpin(k.pos, k.dim)
-			}
-		}
+		p.unpinAll(t)
 	}
 	clear(p.pins)
+}
+
+// unpinAll undoes in w every pin counted. p.pinMu must be held.
+func (p *Provider) unpinAll(w warmer) {
+	for k, n := range p.pins {
+		for range n {
+			w.Unpin(k.pos, k.dim)
+		}
+	}
 }

@@ -11,9 +11,9 @@
 // copy that the World's LoadColumn then takes without decoding or cloning
 // anything. Any Blaze provider serves (see Source): a provider.DB, a
 // segment.Provider, whose prefetch also opens a closed region ahead of the
-// player, or an overlay.Provider, an arena. Chunks within another player's view, or within the player's
-// own view from the last few chunks it left, are skipped: the World holds
-// them already. A turn or a teleport drops the predictions that no longer
+// player, or an overlay.Provider, an arena. Chunks within another player's
+// view, or within the player's own view from the last few chunks it left,
+// are skipped: the World holds them already. A turn or a teleport drops the predictions that no longer
 // apply. UpdatePlayer never blocks: when the queue is full, predictions
 // are dropped, and queued again when the player's path next changes (a
 // move that changes none of the chunks behind the player, its own or

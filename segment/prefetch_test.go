@@ -47,6 +47,20 @@ func waitOpen(t *testing.T, p *Provider, n int) {
 	}
 }
 
+// storedAndReopened stores col(i) at the i-th of positions in a segmented
+// world in dir, then reopens it, so that every region is closed.
+func storedAndReopened(t *testing.T, dir string, conf Config, positions ...world.ChunkPos) *Provider {
+	t.Helper()
+	p := openSeg(t, dir, conf)
+	for i, pos := range positions {
+		if err := p.StoreColumn(pos, world.Overworld, col(uint64(i), world.Overworld)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Close()
+	return openSeg(t, dir, conf)
+}
+
 // A prefetch opens a closed region and leaves a ready copy there, which
 // the World's load then takes; a region never written is not created.
 func TestPrefetchOpensTheRegion(t *testing.T) {
@@ -97,18 +111,10 @@ func TestPrefetchOpensTheRegion(t *testing.T) {
 // and stays in a column cache too small to keep anything else; Unpin lets
 // the region close.
 func TestPinKeepsItsRegionAndColumn(t *testing.T) {
-	dir := t.TempDir()
 	conf := Config{SegmentSize: 2, MaxOpen: 1, IdleTimeout: 10 * time.Millisecond, MaintainInterval: 2 * time.Millisecond,
 		ColumnCacheBytes: 1}
-	p := openSeg(t, dir, conf)
 	pinned, other := world.ChunkPos{0, 0}, world.ChunkPos{4, 0}
-	for i, pos := range []world.ChunkPos{pinned, other} {
-		if err := p.StoreColumn(pos, world.Overworld, col(uint64(i), world.Overworld)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p.Close()
-	p = openSeg(t, dir, conf)
+	p := storedAndReopened(t, t.TempDir(), conf, pinned, other)
 	if err := p.Pin(pinned, world.Overworld); err != nil {
 		t.Fatal(err)
 	}
@@ -176,15 +182,8 @@ func TestFailedPinPinsNothing(t *testing.T) {
 		return nil
 	})
 	conf := Config{SegmentSize: 2, FS: fs}
-	p := openSeg(t, "/w", conf)
 	pos, beside := world.ChunkPos{0, 0}, world.ChunkPos{1, 0}
-	for i, c := range []world.ChunkPos{pos, beside} {
-		if err := p.StoreColumn(c, world.Overworld, col(uint64(i), world.Overworld)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p.Close()
-	p = openSeg(t, "/w", conf)
+	p := storedAndReopened(t, "/w", conf, pos, beside)
 	if _, err := p.LoadColumn(beside, world.Overworld); err != nil { // opens the region
 		t.Fatal(err)
 	}
@@ -252,17 +251,8 @@ func TestPinAndPrefetchWhileRegionsComeAndGo(t *testing.T) {
 // CacheStats and ReadyStats count over every region since Open, the
 // regions closed or deleted since included.
 func TestCacheStatsOutliveRegions(t *testing.T) {
-	dir := t.TempDir()
-	conf := Config{SegmentSize: 2, IdleTimeout: 10 * time.Millisecond, MaintainInterval: 2 * time.Millisecond}
-	p := openSeg(t, dir, conf)
 	a, b := world.ChunkPos{0, 0}, world.ChunkPos{4, 0}
-	for i, pos := range []world.ChunkPos{a, b} {
-		if err := p.StoreColumn(pos, world.Overworld, col(uint64(i), world.Overworld)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p.Close()
-	p = openSeg(t, dir, conf)
+	p := storedAndReopened(t, t.TempDir(), Config{SegmentSize: 2, IdleTimeout: 10 * time.Millisecond, MaintainInterval: 2 * time.Millisecond}, a, b)
 	if _, err := p.Prefetch(a, world.Overworld); err != nil {
 		t.Fatal(err)
 	}
