@@ -145,6 +145,11 @@ func decompressAppend(dst []byte, c codec, src []byte, rawLen int) (out []byte, 
 	if rawLen < 0 || rawLen > maxValueLen {
 		return nil, fmt.Errorf("raw length %d out of range", rawLen)
 	}
+	if most := maxExpansion(c, len(src)); rawLen > most {
+		// Refused before room for rawLen bytes is made: a few bad bytes
+		// never cost an allocation of up to maxValueLen.
+		return nil, fmt.Errorf("raw length %d: %d bytes of codec %d decode to at most %d", rawLen, len(src), c, most)
+	}
 	start := len(dst)
 	switch c {
 	case codecNone:
@@ -189,6 +194,34 @@ func decompressAppend(dst []byte, c codec, src []byte, rawLen int) (out []byte, 
 		return out, nil
 	}
 	return nil, fmt.Errorf("unknown codec %d", c)
+}
+
+// The most raw bytes one stored byte can decode to, by codec: LZ4's
+// longest match per byte is a length byte of 255; Snappy's a 3-byte copy of
+// 64 bytes; zstd's a 4-byte RLE block (3 bytes of header, 1 of value) of at
+// most 128 KiB. Every input that decodes has a ratio below these (8 MiB of
+// zeros compress 254.8, 21.3 and 9,331 to 1).
+const (
+	lz4MaxRatio    = 255
+	snappyMaxRatio = 22
+	zstdMaxRatio   = 128 << 10 / 4
+)
+
+// maxExpansion returns the most bytes that n stored bytes of codec c can
+// decode to, so that a raw length beyond it is refused as corrupt before
+// anything is allocated for it.
+func maxExpansion(c codec, n int) int {
+	switch c {
+	case codecLZ4:
+		return lz4MaxRatio * n
+	case codecSnappy:
+		return snappyMaxRatio * n
+	case codecZstd:
+		return zstdMaxRatio * n
+	case codecNone:
+		return n
+	}
+	return maxValueLen // an unknown codec, refused as such below
 }
 
 // Compress appends src compressed with c to dst, for callers that compress

@@ -3,6 +3,7 @@ package blazedb
 import (
 	"bytes"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/golang/snappy"
@@ -65,6 +66,34 @@ func TestDecompressChecksRawLength(t *testing.T) {
 		}
 		if _, err := decompressAppend(nil, c, stored, maxValueLen+1); err == nil {
 			t.Errorf("codec %d: a raw length over the limit accepted", c)
+		}
+	}
+}
+
+// A raw length that the stored bytes could never decode to is refused
+// before any room is made for it, so a few bad bytes cannot make a read
+// allocate up to maxValueLen; and the most compressible input each codec
+// can be given still decodes, so the bounds refuse nothing real.
+func TestDecompressBoundsRawLengthByInput(t *testing.T) {
+	zeros := make([]byte, 8<<20)
+	for _, c := range []codec{codecLZ4, codecSnappy, codecZstd} {
+		stored, used, err := compress(nil, c, zeros)
+		if err != nil || used != c {
+			t.Fatalf("codec %d: compressed with %d, %v", c, used, err)
+		}
+		if out, err := decompressAppend(nil, c, stored, len(zeros)); err != nil || !bytes.Equal(out, zeros) {
+			t.Fatalf("codec %d: %d zero bytes stored in %d do not decode: %v", c, len(zeros), len(stored), err)
+		}
+		bad := stored[:8]
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err = decompressAppend(nil, c, bad, maxValueLen)
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Fatalf("codec %d: 8 bytes decoded to %d", c, maxValueLen)
+		}
+		if grown := after.TotalAlloc - before.TotalAlloc; grown > 1<<20 {
+			t.Errorf("codec %d: refusing 8 bytes for %d allocated %d bytes", c, maxValueLen, grown)
 		}
 	}
 }
