@@ -17,8 +17,9 @@
 // apply. UpdatePlayer never blocks: when the queue is full, predictions
 // are dropped, and queued again when the player's path next changes (a
 // move that changes none of the chunks behind the player, its own or
-// those ahead predicts nothing anew). PinArea keeps an area (a spawn, an
-// arena) in the cache however much else is loaded.
+// those ahead predicts nothing anew, and one that changes it queues only
+// what its prediction adds to the last one's). PinArea keeps an area (a
+// spawn, an arena) in the cache however much else is loaded.
 package prefetch
 
 import (
@@ -106,7 +107,7 @@ type Prefetcher struct {
 
 	mu      sync.Mutex
 	players map[uuid.UUID]*track
-	queued  map[job]bool
+	queued  map[chunkKey]struct{}
 	closed  bool
 
 	queue chan job
@@ -127,6 +128,13 @@ type Prefetcher struct {
 // roughly, so a chunk may leave the view and come back into it within a
 // chunk or two of travel: the last few chunks cover that.
 const behindChunks = 4
+
+// chunkKey names a column: the key of what is queued. It leaves out the
+// rest of a job, which would only make every lookup hash more.
+type chunkKey struct {
+	pos world.ChunkPos
+	dim world.Dimension
+}
 
 type job struct {
 	pos world.ChunkPos
@@ -151,12 +159,20 @@ type track struct {
 	// Prefetcher.path), at track generation pathGen.
 	path    []world.ChunkPos
 	pathGen uint64
+	// predicted holds what the prediction at the last change of the path
+	// queued, or found queued, in generation predGen: the next change
+	// queues only what is not among it. A flying player's path changes on
+	// most moves, and each change predicts about a hundred chunks (at a
+	// radius of 8), of which a few are new. spare is the map before, kept
+	// to be cleared and reused.
+	predicted, spare map[world.ChunkPos]struct{}
+	predGen          uint64
 }
 
 // New starts a prefetcher over p.
 func New(p Source, o Options) *Prefetcher {
 	o = o.withDefaults()
-	pf := &Prefetcher{p: p, opts: o, players: map[uuid.UUID]*track{}, queued: map[job]bool{},
+	pf := &Prefetcher{p: p, opts: o, players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{},
 		queue: make(chan job, o.Budget), stop: make(chan struct{}), pins: map[job]int{}}
 	for i := 0; i < o.Workers; i++ {
 		pf.wg.Add(1)
@@ -182,7 +198,7 @@ func (pf *Prefetcher) worker() {
 // it then).
 func (pf *Prefetcher) do(j job) {
 	pf.mu.Lock()
-	delete(pf.queued, job{pos: j.pos, dim: j.dim})
+	delete(pf.queued, chunkKey{j.pos, j.dim})
 	t := pf.players[j.id]
 	stale := t == nil || t.gen != j.gen || pf.seenByOtherLocked(j)
 	pf.mu.Unlock()
@@ -287,9 +303,7 @@ func (pf *Prefetcher) UpdatePlayer(id uuid.UUID, pos mgl64.Vec3, dim world.Dimen
 	preds = slices.DeleteFunc(preds, func(p world.ChunkPos) bool {
 		return slices.ContainsFunc(near, func(o world.ChunkPos) bool { return sees(o, p, r) })
 	})
-	for _, p := range preds {
-		pf.enqueue(job{pos: p, dim: dim, gen: gen, id: id})
-	}
+	pf.enqueue(t, preds, dim, gen, id)
 }
 
 // seenByOtherLocked reports whether j's chunk is within the view of a
@@ -391,25 +405,61 @@ func appendEntering(out []world.ChunkPos, f world.ChunkPos, steps []world.ChunkP
 	return out
 }
 
-func (pf *Prefetcher) enqueue(j job) {
-	k := job{pos: j.pos, dim: j.dim}
+// enqueue queues a job for each of the chunks preds, predicted for t in
+// generation gen, that neither t's last prediction queued nor is queued
+// already, nearest first. It takes the lock once for all of them rather
+// than once each. A chunk dropped because the queue is full is left out of
+// t.predicted, so the path's next change queues it again.
+func (pf *Prefetcher) enqueue(t *track, preds []world.ChunkPos, dim world.Dimension, gen uint64, id uuid.UUID) {
 	pf.mu.Lock()
-	if pf.queued[k] || pf.closed {
+	if pf.closed || t.gen != gen || pf.players[id] != t {
+		// Closed, or the track turned, teleported or was removed since
+		// the prediction: it is stale.
 		pf.mu.Unlock()
-		pf.dropped.Add(1)
+		pf.dropped.Add(int64(len(preds)))
 		return
 	}
-	pf.queued[k] = true
-	pf.mu.Unlock()
-	select {
-	case pf.queue <- j:
-		pf.predicted.Add(1)
-	default: // over budget: drop rather than block the caller
-		pf.mu.Lock()
-		delete(pf.queued, k)
-		pf.mu.Unlock()
-		pf.dropped.Add(1)
+	last, next := t.predicted, t.spare
+	if t.predGen != gen {
+		last = nil
 	}
+	if next == nil {
+		next = make(map[world.ChunkPos]struct{}, len(preds))
+	}
+	clear(next)
+	fresh := preds[:0]
+	for _, p := range preds {
+		next[p] = struct{}{}
+		if _, ok := last[p]; ok {
+			continue
+		}
+		k := chunkKey{p, dim}
+		if _, ok := pf.queued[k]; !ok {
+			pf.queued[k] = struct{}{}
+			fresh = append(fresh, p)
+		}
+	}
+	t.predicted, t.spare, t.predGen = next, t.predicted, gen
+	pf.mu.Unlock()
+	dropped := len(preds) - len(fresh)
+	full := fresh[:0]
+	for _, p := range fresh {
+		select {
+		case pf.queue <- job{pos: p, dim: dim, gen: gen, id: id}:
+		default: // over budget: drop rather than block the caller
+			full = append(full, p)
+		}
+	}
+	if len(full) > 0 {
+		pf.mu.Lock()
+		for _, p := range full {
+			delete(pf.queued, chunkKey{p, dim})
+			delete(t.predicted, p)
+		}
+		pf.mu.Unlock()
+	}
+	pf.predicted.Add(int64(len(fresh) - len(full)))
+	pf.dropped.Add(int64(dropped + len(full)))
 }
 
 // RemovePlayer forgets a player (on quit); its queued chunks become stale.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -116,7 +117,7 @@ func TestTeleportAndTurnDropStalePredictions(t *testing.T) {
 		"turn":     {2, 64, 0}, // back the way it came
 	} {
 		t.Run(name, func(t *testing.T) {
-			pf := &Prefetcher{p: p, opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 1000)}
+			pf := &Prefetcher{p: p, opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 1000)}
 			id := uuid.New()
 			pf.UpdatePlayer(id, mgl64.Vec3{0, 64, 0}, world.Overworld)
 			time.Sleep(20 * time.Millisecond)
@@ -145,7 +146,7 @@ func TestTeleportAndTurnDropStalePredictions(t *testing.T) {
 // A chunk predicted again while its first prediction waits is not queued
 // twice.
 func TestQueuedOnce(t *testing.T) {
-	pf := &Prefetcher{opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 1000)}
+	pf := &Prefetcher{opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 1000)}
 	id := uuid.New()
 	pos := mgl64.Vec3{0, 64, 0}
 	pf.UpdatePlayer(id, pos, world.Overworld)
@@ -171,7 +172,7 @@ func TestQueuedOnce(t *testing.T) {
 // so a player turning back gets no predictions of them; a player new at
 // the same spot, moving the same way, does.
 func TestSkipsWhatThePlayerLeftBehind(t *testing.T) {
-	pf := &Prefetcher{opts: Options{ViewRadius: 4}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 1000)}
+	pf := &Prefetcher{opts: Options{ViewRadius: 4}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 1000)}
 	id := uuid.New()
 	move := func(pos mgl64.Vec3) {
 		if tr := pf.players[id]; tr != nil {
@@ -186,7 +187,7 @@ func TestSkipsWhatThePlayerLeftBehind(t *testing.T) {
 	}
 	for len(pf.queue) > 0 {
 		j := <-pf.queue
-		delete(pf.queued, job{pos: j.pos, dim: j.dim})
+		delete(pf.queued, chunkKey{j.pos, j.dim})
 	}
 	pos[0] -= 1 // from the last move, half a block back: 10 blocks a second
 	move(pos)   // a sharp turn
@@ -200,14 +201,16 @@ func TestSkipsWhatThePlayerLeftBehind(t *testing.T) {
 
 // A move that leaves the player's path (the chunks behind, its own and
 // those ahead) as it was predicts nothing again: what it would predict is
-// queued already. One that changes the path does. (How far ahead the path
-// reaches follows the measured speed, which a slow test machine can make
-// vary, so each move is judged by whether its path changed.)
+// queued already. One that changes the path queues what its prediction
+// holds that no earlier move queued. (How far ahead the path reaches
+// follows the measured speed, which a slow test machine can make vary, so
+// each move is judged by whether its path changed.)
 func TestPredictsWhenThePathChanges(t *testing.T) {
-	pf := &Prefetcher{opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 1000)}
+	pf := &Prefetcher{opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 1000)}
 	id := uuid.New()
-	unchanged, changed := 0, 0
-	for x := 1.0; x < 48; x += 0.215 { // walking along +X, through three chunks
+	unchanged, changed, grew := 0, 0, 0
+	queued := map[world.ChunkPos]bool{} // in the track's generation
+	for x := 1.0; x < 48; x += 0.215 {  // walking along +X, through three chunks
 		tr := pf.players[id]
 		var path []world.ChunkPos
 		var gen uint64
@@ -216,14 +219,18 @@ func TestPredictsWhenThePathChanges(t *testing.T) {
 			path, gen = slices.Clone(tr.path), tr.gen
 		}
 		pf.UpdatePlayer(id, mgl64.Vec3{x, 64, 8}, world.Overworld)
+		tr = pf.players[id]
+		if tr.gen != gen {
+			clear(queued)
+		}
 		n := 0
 		for ; len(pf.queue) > 0; n++ {
 			j := <-pf.queue
-			delete(pf.queued, job{pos: j.pos, dim: j.dim})
+			delete(pf.queued, chunkKey{j.pos, j.dim})
+			queued[j.pos] = true
 		}
-		tr = pf.players[id]
 		switch {
-		case tr == nil || path == nil:
+		case path == nil:
 		case slices.Equal(path, tr.path) && gen == tr.gen:
 			unchanged++
 			if n != 0 {
@@ -231,13 +238,126 @@ func TestPredictsWhenThePathChanges(t *testing.T) {
 			}
 		case len(tr.path) > tr.nBehind+1: // a path with steps ahead
 			changed++
-			if n == 0 {
-				t.Fatalf("at x=%.2f, the path changed from %v to %v and nothing was predicted", x, path, tr.path)
+			if n > 0 {
+				grew++
+			}
+			for _, c := range pf.predictAlong(tr.path, tr.nBehind) {
+				if !queued[c] {
+					t.Fatalf("at x=%.2f, the path changed from %v to %v and %v, predicted, was never queued", x, path, tr.path, c)
+				}
 			}
 		}
 	}
-	if unchanged < 100 || changed < 3 {
-		t.Fatalf("%d moves left the path as it was, %d changed it: the walk shows nothing", unchanged, changed)
+	if unchanged < 100 || changed < 3 || grew < 3 {
+		t.Fatalf("%d moves left the path as it was, %d changed it, %d of them queuing chunks: the walk shows nothing", unchanged, changed, grew)
+	}
+}
+
+// A change of the path queues only what its prediction adds to the last
+// one's: the rest was queued at an earlier change and, taken by a worker
+// since, would only be read again. Flying at 20° from X, the path changes
+// on most moves and each change predicts about a hundred chunks.
+func TestQueuesOnlyWhatThePathAdds(t *testing.T) {
+	pf := &Prefetcher{opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 1000)}
+	id := uuid.New()
+	a := 20 * math.Pi / 180
+	step := mgl64.Vec3{math.Cos(a), 0, math.Sin(a)}.Mul(30.0 / 20) // elytra, a move a tick
+	pos := mgl64.Vec3{0.5, 64, 0.5}
+	var last map[world.ChunkPos]bool
+	changes, predicted, queued := 0, 0, 0
+	for range 400 {
+		if tr := pf.players[id]; tr != nil {
+			tr.at = time.Now().Add(-50 * time.Millisecond) // a tick ago
+		}
+		var path []world.ChunkPos
+		if tr := pf.players[id]; tr != nil {
+			path = slices.Clone(tr.path)
+		}
+		pf.UpdatePlayer(id, pos, world.Overworld)
+		pos = pos.Add(step)
+		for len(pf.queue) > 0 { // as the workers take them
+			j := <-pf.queue
+			delete(pf.queued, chunkKey{j.pos, j.dim})
+			if last[j.pos] {
+				t.Fatalf("%v queued again, though the last prediction held it", j.pos)
+			}
+			queued++
+		}
+		tr := pf.players[id]
+		if slices.Equal(path, tr.path) {
+			continue
+		}
+		changes++
+		preds := pf.predictAlong(tr.path, tr.nBehind)
+		predicted += len(preds)
+		last = map[world.ChunkPos]bool{}
+		for _, c := range preds {
+			last[c] = true
+		}
+	}
+	if changes < 100 || predicted < 50*changes || queued > predicted/5 {
+		t.Fatalf("%d changes predicting %d chunks in all, %d queued: the flight shows nothing", changes, predicted, queued)
+	}
+	t.Logf("%d moves, %d changes of the path predicting %d chunks in all, %d queued", 400, changes, predicted, queued)
+}
+
+// Predictions dropped because the queue was full are queued at the path's
+// next change; the chunks queued before are not queued again.
+func TestQueueFullRetriedAtNextChange(t *testing.T) {
+	pf := &Prefetcher{opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 1000)}
+	id := uuid.New()
+	pos := mgl64.Vec3{8, 64, 8}
+	queued := map[world.ChunkPos]bool{}
+	drain := func() {
+		for len(pf.queue) > 0 { // as the workers take them
+			j := <-pf.queue
+			if j.dim != world.Overworld {
+				continue // filler
+			}
+			delete(pf.queued, chunkKey{j.pos, j.dim})
+			if queued[j.pos] {
+				t.Fatalf("%v queued twice", j.pos)
+			}
+			queued[j.pos] = true
+		}
+	}
+	move := func() (changed bool) {
+		tr := pf.players[id]
+		tr.at = time.Now().Add(-50 * time.Millisecond) // a tick ago
+		path := slices.Clone(tr.path)
+		pos[0] += 1.5 // flying along +X
+		pf.UpdatePlayer(id, pos, world.Overworld)
+		return !slices.Equal(path, pf.players[id].path)
+	}
+	pf.UpdatePlayer(id, pos, world.Overworld)
+	for cap(pf.queue)-len(pf.queue) > 5 { // room for five only
+		pf.queue <- job{dim: world.Nether}
+	}
+	move() // the first prediction: the whole path ahead
+	tr := pf.players[id]
+	want := pf.predictAlong(tr.path, tr.nBehind)
+	drain()
+	if len(queued) != 5 || len(want) <= 5 {
+		t.Fatalf("the first prediction did not overflow the queue: %d queued of %d predicted", len(queued), len(want))
+	}
+	first := maps.Clone(queued)
+	for !move() { // on to the path's next change, with room for all
+		drain()
+	}
+	drain()
+	now := pf.predictAlong(pf.players[id].path, pf.players[id].nBehind)
+	retried := 0
+	for _, c := range want {
+		if first[c] || !slices.Contains(now, c) {
+			continue
+		}
+		if !queued[c] {
+			t.Errorf("%v, dropped with the queue full and still predicted, was not queued again", c)
+		}
+		retried++
+	}
+	if retried == 0 {
+		t.Fatal("nothing dropped is still predicted: the test shows nothing")
 	}
 }
 
@@ -246,7 +366,7 @@ func TestPredictsWhenThePathChanges(t *testing.T) {
 // elsewhere or in another dimension.
 func TestSkipsChunksOtherPlayersSee(t *testing.T) {
 	queued := func(otherAt mgl64.Vec3, otherDim world.Dimension) map[world.ChunkPos]bool {
-		pf := &Prefetcher{opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 1000)}
+		pf := &Prefetcher{opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 1000)}
 		pf.UpdatePlayer(uuid.New(), otherAt, otherDim)
 		id := uuid.New()
 		pf.UpdatePlayer(id, mgl64.Vec3{0, 64, 0}, world.Overworld)
@@ -280,7 +400,7 @@ func TestSkipsChunksOtherPlayersSee(t *testing.T) {
 // is dropped: the World loads that chunk for them.
 func TestDropsWhatAnotherPlayerCameToSee(t *testing.T) {
 	p := strip(t, 16, provider.Config{})
-	pf := &Prefetcher{p: p, opts: Options{ViewRadius: 1}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 100)}
+	pf := &Prefetcher{p: p, opts: Options{ViewRadius: 1}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 100)}
 	a, b := uuid.New(), uuid.New()
 	pf.UpdatePlayer(a, mgl64.Vec3{8, 64, 8}, world.Overworld)
 	pf.UpdatePlayer(b, mgl64.Vec3{16 * 100, 64, 8}, world.Overworld)
@@ -307,7 +427,7 @@ func TestFailedReadCounted(t *testing.T) {
 		return nil
 	})
 	p := strip(t, 4, provider.Config{FS: fs})
-	pf := &Prefetcher{p: p, opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 10)}
+	pf := &Prefetcher{p: p, opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 10)}
 	id := uuid.New()
 	pf.UpdatePlayer(id, mgl64.Vec3{8, 64, 8}, world.Overworld)
 	failing.Store(true)
@@ -323,7 +443,7 @@ func TestFailedReadCounted(t *testing.T) {
 
 // UpdatePlayer never blocks, and never queues more than the budget.
 func TestBudgetAndNonBlocking(t *testing.T) {
-	pf := &Prefetcher{opts: Options{Budget: 8, Lookahead: time.Minute}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 8)}
+	pf := &Prefetcher{opts: Options{Budget: 8, Lookahead: time.Minute}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 8)}
 	id := uuid.New()
 	pf.UpdatePlayer(id, mgl64.Vec3{0, 64, 0}, world.Overworld)
 	time.Sleep(10 * time.Millisecond)
@@ -450,7 +570,7 @@ func TestPinAreaAfterClose(t *testing.T) {
 // dropped rather than loaded.
 func TestRemovedPlayerForgotten(t *testing.T) {
 	p := strip(t, 4, provider.Config{})
-	pf := &Prefetcher{p: p, opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[job]bool{}, queue: make(chan job, 10)}
+	pf := &Prefetcher{p: p, opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 10)}
 	a, b := uuid.New(), uuid.New()
 	pf.UpdatePlayer(a, mgl64.Vec3{8, 64, 8}, world.Overworld)
 	pf.UpdatePlayer(b, mgl64.Vec3{16 * 100, 64, 8}, world.Overworld)
