@@ -159,12 +159,14 @@ type track struct {
 	// Prefetcher.path), at track generation pathGen.
 	path    []world.ChunkPos
 	pathGen uint64
-	// predicted holds what the prediction at the last change of the path
-	// queued, or found queued, in generation predGen: the next change
-	// queues only what is not among it. A flying player's path changes on
-	// most moves, and each change predicts about a hundred chunks (at a
-	// radius of 8), of which a few are new. spare is the map before, kept
-	// to be cleared and reused.
+	// predicted holds what the player's predictions queued, in generation
+	// predGen, that the last change of its path predicted still: the next
+	// change queues only what is not among it. A flying player's path
+	// changes on most moves, and each change predicts about a hundred
+	// chunks (at a radius of 8), of which a few are new. A chunk found
+	// queued for another player is left out, as that job may go stale
+	// (the other player turns) and this player still needs it. spare is
+	// the map before, kept to be cleared and reused.
 	predicted, spare map[world.ChunkPos]struct{}
 	predGen          uint64
 }
@@ -406,8 +408,8 @@ func appendEntering(out []world.ChunkPos, f world.ChunkPos, steps []world.ChunkP
 }
 
 // enqueue queues a job for each of the chunks preds, predicted for t in
-// generation gen, that neither t's last prediction queued nor is queued
-// already, nearest first. It takes the lock once for all of them rather
+// generation gen, that t's predictions have not queued and that is not
+// queued already, nearest first. It takes the lock once for all of them rather
 // than once each. A chunk dropped because the queue is full is left out of
 // t.predicted, so the path's next change queues it again.
 func (pf *Prefetcher) enqueue(t *track, preds []world.ChunkPos, dim world.Dimension, gen uint64, id uuid.UUID) {
@@ -429,14 +431,15 @@ func (pf *Prefetcher) enqueue(t *track, preds []world.ChunkPos, dim world.Dimens
 	clear(next)
 	fresh := preds[:0]
 	for _, p := range preds {
-		next[p] = struct{}{}
 		if _, ok := last[p]; ok {
+			next[p] = struct{}{}
 			continue
 		}
 		k := chunkKey{p, dim}
 		if _, ok := pf.queued[k]; !ok {
 			pf.queued[k] = struct{}{}
 			fresh = append(fresh, p)
+			next[p] = struct{}{}
 		}
 	}
 	t.predicted, t.spare, t.predGen = next, t.predicted, gen

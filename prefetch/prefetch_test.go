@@ -361,6 +361,66 @@ func TestQueueFullRetriedAtNextChange(t *testing.T) {
 	}
 }
 
+// A chunk that another player's prediction had queued is queued for this
+// player at its next change once that job went stale: the other player
+// teleported away, and this one still flies towards the chunk.
+func TestRequeuesWhatAnotherPlayersStaleJobHeld(t *testing.T) {
+	pf := &Prefetcher{opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 10000)}
+	a, b := uuid.New(), uuid.New()
+	posA, posB := mgl64.Vec3{8, 64, 8}, mgl64.Vec3{8, 64, 8 + 16*12}
+	move := func(id uuid.UUID, pos *mgl64.Vec3) (changed bool) {
+		var path []world.ChunkPos
+		if tr := pf.players[id]; tr != nil {
+			tr.at = time.Now().Add(-50 * time.Millisecond) // a tick ago
+			path = slices.Clone(tr.path)
+		}
+		pos[0] += 1.5 // flying along +X
+		pf.UpdatePlayer(id, *pos, world.Overworld)
+		return !slices.Equal(path, pf.players[id].path)
+	}
+	queuedFor := func(id uuid.UUID) map[world.ChunkPos]bool {
+		got := map[world.ChunkPos]bool{}
+		for range len(pf.queue) {
+			j := <-pf.queue
+			if j.id != id {
+				pf.queue <- j // left for later
+				continue
+			}
+			got[j.pos] = true
+			if id == a {
+				pf.do(j) // stale: dropped without a read, and no longer queued
+			} else {
+				delete(pf.queued, chunkKey{j.pos, j.dim})
+			}
+		}
+		return got
+	}
+	for range 2 {
+		move(a, &posA)
+		move(b, &posB)
+	}
+	held := queuedFor(b) // what a's queued jobs did not hold
+	pf.UpdatePlayer(a, mgl64.Vec3{9000, 64, 9000}, world.Overworld) // a teleport: a's jobs go stale
+	heldByA := queuedFor(a)
+	for !move(b, &posB) {
+	}
+	again := queuedFor(b)
+	tr := pf.players[b]
+	shared := 0
+	for _, c := range pf.predictAlong(tr.path, tr.nBehind) {
+		if !heldByA[c] || held[c] {
+			continue
+		}
+		shared++
+		if !again[c] {
+			t.Errorf("%v, queued for a and dropped when a teleported, was not queued for b", c)
+		}
+	}
+	if shared == 0 {
+		t.Fatal("b's prediction shares nothing with a's: the test shows nothing")
+	}
+}
+
 // Chunks within another player's view are held by the World already, so
 // they are not predicted; the same chunks are when that player is
 // elsewhere or in another dimension.
