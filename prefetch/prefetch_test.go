@@ -399,8 +399,10 @@ func TestRequeuesWhatAnotherPlayersStaleJobHeld(t *testing.T) {
 		move(a, &posA)
 		move(b, &posB)
 	}
-	held := queuedFor(b) // what a's queued jobs did not hold
-	pf.UpdatePlayer(a, mgl64.Vec3{9000, 64, 9000}, world.Overworld) // a teleport: a's jobs go stale
+	// b's first prediction queues what a's queued jobs did not hold;
+	// then a teleports, and its jobs go stale.
+	held := queuedFor(b)
+	pf.UpdatePlayer(a, mgl64.Vec3{9000, 64, 9000}, world.Overworld)
 	heldByA := queuedFor(a)
 	for !move(b, &posB) {
 	}
