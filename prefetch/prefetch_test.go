@@ -108,6 +108,12 @@ func TestWarmsTheChunksAhead(t *testing.T) {
 	}
 }
 
+// unstarted is a Prefetcher over p without workers, with room for n jobs
+// in its queue, which the test takes from itself.
+func unstarted(p Source, o Options, n int) *Prefetcher {
+	return &Prefetcher{p: p, opts: o.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, n)}
+}
+
 // A teleport or a sharp turn makes the old predictions stale: a worker
 // drops them without reading anything.
 func TestTeleportAndTurnDropStalePredictions(t *testing.T) {
@@ -117,7 +123,7 @@ func TestTeleportAndTurnDropStalePredictions(t *testing.T) {
 		"turn":     {2, 64, 0}, // back the way it came
 	} {
 		t.Run(name, func(t *testing.T) {
-			pf := &Prefetcher{p: p, opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 1000)}
+			pf := unstarted(p, Options{}, 1000)
 			id := uuid.New()
 			pf.UpdatePlayer(id, mgl64.Vec3{0, 64, 0}, world.Overworld)
 			time.Sleep(20 * time.Millisecond)
@@ -146,7 +152,7 @@ func TestTeleportAndTurnDropStalePredictions(t *testing.T) {
 // A chunk predicted again while its first prediction waits is not queued
 // twice.
 func TestQueuedOnce(t *testing.T) {
-	pf := &Prefetcher{opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 1000)}
+	pf := unstarted(nil, Options{}, 1000)
 	id := uuid.New()
 	pos := mgl64.Vec3{0, 64, 0}
 	pf.UpdatePlayer(id, pos, world.Overworld)
@@ -172,7 +178,7 @@ func TestQueuedOnce(t *testing.T) {
 // so a player turning back gets no predictions of them; a player new at
 // the same spot, moving the same way, does.
 func TestSkipsWhatThePlayerLeftBehind(t *testing.T) {
-	pf := &Prefetcher{opts: Options{ViewRadius: 4}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 1000)}
+	pf := unstarted(nil, Options{ViewRadius: 4}, 1000)
 	id := uuid.New()
 	move := func(pos mgl64.Vec3) {
 		if tr := pf.players[id]; tr != nil {
@@ -206,7 +212,7 @@ func TestSkipsWhatThePlayerLeftBehind(t *testing.T) {
 // follows the measured speed, which a slow test machine can make vary, so
 // each move is judged by whether its path changed.)
 func TestPredictsWhenThePathChanges(t *testing.T) {
-	pf := &Prefetcher{opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 1000)}
+	pf := unstarted(nil, Options{}, 1000)
 	id := uuid.New()
 	unchanged, changed, grew := 0, 0, 0
 	queued := map[world.ChunkPos]bool{} // in the track's generation
@@ -258,7 +264,7 @@ func TestPredictsWhenThePathChanges(t *testing.T) {
 // since, would only be read again. Flying at 20° from X, the path changes
 // on most moves and each change predicts about a hundred chunks.
 func TestQueuesOnlyWhatThePathAdds(t *testing.T) {
-	pf := &Prefetcher{opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 1000)}
+	pf := unstarted(nil, Options{}, 1000)
 	id := uuid.New()
 	a := 20 * math.Pi / 180
 	step := mgl64.Vec3{math.Cos(a), 0, math.Sin(a)}.Mul(30.0 / 20) // elytra, a move a tick
@@ -304,7 +310,7 @@ func TestQueuesOnlyWhatThePathAdds(t *testing.T) {
 // Predictions dropped because the queue was full are queued at the path's
 // next change; the chunks queued before are not queued again.
 func TestQueueFullRetriedAtNextChange(t *testing.T) {
-	pf := &Prefetcher{opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 1000)}
+	pf := unstarted(nil, Options{}, 1000)
 	id := uuid.New()
 	pos := mgl64.Vec3{8, 64, 8}
 	queued := map[world.ChunkPos]bool{}
@@ -365,7 +371,7 @@ func TestQueueFullRetriedAtNextChange(t *testing.T) {
 // player at its next change once that job went stale: the other player
 // teleported away, and this one still flies towards the chunk.
 func TestRequeuesWhatAnotherPlayersStaleJobHeld(t *testing.T) {
-	pf := &Prefetcher{opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 10000)}
+	pf := unstarted(nil, Options{}, 10000)
 	a, b := uuid.New(), uuid.New()
 	posA, posB := mgl64.Vec3{8, 64, 8}, mgl64.Vec3{8, 64, 8 + 16*12}
 	move := func(id uuid.UUID, pos *mgl64.Vec3) (changed bool) {
@@ -428,7 +434,7 @@ func TestRequeuesWhatAnotherPlayersStaleJobHeld(t *testing.T) {
 // elsewhere or in another dimension.
 func TestSkipsChunksOtherPlayersSee(t *testing.T) {
 	queued := func(otherAt mgl64.Vec3, otherDim world.Dimension) map[world.ChunkPos]bool {
-		pf := &Prefetcher{opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 1000)}
+		pf := unstarted(nil, Options{}, 1000)
 		pf.UpdatePlayer(uuid.New(), otherAt, otherDim)
 		id := uuid.New()
 		pf.UpdatePlayer(id, mgl64.Vec3{0, 64, 0}, world.Overworld)
@@ -462,7 +468,7 @@ func TestSkipsChunksOtherPlayersSee(t *testing.T) {
 // is dropped: the World loads that chunk for them.
 func TestDropsWhatAnotherPlayerCameToSee(t *testing.T) {
 	p := strip(t, 16, provider.Config{})
-	pf := &Prefetcher{p: p, opts: Options{ViewRadius: 1}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 100)}
+	pf := unstarted(p, Options{ViewRadius: 1}, 100)
 	a, b := uuid.New(), uuid.New()
 	pf.UpdatePlayer(a, mgl64.Vec3{8, 64, 8}, world.Overworld)
 	pf.UpdatePlayer(b, mgl64.Vec3{16 * 100, 64, 8}, world.Overworld)
@@ -489,7 +495,7 @@ func TestFailedReadCounted(t *testing.T) {
 		return nil
 	})
 	p := strip(t, 4, provider.Config{FS: fs})
-	pf := &Prefetcher{p: p, opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 10)}
+	pf := unstarted(p, Options{}, 10)
 	id := uuid.New()
 	pf.UpdatePlayer(id, mgl64.Vec3{8, 64, 8}, world.Overworld)
 	failing.Store(true)
@@ -505,7 +511,7 @@ func TestFailedReadCounted(t *testing.T) {
 
 // UpdatePlayer never blocks, and never queues more than the budget.
 func TestBudgetAndNonBlocking(t *testing.T) {
-	pf := &Prefetcher{opts: Options{Budget: 8, Lookahead: time.Minute}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 8)}
+	pf := unstarted(nil, Options{Budget: 8, Lookahead: time.Minute}, 8)
 	id := uuid.New()
 	pf.UpdatePlayer(id, mgl64.Vec3{0, 64, 0}, world.Overworld)
 	time.Sleep(10 * time.Millisecond)
@@ -632,7 +638,7 @@ func TestPinAreaAfterClose(t *testing.T) {
 // dropped rather than loaded.
 func TestRemovedPlayerForgotten(t *testing.T) {
 	p := strip(t, 4, provider.Config{})
-	pf := &Prefetcher{p: p, opts: Options{}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 10)}
+	pf := unstarted(p, Options{}, 10)
 	a, b := uuid.New(), uuid.New()
 	pf.UpdatePlayer(a, mgl64.Vec3{8, 64, 8}, world.Overworld)
 	pf.UpdatePlayer(b, mgl64.Vec3{16 * 100, 64, 8}, world.Overworld)

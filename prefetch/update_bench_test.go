@@ -22,7 +22,7 @@ func BenchmarkUpdatePlayer(b *testing.B) {
 			// far more often (its points cross borders of both axes).
 			for _, heading := range []float64{0, 20} {
 				b.Run(fmt.Sprintf("radius=%d/speed=%v/heading=%v", r, speed, heading), func(b *testing.B) {
-					pf := &Prefetcher{opts: Options{ViewRadius: r}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 256)}
+					pf := unstarted(nil, Options{ViewRadius: r}, 256)
 					id := uuid.New()
 					pos := mgl64.Vec3{0, 64, 0}
 					a := heading * math.Pi / 180

@@ -46,7 +46,7 @@ func TestPredictsWhatDragonflysWorldLoads(t *testing.T) {
 				w := world.Config{Provider: rec, Dim: world.Overworld, Synchronous: true, Log: quiet}.New()
 				defer w.Close()
 				l := world.NewLoader(r, w, world.NopViewer{})
-				pf := &Prefetcher{opts: Options{ViewRadius: r}.withDefaults(), players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{}, queue: make(chan job, 1<<16)}
+				pf := unstarted(nil, Options{ViewRadius: r}, 1<<16)
 				id := uuid.New()
 				dir := mgl64.Vec3{math.Cos(deg * math.Pi / 180), 0, math.Sin(deg * math.Pi / 180)}
 				const speed = 5.6 // blocks a second: sprinting
