@@ -10,7 +10,8 @@ import (
 //
 //	for p := range srv.Accept() { p.Handle(prefetch.Handler{P: pf}) }
 //
-// A server with its own handler calls pf.UpdatePlayer from HandleMove.
+// A server with its own handler calls pf.UpdatePlayer from HandleMove and
+// pf.Teleport from HandleTeleport.
 // A Handler holds nothing but P, which is safe for concurrent use, so one
 // Handler may serve every player at once.
 type Handler struct {
@@ -22,6 +23,12 @@ type Handler struct {
 func (h Handler) HandleMove(ctx *player.Context, pos mgl64.Vec3, _ cube.Rotation) {
 	p := ctx.Player()
 	h.P.UpdatePlayer(p.UUID(), pos, p.Tx().World().Dimension())
+}
+
+// HandleTeleport queues the view where the player is about to appear.
+func (h Handler) HandleTeleport(ctx *player.Context, pos mgl64.Vec3) {
+	p := ctx.Player()
+	h.P.Teleport(p.UUID(), pos, p.Tx().World().Dimension())
 }
 
 // HandleQuit forgets the player.

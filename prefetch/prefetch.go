@@ -111,8 +111,12 @@ type Prefetcher struct {
 	closed  bool
 
 	queue chan job
-	stop  chan struct{}
-	wg    sync.WaitGroup
+	// backlog holds the jobs of a teleport's view that found the queue
+	// full (see Teleport), in order; workers move them to the queue as
+	// they free room in it. They stay marked in queued. Under mu.
+	backlog []job
+	stop    chan struct{}
+	wg      sync.WaitGroup
 
 	pinMu sync.Mutex
 	pins  map[job]int
@@ -191,6 +195,7 @@ func (pf *Prefetcher) worker() {
 			return
 		case j := <-pf.queue:
 			pf.do(j)
+			pf.feedBacklog()
 		}
 	}
 }
@@ -281,13 +286,19 @@ func (pf *Prefetcher) UpdatePlayer(id uuid.UUID, pos mgl64.Vec3, dim world.Dimen
 	t.path, t.pathGen = append(t.path[:0], steps...), t.gen
 	gen, cur := t.gen, t.nBehind
 	pf.mu.Unlock()
-	preds := pf.predictAlong(steps, cur)
+	preds := pf.unseen(id, dim, pf.predictAlong(steps, cur))
+	pf.enqueue(t, preds, dim, gen, id, false)
+}
+
+// unseen returns preds, predicted for player id in dim, less the chunks
+// within another player's view there: the World holds those already, so it
+// will not load them again. Only players whose view reaches the predicted
+// area are looked at, and outside the lock: every player's moves call
+// this.
+func (pf *Prefetcher) unseen(id uuid.UUID, dim world.Dimension, preds []world.ChunkPos) []world.ChunkPos {
 	if len(preds) == 0 {
-		return
+		return preds
 	}
-	// The World holds what is within another player's view, so it will not
-	// load it again. Only players whose view reaches the predicted area
-	// are looked at, and outside the lock: every player's moves call this.
 	lo, hi := preds[0], preds[0]
 	for _, p := range preds {
 		lo = world.ChunkPos{min(lo[0], p[0]), min(lo[1], p[1])}
@@ -302,10 +313,9 @@ func (pf *Prefetcher) UpdatePlayer(id uuid.UUID, pos mgl64.Vec3, dim world.Dimen
 		}
 	}
 	pf.mu.Unlock()
-	preds = slices.DeleteFunc(preds, func(p world.ChunkPos) bool {
+	return slices.DeleteFunc(preds, func(p world.ChunkPos) bool {
 		return slices.ContainsFunc(near, func(o world.ChunkPos) bool { return sees(o, p, r) })
 	})
-	pf.enqueue(t, preds, dim, gen, id)
 }
 
 // seenByOtherLocked reports whether j's chunk is within the view of a
@@ -409,10 +419,11 @@ func appendEntering(out []world.ChunkPos, f world.ChunkPos, steps []world.ChunkP
 
 // enqueue queues a job for each of the chunks preds, predicted for t in
 // generation gen, that t's predictions have not queued and that is not
-// queued already, nearest first. It takes the lock once for all of them rather
-// than once each. A chunk dropped because the queue is full is left out of
-// t.predicted, so the path's next change queues it again.
-func (pf *Prefetcher) enqueue(t *track, preds []world.ChunkPos, dim world.Dimension, gen uint64, id uuid.UUID) {
+// queued already, nearest first. It takes the lock once for all of them
+// rather than once each. What finds the queue full goes to the backlog
+// if backlog is set (up to maxBacklog); otherwise it is dropped and left
+// out of t.predicted, so the path's next change queues it again.
+func (pf *Prefetcher) enqueue(t *track, preds []world.ChunkPos, dim world.Dimension, gen uint64, id uuid.UUID, backlog bool) {
 	pf.mu.Lock()
 	if pf.closed || t.gen != gen || pf.players[id] != t {
 		// Closed, or the track turned, teleported or was removed since
@@ -455,6 +466,12 @@ func (pf *Prefetcher) enqueue(t *track, preds []world.ChunkPos, dim world.Dimens
 	}
 	if len(full) > 0 {
 		pf.mu.Lock()
+		if backlog {
+			for len(full) > 0 && len(pf.backlog) < maxBacklog {
+				pf.backlog = append(pf.backlog, job{pos: full[0], dim: dim, gen: gen, id: id})
+				full = full[1:]
+			}
+		}
 		for _, p := range full {
 			delete(pf.queued, chunkKey{p, dim})
 			delete(t.predicted, p)
@@ -469,6 +486,7 @@ func (pf *Prefetcher) enqueue(t *track, preds []world.ChunkPos, dim world.Dimens
 func (pf *Prefetcher) RemovePlayer(id uuid.UUID) {
 	pf.mu.Lock()
 	delete(pf.players, id)
+	pf.dropBacklogLocked(id)
 	pf.mu.Unlock()
 }
 

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"cmp"
 	"math"
 	"path/filepath"
 	"slices"
@@ -24,14 +25,25 @@ type trace struct {
 	ticks   int
 	// teleportEvery > 0 moves the player far away every that many ticks.
 	teleportEvery int
+	// perTick > 0 makes the World load at most that many chunks a tick
+	// for each player after the first view, nearest first, as a
+	// Dragonfly session does (four); 0 loads all that came into view.
+	perTick int
+	// announce tells the prefetcher of each teleport before it happens,
+	// as prefetch.Handler's HandleTeleport does.
+	announce bool
 }
 
 var traces = []trace{
-	{"walk", 1, 4.3, 400, 0},
-	{"sprint", 1, 5.6, 400, 0},
-	{"elytra", 1, 30, 400, 0},
-	{"teleports", 1, 5.6, 400, 100},
-	{"many-players", 6, 5.6, 400, 0},
+	{"walk", 1, 4.3, 400, 0, 0, false},
+	{"sprint", 1, 5.6, 400, 0, 0, false},
+	{"elytra", 1, 30, 400, 0, 0, false},
+	{"teleports", 1, 5.6, 400, 100, 0, false},
+	{"many-players", 6, 5.6, 400, 0, 0, false},
+	// Teleports where the World loads four chunks a tick, as Dragonfly
+	// does, told of beforehand or not.
+	{"teleports-4-a-tick", 1, 5.6, 400, 100, 4, false},
+	{"teleports-announced", 1, 5.6, 400, 100, 4, true},
 }
 
 // replayTick is the real time of one game tick in the replay: five times
@@ -50,6 +62,11 @@ const viewRadius = 8
 func inView(at, c world.ChunkPos) bool {
 	dx, dz := float64(c[0]-at[0]), float64(c[1]-at[1])
 	return int32(math.Round(math.Sqrt(dx*dx+dz*dz))) <= viewRadius
+}
+
+func chunkDist2(a, b world.ChunkPos) int64 {
+	dx, dz := int64(a[0]-b[0]), int64(a[1]-b[1])
+	return dx*dx + dz*dz
 }
 
 // replayWorld is a world a replay runs over, opened with nothing cached:
@@ -160,6 +177,9 @@ func replay(b *testing.B, w replayWorld, pf *prefetch.Prefetcher, tr trace) ([]t
 		for _, pl := range ps {
 			if tr.teleportEvery > 0 && tick > 0 && tick%tr.teleportEvery == 0 {
 				pl.pos = mgl64.Vec3{float64((tick*37)%(tiledSide*12) + 100), 64, float64((tick*53)%(tiledSide*12) + 100)}
+				if tr.announce && pf != nil {
+					pf.Teleport(pl.id, pl.pos, world.Overworld)
+				}
 			}
 			pl.pos = pl.pos.Add(pl.dir.Mul(step))
 			// Stay inside the tiled world: turn back at its edges.
@@ -172,19 +192,28 @@ func replay(b *testing.B, w replayWorld, pf *prefetch.Prefetcher, tr trace) ([]t
 				pf.UpdatePlayer(pl.id, pl.pos, world.Overworld)
 			}
 			c := world.ChunkPos{int32(pl.pos[0]) >> 4, int32(pl.pos[2]) >> 4}
+			var toLoad []world.ChunkPos
 			for dx := int32(-viewRadius); dx <= viewRadius; dx++ {
 				for dz := int32(-viewRadius); dz <= viewRadius; dz++ {
 					q := world.ChunkPos{c[0] + dx, c[1] + dz}
-					if loaded[q] || !inWorld(q) || !inView(c, q) {
-						continue
+					if !loaded[q] && inWorld(q) && inView(c, q) {
+						toLoad = append(toLoad, q)
 					}
-					loaded[q] = true
-					t0 := time.Now()
-					if _, err := p.LoadColumn(q, world.Overworld); err != nil {
-						b.Fatal(err)
-					}
-					lat = append(lat, time.Since(t0))
 				}
+			}
+			if tr.perTick > 0 && tick > 0 && len(toLoad) > tr.perTick {
+				slices.SortStableFunc(toLoad, func(a, b world.ChunkPos) int {
+					return cmp.Compare(chunkDist2(a, c), chunkDist2(b, c))
+				})
+				toLoad = toLoad[:tr.perTick]
+			}
+			for _, q := range toLoad {
+				loaded[q] = true
+				t0 := time.Now()
+				if _, err := p.LoadColumn(q, world.Overworld); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
 			}
 		}
 		if tick == 0 {

@@ -1,0 +1,93 @@
+package prefetch
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/go-gl/mathgl/mgl64"
+	"github.com/google/uuid"
+)
+
+// Teleport tells the prefetcher that player id is about to be moved to pos
+// in dim, as Dragonfly's HandleTeleport does before it moves the player
+// (Handler passes it on). What was predicted for the player goes stale,
+// and the chunks of its view around pos are queued at once, nearest first,
+// as the World loads them: Dragonfly's session loads at most four chunks a
+// tick, so the workers are far ahead of it. Chunks within another player's
+// view are left out. What the queue has no room for waits in a backlog
+// (up to 4,096 chunks) that the workers feed to it as they free room, so
+// a view larger than the queue's Budget (256 by default; a view of
+// radius 8 holds 225 chunks, one of radius 16 861) is queued whole. It
+// never blocks.
+func (pf *Prefetcher) Teleport(id uuid.UUID, pos mgl64.Vec3, dim world.Dimension) {
+	now := time.Now()
+	pf.mu.Lock()
+	if pf.closed {
+		pf.mu.Unlock()
+		return
+	}
+	t := pf.players[id]
+	if t == nil {
+		t = &track{}
+		pf.players[id] = t
+	}
+	*t = track{pos: pos, at: now, dim: dim, gen: t.gen + 1, last: chunkOf(pos)}
+	gen := t.gen
+	pf.dropBacklogLocked(id)
+	pf.mu.Unlock()
+	pf.enqueue(t, pf.unseen(id, dim, viewAround(chunkOf(pos), int32(pf.opts.ViewRadius))), dim, gen, id, true)
+}
+
+// viewAround returns the chunks within view of a player in chunk c (see
+// sees), nearest first: the order Dragonfly's World loads them in.
+func viewAround(c world.ChunkPos, r int32) []world.ChunkPos {
+	var out []world.ChunkPos
+	for dx := -r; dx <= r; dx++ {
+		w := halfWidth(dx, r)
+		for dz := -w; dz <= w; dz++ {
+			out = append(out, world.ChunkPos{c[0] + dx, c[1] + dz})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b world.ChunkPos) int {
+		return cmp.Compare(dist2(a, c), dist2(b, c))
+	})
+	return out
+}
+
+func dist2(a, b world.ChunkPos) int64 {
+	dx, dz := int64(a[0]-b[0]), int64(a[1]-b[1])
+	return dx*dx + dz*dz
+}
+
+// maxBacklog caps the backlog: a view of radius 32 holds 3,305 chunks.
+const maxBacklog = 4096
+
+// feedBacklog moves jobs from the backlog to the queue while it has room.
+func (pf *Prefetcher) feedBacklog() {
+	pf.mu.Lock()
+	defer pf.mu.Unlock()
+	for len(pf.backlog) > 0 {
+		select {
+		case pf.queue <- pf.backlog[0]:
+			pf.backlog = pf.backlog[1:]
+		default:
+			return
+		}
+	}
+	pf.backlog = nil
+}
+
+// dropBacklogLocked drops player id's jobs from the backlog: a new
+// teleport or the player's leaving makes them stale. pf.mu must be held.
+func (pf *Prefetcher) dropBacklogLocked(id uuid.UUID) {
+	pf.backlog = slices.DeleteFunc(pf.backlog, func(j job) bool {
+		if j.id != id {
+			return false
+		}
+		delete(pf.queued, chunkKey{j.pos, j.dim})
+		pf.dropped.Add(1)
+		return true
+	})
+}

@@ -1,0 +1,156 @@
+package prefetch
+
+import (
+	"io"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/go-gl/mathgl/mgl64"
+	"github.com/google/uuid"
+)
+
+// A teleport queues the whole view around where the player is about to
+// appear, nearest first, but for what another player there sees; what was
+// predicted before goes stale.
+func TestTeleportQueuesTheViewThere(t *testing.T) {
+	pf := unstarted(nil, Options{ViewRadius: 8}, 1000)
+	id, other := uuid.New(), uuid.New()
+	pf.UpdatePlayer(id, mgl64.Vec3{8, 64, 8}, world.Overworld)
+	pf.players[id].at = time.Now().Add(-50 * time.Millisecond)
+	pf.UpdatePlayer(id, mgl64.Vec3{9.5, 64, 8}, world.Overworld)
+	before := len(pf.queue)
+	if before == 0 {
+		t.Fatal("nothing predicted before the teleport")
+	}
+	to := mgl64.Vec3{5000, 64, 5000}
+	pf.UpdatePlayer(other, mgl64.Vec3{5000 + 16*12, 64, 5000}, world.Overworld) // twelve chunks east
+	pf.Teleport(id, to, world.Overworld)
+	dest := chunkOf(to)
+	var got []world.ChunkPos
+	stale := 0
+	for len(pf.queue) > 0 {
+		j := <-pf.queue
+		if j.gen != pf.players[id].gen {
+			stale++
+			continue
+		}
+		got = append(got, j.pos)
+	}
+	if stale != before {
+		t.Errorf("%d jobs from before the teleport, %d left of the old generation", before, stale)
+	}
+	seen := map[world.ChunkPos]bool{}
+	for i, c := range got {
+		if !sees(dest, c, 8) {
+			t.Fatalf("%v queued, out of the view at %v", c, dest)
+		}
+		if sees(chunkOf(mgl64.Vec3{5000 + 16*12, 64, 5000}), c, 8) {
+			t.Fatalf("%v queued, which the other player sees", c)
+		}
+		if i > 0 && dist2(c, dest) < dist2(got[i-1], dest) {
+			t.Fatalf("%v queued after %v, which is further away", c, got[i-1])
+		}
+		seen[c] = true
+	}
+	want := 0
+	for _, c := range viewAround(dest, 8) {
+		if !sees(chunkOf(mgl64.Vec3{5000 + 16*12, 64, 5000}), c, 8) {
+			want++
+			if !seen[c] {
+				t.Errorf("%v in view at %v was not queued", c, dest)
+			}
+		}
+	}
+	if len(viewAround(dest, 8)) != 225 || want == 225 || want != len(got) {
+		t.Fatalf("view of %d chunks, %d not seen by the other player, %d queued", len(viewAround(dest, 8)), want, len(got))
+	}
+}
+
+// Against Dragonfly's own World: a player sprints, then teleports, and the
+// World's loader (four chunks a tick, as a session loads them) loads the
+// view there. Every chunk it loads there was queued before it asked.
+func TestTeleportQueuesWhatDragonflysWorldLoads(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	rec := &loadRecorder{}
+	w := world.Config{Provider: rec, Dim: world.Overworld, Synchronous: true, Log: quiet}.New()
+	defer w.Close()
+	const r = 8
+	l := world.NewLoader(r, w, world.NopViewer{})
+	pf := unstarted(nil, Options{ViewRadius: r}, 1000)
+	id := uuid.New()
+	pos := mgl64.Vec3{100.5, 64, 100.5}
+	queued := map[world.ChunkPos]bool{}
+	tick := func(n int) {
+		for len(pf.queue) > 0 {
+			j := <-pf.queue
+			delete(pf.queued, chunkKey{j.pos, j.dim})
+			queued[j.pos] = true
+		}
+		rec.mu.Lock()
+		rec.loaded = rec.loaded[:0]
+		rec.mu.Unlock()
+		<-w.Do(func(tx *world.Tx) {
+			l.Move(tx, pos)
+			l.Load(tx, n)
+		}).Done()
+	}
+	for range 40 { // two seconds of sprinting
+		if tr := pf.players[id]; tr != nil {
+			tr.at = time.Now().Add(-50 * time.Millisecond)
+		}
+		pf.UpdatePlayer(id, pos, world.Overworld)
+		tick(1 << 20)
+		pos[0] += 5.6 / 20
+	}
+	pos = mgl64.Vec3{-3000.5, 64, 2000.5}
+	pf.Teleport(id, pos, world.Overworld)
+	loads := 0
+	for range 100 {
+		pf.UpdatePlayer(id, pos, world.Overworld)
+		tick(4)
+		for _, c := range rec.loaded {
+			loads++
+			if !queued[c] {
+				t.Fatalf("the World loaded %v after the teleport, which was not queued", c)
+			}
+		}
+	}
+	if loads < 200 {
+		t.Fatalf("the World loaded %d chunks after the teleport: the test shows nothing", loads)
+	}
+}
+
+// A view larger than the queue's room is queued whole, nearest first, as
+// the workers free room; a later teleport drops what is left of it.
+func TestTeleportBacklogFeedsTheQueue(t *testing.T) {
+	pf := unstarted(nil, Options{ViewRadius: 8}, 50)
+	id := uuid.New()
+	to := mgl64.Vec3{800, 64, 800}
+	pf.Teleport(id, to, world.Overworld)
+	var got []world.ChunkPos
+	for len(pf.queue) > 0 { // a worker's loop: take a job, then feed
+		j := <-pf.queue
+		delete(pf.queued, chunkKey{j.pos, j.dim})
+		got = append(got, j.pos)
+		pf.feedBacklog()
+	}
+	if want := viewAround(chunkOf(to), 8); !slices.Equal(got, want) {
+		t.Fatalf("queued %d chunks of the view's %d, or out of order", len(got), len(want))
+	}
+	pf.Teleport(id, to.Add(mgl64.Vec3{5000, 0, 0}), world.Overworld)
+	if len(pf.backlog) == 0 {
+		t.Fatal("the second view left nothing in the backlog: the test shows nothing")
+	}
+	pf.Teleport(id, to, world.Overworld)
+	if len(pf.backlog) == 0 {
+		t.Fatal("the third view left nothing in the backlog: the test shows nothing")
+	}
+	for _, j := range pf.backlog {
+		if !sees(chunkOf(to), j.pos, 8) {
+			t.Fatalf("%v, of the view left behind, is still in the backlog", j.pos)
+		}
+	}
+}
