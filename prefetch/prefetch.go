@@ -13,13 +13,16 @@
 // segment.Provider, whose prefetch also opens a closed region ahead of the
 // player, or an overlay.Provider, an arena. Chunks within another player's
 // view, or within the player's own view from the last few chunks it left,
-// are skipped: the World holds them already. A turn or a teleport drops the predictions that no longer
-// apply. UpdatePlayer never blocks: when the queue is full, predictions
-// are dropped, and queued again when the player's path next changes (a
-// move that changes none of the chunks behind the player, its own or
-// those ahead predicts nothing anew, and one that changes it queues only
-// what its prediction adds to the last one's). PinArea keeps an area (a
-// spawn, an arena) in the cache however much else is loaded.
+// are skipped: the World holds them already. A turn or a teleport drops
+// the predictions that no longer apply, and Teleport, told of a teleport
+// before it happens (Handler passes on Dragonfly's HandleTeleport),
+// queues the whole view where the player is about to appear.
+// UpdatePlayer never blocks: when the queue is full, predictions are
+// dropped, and queued again when the player's path next changes (a move
+// that changes none of the chunks behind the player, its own or those
+// ahead predicts nothing anew, and one that changes it queues only what
+// its prediction adds to the last one's). PinArea keeps an area (a spawn,
+// an arena) in the cache however much else is loaded.
 package prefetch
 
 import (
