@@ -240,15 +240,10 @@ func (pf *Prefetcher) UpdatePlayer(id uuid.UUID, pos mgl64.Vec3, dim world.Dimen
 		return
 	}
 	t := pf.players[id]
-	switch {
-	case t == nil:
-		t = &track{pos: pos, at: now, dim: dim, last: chunkOf(pos)}
-		pf.players[id] = t
-		pf.mu.Unlock()
-		return
-	case t.dim != dim || pos.Sub(t.pos).Len() > pf.opts.TeleportBlocks:
-		// A teleport or a dimension change: what was predicted is stale.
-		*t = track{pos: pos, at: now, dim: dim, gen: t.gen + 1, last: chunkOf(pos)}
+	if t == nil || t.dim != dim || pos.Sub(t.pos).Len() > pf.opts.TeleportBlocks {
+		// A new player, or a teleport or a dimension change that no
+		// Teleport announced: what was predicted is stale.
+		pf.restartLocked(id, pos, dim, now)
 		pf.mu.Unlock()
 		return
 	}

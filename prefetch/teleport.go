@@ -28,16 +28,24 @@ func (pf *Prefetcher) Teleport(id uuid.UUID, pos mgl64.Vec3, dim world.Dimension
 		pf.mu.Unlock()
 		return
 	}
+	t := pf.restartLocked(id, pos, dim, now)
+	gen := t.gen
+	pf.mu.Unlock()
+	pf.enqueue(t, pf.unseen(id, dim, viewAround(chunkOf(pos), int32(pf.opts.ViewRadius))), dim, gen, id, true)
+}
+
+// restartLocked starts player id's track afresh at pos in dim, at time
+// now: a new player, or one that teleported, whose earlier predictions,
+// in the queue or the backlog, are stale. pf.mu must be held.
+func (pf *Prefetcher) restartLocked(id uuid.UUID, pos mgl64.Vec3, dim world.Dimension, now time.Time) *track {
 	t := pf.players[id]
 	if t == nil {
 		t = &track{}
 		pf.players[id] = t
 	}
 	*t = track{pos: pos, at: now, dim: dim, gen: t.gen + 1, last: chunkOf(pos)}
-	gen := t.gen
 	pf.dropBacklogLocked(id)
-	pf.mu.Unlock()
-	pf.enqueue(t, pf.unseen(id, dim, viewAround(chunkOf(pos), int32(pf.opts.ViewRadius))), dim, gen, id, true)
+	return t
 }
 
 // viewAround returns the chunks within view of a player in chunk c (see
