@@ -1,0 +1,78 @@
+package prefetch
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/df-mc/dragonfly/server/player"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/go-gl/mathgl/mgl64"
+	"github.com/google/uuid"
+)
+
+// Handler passes on what Dragonfly's player tells it: a player of a real
+// World, teleported by Player.Teleport, has the view where it lands queued
+// before it is there.
+func TestHandlerPassesTeleportsOn(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	w := world.Config{Provider: world.NopProvider{}, Dim: world.Overworld, Synchronous: true, Log: quiet}.New()
+	defer w.Close()
+	pf := unstarted(nil, Options{ViewRadius: 4}, 1000)
+	conf := player.Config{Name: "tester", UUID: uuid.New(), Position: mgl64.Vec3{0.5, 64, 0.5}}
+	to := mgl64.Vec3{1000.5, 64, 1000.5}
+	<-w.Do(func(tx *world.Tx) {
+		p := tx.AddEntity(world.EntitySpawnOpts{Position: conf.Position}.New(player.Type, conf)).(*player.Player)
+		p.Handle(Handler{P: pf})
+		p.Teleport(to)
+	}).Done()
+	got := map[world.ChunkPos]bool{}
+	for len(pf.queue) > 0 {
+		got[(<-pf.queue).pos] = true
+	}
+	want := viewAround(chunkOf(to), 4)
+	for _, c := range want {
+		if !got[c] {
+			t.Fatalf("%v, in view where the player landed, was not queued (%d queued of %d)", c, len(got), len(want))
+		}
+	}
+}
+
+// A player that changes worlds (a portal to the Nether) has the view where
+// it is in the new world queued, in that world's dimension, in its first
+// tick there, when Dragonfly tells the handler.
+func TestHandlerPassesWorldChangesOn(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ow := world.Config{Provider: world.NopProvider{}, Dim: world.Overworld, Synchronous: true, Log: quiet}.New()
+	defer ow.Close()
+	nether := world.Config{Provider: world.NopProvider{}, Dim: world.Nether, Synchronous: true, Log: quiet}.New()
+	defer nether.Close()
+	pf := unstarted(nil, Options{ViewRadius: 4}, 1000)
+	conf := player.Config{Name: "tester", UUID: uuid.New(), Position: mgl64.Vec3{0.5, 64, 0.5}}
+	var h *world.EntityHandle
+	<-ow.Do(func(tx *world.Tx) {
+		p := tx.AddEntity(world.EntitySpawnOpts{Position: conf.Position}.New(player.Type, conf)).(*player.Player)
+		p.Handle(Handler{P: pf})
+		p.Tick(tx, 1) // the world it is in, for the next tick's comparison
+		h = tx.RemoveEntity(p)
+	}).Done()
+	for len(pf.queue) > 0 {
+		<-pf.queue
+	}
+	<-nether.Do(func(tx *world.Tx) {
+		tx.AddEntity(h).(*player.Player).Tick(tx, 2)
+	}).Done()
+	got := map[world.ChunkPos]bool{}
+	for len(pf.queue) > 0 {
+		j := <-pf.queue
+		if j.dim != world.Nether {
+			t.Fatalf("%v queued in %v, not the Nether", j.pos, j.dim)
+		}
+		got[j.pos] = true
+	}
+	for _, c := range viewAround(chunkOf(conf.Position), 4) {
+		if !got[c] {
+			t.Fatalf("%v, in view in the Nether, was not queued (%d queued)", c, len(got))
+		}
+	}
+}
