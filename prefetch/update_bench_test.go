@@ -44,3 +44,27 @@ func BenchmarkUpdatePlayer(b *testing.B) {
 		}
 	}
 }
+
+// Teleport runs inside the World's transaction too (HandleTeleport): what
+// announcing a teleport costs, queuing the view at the destination, at two
+// view radii. The queue is drained after each, untimed, as the workers
+// would drain it (run it with -benchtime set to a count).
+func BenchmarkTeleport(b *testing.B) {
+	for _, r := range []int{8, 16} {
+		b.Run(fmt.Sprintf("radius=%d", r), func(b *testing.B) {
+			pf := unstarted(nil, Options{ViewRadius: r}, 256)
+			id := uuid.New()
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				pf.Teleport(id, mgl64.Vec3{float64(i%64) * 1000, 64, 0}, world.Overworld)
+				b.StopTimer()
+				for len(pf.queue) > 0 {
+					j := <-pf.queue
+					delete(pf.queued, chunkKey{j.pos, j.dim})
+					pf.feedBacklog()
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}
