@@ -3,6 +3,7 @@ package prefetch
 import (
 	"cmp"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/df-mc/dragonfly/server/world"
@@ -51,15 +52,33 @@ func (pf *Prefetcher) restartLocked(id uuid.UUID, pos mgl64.Vec3, dim world.Dime
 // viewAround returns the chunks within view of a player in chunk c (see
 // sees), nearest first: the order Dragonfly's World loads them in.
 func viewAround(c world.ChunkPos, r int32) []world.ChunkPos {
+	offs, ok := viewOffsets.Load(r)
+	if !ok {
+		offs, _ = viewOffsets.LoadOrStore(r, sortedView(r))
+	}
+	out := slices.Clone(offs.([]world.ChunkPos))
+	for i, d := range out {
+		out[i] = world.ChunkPos{c[0] + d[0], c[1] + d[1]}
+	}
+	return out
+}
+
+// viewOffsets holds, by view radius (int32), the view around chunk (0, 0),
+// nearest first: sorting it is most of the work of listing a view.
+var viewOffsets sync.Map
+
+// sortedView returns the view of radius r around chunk (0, 0), nearest
+// first.
+func sortedView(r int32) []world.ChunkPos {
 	var out []world.ChunkPos
 	for dx := -r; dx <= r; dx++ {
 		w := halfWidth(dx, r)
 		for dz := -w; dz <= w; dz++ {
-			out = append(out, world.ChunkPos{c[0] + dx, c[1] + dz})
+			out = append(out, world.ChunkPos{dx, dz})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b world.ChunkPos) int {
-		return cmp.Compare(dist2(a, c), dist2(b, c))
+		return cmp.Compare(dist2(a, world.ChunkPos{}), dist2(b, world.ChunkPos{}))
 	})
 	return out
 }
