@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/df-mc/dragonfly/server/player"
 	"github.com/df-mc/dragonfly/server/world"
@@ -26,6 +27,7 @@ func TestHandlerPassesTeleportsOn(t *testing.T) {
 		p.Handle(Handler{P: pf})
 		p.Teleport(to)
 	}).Done()
+	pf.feedBacklog(time.Now().Add(time.Hour)) // the view's later chunks too
 	got := map[world.ChunkPos]bool{}
 	for len(pf.queue) > 0 {
 		got[(<-pf.queue).pos] = true
@@ -62,6 +64,7 @@ func TestHandlerPassesWorldChangesOn(t *testing.T) {
 	<-nether.Do(func(tx *world.Tx) {
 		tx.AddEntity(h).(*player.Player).Tick(tx, 2)
 	}).Done()
+	pf.feedBacklog(time.Now().Add(time.Hour)) // the view's later chunks too
 	got := map[world.ChunkPos]bool{}
 	for len(pf.queue) > 0 {
 		j := <-pf.queue

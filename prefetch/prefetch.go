@@ -58,6 +58,12 @@ type Options struct {
 	// TeleportBlocks is the jump between two updates taken as a teleport
 	// (the velocity restarts). Default 48.
 	TeleportBlocks float64
+	// TeleportRate is how many chunks a second of an announced teleport's
+	// view (see Teleport) are queued after its first 32: a little faster
+	// than the World loads them, so that the view's ready copies do not
+	// crowd the cache. Default 100, where a Dragonfly session loads at
+	// most four chunks a tick, 80 a second.
+	TeleportRate int
 }
 
 func (o Options) withDefaults() Options {
@@ -72,6 +78,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Budget <= 0 {
 		o.Budget = 256
+	}
+	if o.TeleportRate <= 0 {
+		o.TeleportRate = 100
 	}
 	if o.TeleportBlocks <= 0 {
 		o.TeleportBlocks = 48
@@ -114,10 +123,12 @@ type Prefetcher struct {
 	closed  bool
 
 	queue chan job
-	// backlog holds the jobs of a teleport's view that found the queue
-	// full (see Teleport), in order; workers move them to the queue as
-	// they free room in it. They stay marked in queued. Under mu.
-	backlog []job
+	// backlog holds the jobs of teleports' views waiting for their time
+	// or for room in the queue (see Teleport), by time due; the feeder
+	// and the workers move them to the queue. They stay marked in queued.
+	// Under mu. kick wakes the feeder when the backlog grows.
+	backlog []pending
+	kick    chan struct{}
 	stop    chan struct{}
 	wg      sync.WaitGroup
 
@@ -126,6 +137,12 @@ type Prefetcher struct {
 
 	predicted, loaded, dropped, failed atomic.Int64
 }
+
+// minMoveInterval is the least time between two updates of a player that
+// a velocity is measured over: over less, a move's jitter becomes a
+// velocity of thousands of blocks a second, whose path ahead floods the
+// queue.
+const minMoveInterval = time.Millisecond
 
 // behindChunks is how many of the chunks a player left are remembered.
 // Dragonfly's World keeps a chunk that left every view until its next
@@ -146,18 +163,25 @@ type chunkKey struct {
 type job struct {
 	pos world.ChunkPos
 	dim world.Dimension
-	gen uint64 // the player's track generation when predicted
-	id  uuid.UUID
+	// gen is the player's track generation when predicted, or for a
+	// teleport's view (view set) its epoch: a turn makes a path's
+	// predictions stale, but the view is needed whichever way the player
+	// goes next.
+	gen  uint64
+	view bool
+	id   uuid.UUID
 }
 
 // track is what is known of one player's movement.
 type track struct {
-	pos  mgl64.Vec3
-	vel  mgl64.Vec3 // blocks per second, smoothed
-	at   time.Time
-	dim  world.Dimension
-	gen  uint64 // bumped on a teleport or a sharp turn: older jobs are stale
-	last world.ChunkPos
+	pos mgl64.Vec3
+	vel mgl64.Vec3 // blocks per second, smoothed
+	at  time.Time
+	dim world.Dimension
+	gen uint64 // bumped on a teleport or a sharp turn: older jobs are stale
+	// epoch is bumped on a teleport only: older jobs of a view are stale.
+	epoch uint64
+	last  world.ChunkPos
 	// behind holds the chunks the player was in before last, oldest first
 	// (nBehind of them): the World still holds what they had in view.
 	behind  [behindChunks]world.ChunkPos
@@ -182,11 +206,13 @@ type track struct {
 func New(p Source, o Options) *Prefetcher {
 	o = o.withDefaults()
 	pf := &Prefetcher{p: p, opts: o, players: map[uuid.UUID]*track{}, queued: map[chunkKey]struct{}{},
-		queue: make(chan job, o.Budget), stop: make(chan struct{}), pins: map[job]int{}}
+		queue: make(chan job, o.Budget), stop: make(chan struct{}), pins: map[job]int{}, kick: make(chan struct{}, 1)}
 	for i := 0; i < o.Workers; i++ {
 		pf.wg.Add(1)
 		go pf.worker()
 	}
+	pf.wg.Add(1)
+	go pf.feeder()
 	return pf
 }
 
@@ -198,7 +224,7 @@ func (pf *Prefetcher) worker() {
 			return
 		case j := <-pf.queue:
 			pf.do(j)
-			pf.feedBacklog()
+			pf.feedBacklog(time.Now())
 		}
 	}
 }
@@ -210,7 +236,7 @@ func (pf *Prefetcher) do(j job) {
 	pf.mu.Lock()
 	delete(pf.queued, chunkKey{j.pos, j.dim})
 	t := pf.players[j.id]
-	stale := t == nil || t.gen != j.gen || pf.seenByOtherLocked(j)
+	stale := t == nil || (j.view && t.epoch != j.gen) || (!j.view && t.gen != j.gen) || pf.seenByOtherLocked(j)
 	pf.mu.Unlock()
 	if stale {
 		pf.dropped.Add(1)
@@ -248,7 +274,10 @@ func (pf *Prefetcher) UpdatePlayer(id uuid.UUID, pos mgl64.Vec3, dim world.Dimen
 		return
 	}
 	dt := now.Sub(t.at).Seconds()
-	if dt <= 0 {
+	if dt < minMoveInterval.Seconds() {
+		// Too soon after the last update to measure a velocity by (a move
+		// in the same tick as a Teleport): the next update measures it
+		// over both.
 		pf.mu.Unlock()
 		return
 	}
@@ -413,71 +442,6 @@ func appendEntering(out []world.ChunkPos, f world.ChunkPos, steps []world.ChunkP
 		}
 	}
 	return out
-}
-
-// enqueue queues a job for each of the chunks preds, predicted for t in
-// generation gen, that t's predictions have not queued and that is not
-// queued already, nearest first. It takes the lock once for all of them
-// rather than once each. What finds the queue full goes to the backlog
-// if backlog is set (up to maxBacklog); otherwise it is dropped and left
-// out of t.predicted, so the path's next change queues it again.
-func (pf *Prefetcher) enqueue(t *track, preds []world.ChunkPos, dim world.Dimension, gen uint64, id uuid.UUID, backlog bool) {
-	pf.mu.Lock()
-	if pf.closed || t.gen != gen || pf.players[id] != t {
-		// Closed, or the track turned, teleported or was removed since
-		// the prediction: it is stale.
-		pf.mu.Unlock()
-		pf.dropped.Add(int64(len(preds)))
-		return
-	}
-	last, next := t.predicted, t.spare
-	if t.predGen != gen {
-		last = nil
-	}
-	if next == nil {
-		next = make(map[world.ChunkPos]struct{}, len(preds))
-	}
-	clear(next)
-	fresh := preds[:0]
-	for _, p := range preds {
-		if _, ok := last[p]; ok {
-			next[p] = struct{}{}
-			continue
-		}
-		k := chunkKey{p, dim}
-		if _, ok := pf.queued[k]; !ok {
-			pf.queued[k] = struct{}{}
-			fresh = append(fresh, p)
-			next[p] = struct{}{}
-		}
-	}
-	t.predicted, t.spare, t.predGen = next, t.predicted, gen
-	pf.mu.Unlock()
-	dropped := len(preds) - len(fresh)
-	full := fresh[:0]
-	for _, p := range fresh {
-		select {
-		case pf.queue <- job{pos: p, dim: dim, gen: gen, id: id}:
-		default: // over budget: drop rather than block the caller
-			full = append(full, p)
-		}
-	}
-	if len(full) > 0 {
-		pf.mu.Lock()
-		if backlog {
-			for len(full) > 0 && len(pf.backlog) < maxBacklog {
-				pf.backlog = append(pf.backlog, job{pos: full[0], dim: dim, gen: gen, id: id})
-				full = full[1:]
-			}
-		}
-		for _, p := range full {
-			delete(pf.queued, chunkKey{p, dim})
-			delete(t.predicted, p)
-		}
-		pf.mu.Unlock()
-	}
-	pf.predicted.Add(int64(len(fresh) - len(full)))
-	pf.dropped.Add(int64(dropped + len(full)))
 }
 
 // RemovePlayer forgets a player (on quit); its queued chunks become stale.

@@ -17,11 +17,12 @@ import (
 // and the chunks of its view around pos are queued at once, nearest first,
 // as the World loads them: Dragonfly's session loads at most four chunks a
 // tick, so the workers are far ahead of it. Chunks within another player's
-// view are left out. What the queue has no room for waits in a backlog
-// (up to 4,096 chunks) that the workers feed to it as they free room, so
-// a view larger than the queue's Budget (256 by default; a view of
-// radius 8 holds 225 chunks, one of radius 16 861) is queued whole. It
-// never blocks.
+// view are left out. The nearest 32 are queued at once, the rest at the
+// Options' TeleportRate, a little faster than the World loads them, from
+// a backlog (up to 4,096 chunks) that also holds what finds the queue
+// full: so a view larger than the queue's Budget (256 by default; a view
+// of radius 8 holds 225 chunks, one of radius 16 861) is queued whole,
+// and its ready copies do not crowd the cache. It never blocks.
 func (pf *Prefetcher) Teleport(id uuid.UUID, pos mgl64.Vec3, dim world.Dimension) {
 	now := time.Now()
 	pf.mu.Lock()
@@ -30,9 +31,9 @@ func (pf *Prefetcher) Teleport(id uuid.UUID, pos mgl64.Vec3, dim world.Dimension
 		return
 	}
 	t := pf.restartLocked(id, pos, dim, now)
-	gen := t.gen
+	epoch := t.epoch
 	pf.mu.Unlock()
-	pf.enqueue(t, pf.unseen(id, dim, viewAround(chunkOf(pos), int32(pf.opts.ViewRadius))), dim, gen, id, true)
+	pf.enqueue(t, pf.unseen(id, dim, viewAround(chunkOf(pos), int32(pf.opts.ViewRadius))), dim, epoch, id, true)
 }
 
 // restartLocked starts player id's track afresh at pos in dim, at time
@@ -44,7 +45,7 @@ func (pf *Prefetcher) restartLocked(id uuid.UUID, pos mgl64.Vec3, dim world.Dime
 		t = &track{}
 		pf.players[id] = t
 	}
-	*t = track{pos: pos, at: now, dim: dim, gen: t.gen + 1, last: chunkOf(pos)}
+	*t = track{pos: pos, at: now, dim: dim, gen: t.gen + 1, epoch: t.epoch + 1, last: chunkOf(pos)}
 	pf.dropBacklogLocked(id)
 	return t
 }
@@ -86,35 +87,4 @@ func sortedView(r int32) []world.ChunkPos {
 func dist2(a, b world.ChunkPos) int64 {
 	dx, dz := int64(a[0]-b[0]), int64(a[1]-b[1])
 	return dx*dx + dz*dz
-}
-
-// maxBacklog caps the backlog: a view of radius 32 holds 3,305 chunks.
-const maxBacklog = 4096
-
-// feedBacklog moves jobs from the backlog to the queue while it has room.
-func (pf *Prefetcher) feedBacklog() {
-	pf.mu.Lock()
-	defer pf.mu.Unlock()
-	for len(pf.backlog) > 0 {
-		select {
-		case pf.queue <- pf.backlog[0]:
-			pf.backlog = pf.backlog[1:]
-		default:
-			return
-		}
-	}
-	pf.backlog = nil
-}
-
-// dropBacklogLocked drops player id's jobs from the backlog: a new
-// teleport or the player's leaving makes them stale. pf.mu must be held.
-func (pf *Prefetcher) dropBacklogLocked(id uuid.UUID) {
-	pf.backlog = slices.DeleteFunc(pf.backlog, func(j job) bool {
-		if j.id != id {
-			return false
-		}
-		delete(pf.queued, chunkKey{j.pos, j.dim})
-		pf.dropped.Add(1)
-		return true
-	})
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +29,7 @@ func TestTeleportQueuesTheViewThere(t *testing.T) {
 	to := mgl64.Vec3{5000, 64, 5000}
 	pf.UpdatePlayer(other, mgl64.Vec3{5000 + 16*12, 64, 5000}, world.Overworld) // twelve chunks east
 	pf.Teleport(id, to, world.Overworld)
+	pf.feedBacklog(time.Now().Add(time.Hour)) // the view's later chunks too
 	dest := chunkOf(to)
 	var got []world.ChunkPos
 	stale := 0
@@ -84,6 +86,7 @@ func TestTeleportQueuesWhatDragonflysWorldLoads(t *testing.T) {
 	pos := mgl64.Vec3{100.5, 64, 100.5}
 	queued := map[world.ChunkPos]bool{}
 	tick := func(n int) {
+		pf.feedBacklog(time.Now().Add(time.Hour)) // paced in real time, the test is faster
 		for len(pf.queue) > 0 {
 			j := <-pf.queue
 			delete(pf.queued, chunkKey{j.pos, j.dim})
@@ -123,6 +126,29 @@ func TestTeleportQueuesWhatDragonflysWorldLoads(t *testing.T) {
 	}
 }
 
+// A teleport's view is queued 32 chunks at once, then at the TeleportRate,
+// nearest first, so that its ready copies do not all wait in the cache at
+// once.
+func TestTeleportPacesTheView(t *testing.T) {
+	pf := unstarted(nil, Options{ViewRadius: 8, TeleportRate: 100}, 1000)
+	before := time.Now()
+	pf.Teleport(uuid.New(), mgl64.Vec3{800, 64, 800}, world.Overworld)
+	after := time.Now()
+	if len(pf.queue) != teleportBurst {
+		t.Fatalf("%d queued at once, want %d", len(pf.queue), teleportBurst)
+	}
+	if next := pf.feedBacklog(before); len(pf.queue) != teleportBurst || next.Before(before.Add(10*time.Millisecond)) {
+		t.Fatalf("%d queued before the next was due, which is due at %v after the teleport", len(pf.queue), next.Sub(before))
+	}
+	pf.feedBacklog(after.Add(100 * time.Millisecond)) // ten more are due, at 100 a second
+	if len(pf.queue) != teleportBurst+10 {
+		t.Fatalf("%d queued a tenth of a second on, want %d", len(pf.queue), teleportBurst+10)
+	}
+	if next := pf.feedBacklog(after.Add(time.Hour)); len(pf.queue) != 225 || !next.IsZero() {
+		t.Fatalf("%d queued an hour on, of a view of 225 (next due %v)", len(pf.queue), next)
+	}
+}
+
 // A view larger than the queue's room is queued whole, nearest first, as
 // the workers free room; a later teleport drops what is left of it.
 func TestTeleportBacklogFeedsTheQueue(t *testing.T) {
@@ -131,11 +157,11 @@ func TestTeleportBacklogFeedsTheQueue(t *testing.T) {
 	to := mgl64.Vec3{800, 64, 800}
 	pf.Teleport(id, to, world.Overworld)
 	var got []world.ChunkPos
-	for len(pf.queue) > 0 { // a worker's loop: take a job, then feed
+	for len(pf.queue) > 0 { // a worker's loop: take a job, then feed (all due by then)
 		j := <-pf.queue
 		delete(pf.queued, chunkKey{j.pos, j.dim})
 		got = append(got, j.pos)
-		pf.feedBacklog()
+		pf.feedBacklog(time.Now().Add(time.Hour))
 	}
 	if want := viewAround(chunkOf(to), 8); !slices.Equal(got, want) {
 		t.Fatalf("queued %d chunks of the view's %d, or out of order", len(got), len(want))
@@ -152,5 +178,54 @@ func TestTeleportBacklogFeedsTheQueue(t *testing.T) {
 		if !sees(chunkOf(to), j.pos, 8) {
 			t.Fatalf("%v, of the view left behind, is still in the backlog", j.pos)
 		}
+	}
+}
+
+// countingSource counts the prefetches a Prefetcher asks for.
+type countingSource struct{ n atomic.Int64 }
+
+func (c *countingSource) Prefetch(world.ChunkPos, world.Dimension) (bool, error) {
+	c.n.Add(1)
+	return true, nil
+}
+func (c *countingSource) Pin(world.ChunkPos, world.Dimension) error { return nil }
+func (c *countingSource) Unpin(world.ChunkPos, world.Dimension)     {}
+
+// A teleport's view is needed whichever way the player goes next: a sharp
+// turn after it makes the path's predictions stale, not the view's.
+func TestTurnKeepsTheTeleportsView(t *testing.T) {
+	src := &countingSource{}
+	pf := unstarted(src, Options{}, 1000)
+	id := uuid.New()
+	pos := mgl64.Vec3{800, 64, 800}
+	pf.Teleport(id, pos, world.Overworld)
+	pf.feedBacklog(time.Now().Add(time.Hour))
+	view := len(pf.queue)
+	for _, dx := range []float64{0.3, 0.3, -0.3} { // on, then back: a sharp turn
+		pf.players[id].at = time.Now().Add(-50 * time.Millisecond)
+		pos[0] += dx
+		pf.UpdatePlayer(id, pos, world.Overworld)
+	}
+	if pf.players[id].epoch != 1 || pf.players[id].gen < 2 {
+		t.Fatalf("track epoch %d, generation %d: no turn after the teleport", pf.players[id].epoch, pf.players[id].gen)
+	}
+	for range view {
+		pf.do(<-pf.queue)
+	}
+	if got := src.n.Load(); got != int64(view) {
+		t.Fatalf("%d of the view's %d chunks prefetched after the turn", got, view)
+	}
+}
+
+// A move in the same tick as the teleport before it measures no velocity:
+// over microseconds a step is thousands of blocks a second, whose path
+// ahead would flood the queue.
+func TestNoVelocityFromAMoveRightAfterATeleport(t *testing.T) {
+	pf := unstarted(nil, Options{}, 10000)
+	id := uuid.New()
+	pf.Teleport(id, mgl64.Vec3{800, 64, 800}, world.Overworld)
+	pf.UpdatePlayer(id, mgl64.Vec3{800.3, 64, 800}, world.Overworld)
+	if v := pf.players[id].vel; v.Len() != 0 {
+		t.Fatalf("a velocity of %v blocks a second from a move right after a teleport", v)
 	}
 }

@@ -116,8 +116,11 @@ func replayTraces(b *testing.B, traces []trace, open func(b *testing.B) replayWo
 					var pf *prefetch.Prefetcher
 					if with {
 						// The replay runs faster than the game: three seconds of
-						// game time ahead, as the default promises.
-						pf = prefetch.New(w.p, prefetch.Options{ViewRadius: viewRadius, Lookahead: 3 * time.Second * replayTick / (50 * time.Millisecond)})
+						// game time ahead, as the default promises, and a
+						// teleport's view paced at the default's rate in game
+						// time.
+						speedup := int(50 * time.Millisecond / replayTick)
+						pf = prefetch.New(w.p, prefetch.Options{ViewRadius: viewRadius, Lookahead: 3 * time.Second * replayTick / (50 * time.Millisecond), TeleportRate: 100 * speedup})
 					}
 					l, hits, misses := replay(b, w, pf, tr)
 					lat = append(lat, l...)
