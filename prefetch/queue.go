@@ -61,6 +61,9 @@ func (pf *Prefetcher) enqueue(t *track, preds []world.ChunkPos, dim world.Dimens
 	dropped := len(preds) - len(fresh)
 	now, every := time.Now(), time.Second/time.Duration(pf.opts.TeleportRate)
 	var later []pending
+	if paced && len(fresh) > teleportBurst {
+		later = make([]pending, 0, len(fresh)-teleportBurst+1)
+	}
 	full := fresh[:0]
 	for i, p := range fresh {
 		j := job{pos: p, dim: dim, gen: gen, view: paced, id: id}
@@ -84,8 +87,17 @@ func (pf *Prefetcher) enqueue(t *track, preds []world.ChunkPos, dim world.Dimens
 		for _, l := range later[n:] {
 			full = append(full, l.pos)
 		}
-		pf.backlog = append(pf.backlog, later[:n]...)
-		slices.SortStableFunc(pf.backlog, func(a, b pending) int { return a.due.Compare(b.due) })
+		switch {
+		case n == 0:
+		case len(pf.backlog) == 0:
+			pf.backlog = later[:n] // by time due already
+		default:
+			sorted := !later[0].due.Before(pf.backlog[len(pf.backlog)-1].due)
+			pf.backlog = append(pf.backlog, later[:n]...)
+			if !sorted { // another teleport's, due later
+				slices.SortStableFunc(pf.backlog, func(a, b pending) int { return a.due.Compare(b.due) })
+			}
+		}
 		for _, p := range full {
 			delete(pf.queued, chunkKey{p, dim})
 			if !paced {
