@@ -12,12 +12,11 @@ import (
 // generation gen (a teleport's view, paced, in epoch gen), that t's path
 // predictions have not queued and that is not queued already, nearest
 // first. It takes the lock once for all of them rather than once each.
-// If paced (a teleport's view), the first
-// teleportBurst go to the queue and the rest to the backlog, due one after
-// another at the TeleportRate, and what finds the queue full goes to the
-// backlog too (up to maxBacklog). Otherwise what finds the queue full is
-// dropped and left out of t.predicted, so the path's next change queues
-// it again.
+// If paced (a teleport's view), the first teleportBurst go to the queue
+// and the rest to the backlog, due one after another at the TeleportRate,
+// and what finds the queue full goes to the backlog too (up to
+// maxBacklog). Otherwise what finds the queue full is dropped and left
+// out of t.predicted, so the path's next change queues it again.
 func (pf *Prefetcher) enqueue(t *track, preds []world.ChunkPos, dim world.Dimension, gen uint64, id uuid.UUID, paced bool) {
 	pf.mu.Lock()
 	cur := t.gen
@@ -33,14 +32,16 @@ func (pf *Prefetcher) enqueue(t *track, preds []world.ChunkPos, dim world.Dimens
 	}
 	// A view's chunks are never on a path's prediction (they are in view),
 	// so only a path's are kept in t.predicted.
-	last, next := t.predicted, t.spare
-	if t.predGen != gen || paced {
-		last = nil
+	var last, next map[world.ChunkPos]struct{}
+	if !paced {
+		if t.predGen == gen {
+			last = t.predicted
+		}
+		if next = t.spare; next == nil {
+			next = make(map[world.ChunkPos]struct{}, len(preds))
+		}
+		clear(next)
 	}
-	if next == nil {
-		next = make(map[world.ChunkPos]struct{}, len(preds))
-	}
-	clear(next)
 	fresh := preds[:0]
 	for _, p := range preds {
 		if _, ok := last[p]; ok {
@@ -51,7 +52,9 @@ func (pf *Prefetcher) enqueue(t *track, preds []world.ChunkPos, dim world.Dimens
 		if _, ok := pf.queued[k]; !ok {
 			pf.queued[k] = struct{}{}
 			fresh = append(fresh, p)
-			next[p] = struct{}{}
+			if next != nil {
+				next[p] = struct{}{}
+			}
 		}
 	}
 	if !paced {
