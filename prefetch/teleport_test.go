@@ -140,23 +140,30 @@ func TestTeleportPacesTheView(t *testing.T) {
 	if next := pf.feedBacklog(before); len(pf.queue) != teleportBurst || next.Before(before.Add(10*time.Millisecond)) {
 		t.Fatalf("%d queued before the next was due, which is due at %v after the teleport", len(pf.queue), next.Sub(before))
 	}
-	// Another player's view, due from now on, goes in among the first's.
-	pf.Teleport(uuid.New(), mgl64.Vec3{-800, 64, 800}, world.Overworld)
-	pf.feedBacklog(time.Now())
-	for len(pf.queue) > teleportBurst {
-		j := <-pf.queue
-		delete(pf.queued, chunkKey{j.pos, j.dim})
-	}
-	if !slices.IsSortedFunc(pf.backlog, func(a, b pending) int { return a.due.Compare(b.due) }) {
-		t.Fatal("the backlog is not in the order its jobs fall due")
-	}
-	pf.backlog = slices.DeleteFunc(pf.backlog, func(p pending) bool { return p.pos[0] < 0 })
 	pf.feedBacklog(after.Add(100 * time.Millisecond)) // ten more are due, at 100 a second
 	if len(pf.queue) != teleportBurst+10 {
 		t.Fatalf("%d queued a tenth of a second on, want %d", len(pf.queue), teleportBurst+10)
 	}
 	if next := pf.feedBacklog(after.Add(time.Hour)); len(pf.queue) != 225 || !next.IsZero() {
 		t.Fatalf("%d queued an hour on, of a view of 225 (next due %v)", len(pf.queue), next)
+	}
+}
+
+// Two players' views share the backlog in the order their chunks fall
+// due: the second's first chunks go in among the first's later ones.
+func TestTeleportBacklogInOrderDue(t *testing.T) {
+	pf := unstarted(nil, Options{ViewRadius: 8}, 1000)
+	pf.Teleport(uuid.New(), mgl64.Vec3{800, 64, 800}, world.Overworld)
+	time.Sleep(20 * time.Millisecond)
+	pf.Teleport(uuid.New(), mgl64.Vec3{-800, 64, 800}, world.Overworld)
+	if !slices.IsSortedFunc(pf.backlog, func(a, b pending) int { return a.due.Compare(b.due) }) {
+		t.Fatal("the backlog is not in the order its jobs fall due")
+	}
+	if first := pf.backlog[0].pos; first[0] < 0 {
+		t.Fatalf("the backlog starts with %v, of the second view", first)
+	}
+	if len(pf.backlog) != 2*(225-teleportBurst) {
+		t.Fatalf("%d in the backlog, want both views less their first %d", len(pf.backlog), teleportBurst)
 	}
 }
 
