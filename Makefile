@@ -75,7 +75,7 @@ soak:
 ## bench: every benchmark with enough runs for benchstat, then one table of
 ## Blaze against mcdb and one of the targets of issues #3 and #5, each
 ## marked met or not (docs/BENCHMARKS.md explains each figure).
-# Every binary is built before anything runs: the run takes about 40
+# Every binary is built before anything runs: the run takes about 50
 # minutes, and a tree edited meanwhile must not change what its later steps
 # measure. Each runs in its package's directory, as go test would.
 # The overlay's benchmarks run a set number of iterations a sample: each
