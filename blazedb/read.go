@@ -140,26 +140,26 @@ func (db *DB) find(k rkey, key, dst []byte, fill bool) (v []byte, cached bool, e
 	if v, ok := db.cache.get(key); ok {
 		return v, true, nil
 	}
-	v, current, err := db.read(k, key, dst)
+	v, e, l, err := db.read(k, key, dst)
 	if err != nil {
 		return nil, false, err
 	}
 	if fill {
-		db.cache.addIfCurrent(key, v, current)
+		db.cache.addIfCurrent(key, v, func() bool { return db.current(k, e, l) })
 		return v, true, nil
 	}
 	return v, false, nil
 }
 
 // read reads k's value from the file, appended to dst, and returns with it
-// a function that reports whether the record read is still k's (for
-// caching it). The caller has counted the read.
-func (db *DB) read(k rkey, key, dst []byte) ([]byte, func() bool, error) {
+// the index entry and the log it was read from, for current. The caller
+// has counted the read.
+func (db *DB) read(k rkey, key, dst []byte) ([]byte, entry, *logFile, error) {
 	db.mu.RLock()
 	l := db.log
 	if l == nil {
 		db.mu.RUnlock()
-		return nil, nil, ErrClosed
+		return nil, entry{}, nil, ErrClosed
 	}
 	e, ok := db.idx.get(k)
 	if ok {
@@ -168,19 +168,23 @@ func (db *DB) read(k rkey, key, dst []byte) ([]byte, func() bool, error) {
 	db.mu.RUnlock()
 	if !ok {
 		db.stats.notFound.Add(1)
-		return nil, nil, ErrNotFound
+		return nil, entry{}, nil, ErrNotFound
 	}
 	v, err := readEntry(l, e, key, dst)
 	l.refs.Done()
 	if err != nil {
-		return nil, nil, err
+		return nil, entry{}, nil, err
 	}
-	return v, func() bool {
-		db.mu.RLock()
-		defer db.mu.RUnlock()
-		cur, ok := db.idx.get(k)
-		return ok && cur == e && db.log == l
-	}, nil
+	return v, e, l, nil
+}
+
+// current reports whether the record that read found for k, at e in l, is
+// still k's (for caching what it read).
+func (db *DB) current(k rkey, e entry, l *logFile) bool {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	cur, ok := db.idx.get(k)
+	return ok && cur == e && db.log == l
 }
 
 var readBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
