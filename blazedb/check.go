@@ -35,7 +35,7 @@ func (db *DB) Check() error {
 		errs = append(errs, fmt.Errorf("%w: the index does not match a scan of the log: %s", ErrCorrupt, d))
 	}
 	snap.each(func(k rkey, e entry) bool {
-		if _, err := readEntry(l, e, k.appendTo(nil), nil); err != nil {
+		if _, err := readEntry(l, e, k.appendTo(nil), nil, true); err != nil {
 			errs = append(errs, fmt.Errorf("key %v: %w", k, err))
 			return false
 		}

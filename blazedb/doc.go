@@ -29,9 +29,11 @@
 //     on return. Sync makes everything written durable in any mode, and a
 //     Batch with Sync set is durable on return in any mode.
 //   - A batch is applied atomically: after a crash, all of it or none.
-//   - Every read verifies the record's checksum and the value's checksum
-//     after decompression. Damage gives an error wrapping ErrCorrupt that
-//     names the offset; never a panic, never unverified bytes.
+//   - Every read verifies the record's checksum and, for a compressed
+//     value, the value's checksum after decompression (a value stored raw
+//     is covered by the record's; Check sums it as well). Damage gives an
+//     error wrapping ErrCorrupt that names the offset; never a panic,
+//     never unverified bytes.
 //   - Open recovers from a crash at any point, to every durable write and
 //     a prefix of the others: the state after some write, with everything
 //     before it and nothing after. A power loss may keep a later unsynced

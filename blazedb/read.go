@@ -170,7 +170,7 @@ func (db *DB) read(k rkey, key, dst []byte) ([]byte, entry, *logFile, error) {
 		db.stats.notFound.Add(1)
 		return nil, entry{}, nil, ErrNotFound
 	}
-	v, err := readEntry(l, e, key, dst)
+	v, err := readEntry(l, e, key, dst, false)
 	l.refs.Done()
 	if err != nil {
 		return nil, entry{}, nil, err
@@ -190,8 +190,9 @@ func (db *DB) current(k rkey, e entry, l *logFile) bool {
 var readBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
 // readEntry reads, verifies and decompresses the put record e of key,
-// appending its value to dst (nil: a new slice).
-func readEntry(l *logFile, e entry, key, dst []byte) ([]byte, error) {
+// appending its value to dst (nil: a new slice). With all, a value stored
+// raw is summed too (see entryValue).
+func readEntry(l *logFile, e entry, key, dst []byte, all bool) ([]byte, error) {
 	bp := readBufs.Get().(*[]byte)
 	defer readBufs.Put(bp)
 	if cap(*bp) < int(e.size) {
@@ -201,7 +202,7 @@ func readEntry(l *logFile, e entry, key, dst []byte) ([]byte, error) {
 	if err := readAt(l, buf, e.off); err != nil {
 		return nil, err
 	}
-	return entryValue(buf, e, key, dst)
+	return entryValue(buf, e, key, dst, all)
 }
 
 // readAt fills buf from the log at off; bytes past the end of the file are
@@ -218,8 +219,12 @@ func readAt(l *logFile, buf []byte, off int64) error {
 }
 
 // entryValue verifies rec, the bytes of the put record e of key, and
-// appends its decompressed value to dst (nil: a new slice).
-func entryValue(rec []byte, e entry, key, dst []byte) ([]byte, error) {
+// appends its decompressed value to dst (nil: a new slice). A read (all
+// false) does not sum a value stored raw again: the record's checksum,
+// verified first, covers the same bytes and the value checksum written
+// with them, so only a writer's mistake could tell the two apart. Check and
+// Repair, which look for every kind of damage, pass all.
+func entryValue(rec []byte, e entry, key, dst []byte, all bool) ([]byte, error) {
 	r, _, err := decodeRecord(rec, rec[16]&0x80 == 0)
 	if err != nil {
 		return nil, corruptf(logName, e.off, "%v", err)
@@ -232,7 +237,7 @@ func entryValue(rec []byte, e entry, key, dst []byte) ([]byte, error) {
 	case r.vsum != e.vsum:
 		return nil, corruptf(logName, e.off, "record value checksum %08x, index has %08x", r.vsum, e.vsum)
 	}
-	v, err := r.appendRawValue(dst)
+	v, err := r.appendValue(dst, all)
 	if err != nil {
 		return nil, corruptf(logName, e.off, "%v", err)
 	}
@@ -304,7 +309,7 @@ func (db *DB) ReadNamed(prefix string, fn func(name string, value []byte) error)
 			db.stats.reads.Add(1)
 			key = appendNamedKey(key[:0], it.name)
 			rec := buf[it.e.off-start : it.e.off-start+int64(it.e.size)]
-			v, err := entryValue(rec, it.e, key, nil)
+			v, err := entryValue(rec, it.e, key, nil, false)
 			if err != nil {
 				return fmt.Errorf("blazedb: get %q: %w", it.name, err)
 			}

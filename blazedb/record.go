@@ -303,6 +303,16 @@ func (r *record) markValue() int64 { return int64(binary.LittleEndian.Uint64(r.v
 // rawValue decompresses and verifies the value of a put record.
 func (r *record) rawValue() ([]byte, error) { return r.appendRawValue(nil) }
 
+// appendValue appends the value of a put record to dst, verified as
+// appendRawValue does, except that a value stored raw is summed only with
+// all (see entryValue).
+func (r *record) appendValue(dst []byte, all bool) ([]byte, error) {
+	if r.codec == codecNone && !all {
+		return decompressAppend(dst, r.codec, r.value, int(r.rawLen))
+	}
+	return r.appendRawValue(dst)
+}
+
 // appendRawValue appends the decompressed, verified value of a put record
 // to dst.
 func (r *record) appendRawValue(dst []byte) ([]byte, error) {

@@ -70,7 +70,7 @@ func TestValueChecksumVerified(t *testing.T) {
 	for _, vsum := range []uint32{crc(v), crc(v) + 1} {
 		rec := appendRecord(nil, &record{kind: kindPut, key: key, codec: c, value: stored, rawLen: uint32(len(v)), vsum: vsum})
 		e := entry{off: fileHeaderSize, size: uint32(len(rec)), vsum: vsum}
-		got, err := entryValue(rec, e, key, nil)
+		got, err := entryValue(rec, e, key, nil, false)
 		if ok := vsum == crc(v); ok != (err == nil) || (!ok && !errors.Is(err, ErrCorrupt)) || (ok && !bytes.Equal(got, v)) {
 			t.Fatalf("value checksum right %v: %v", ok, err)
 		}
@@ -85,7 +85,7 @@ func TestEntryValueChecksTheRecord(t *testing.T) {
 	v := []byte("value")
 	rec := appendRecord(nil, &record{kind: kindPut, key: key, value: v, rawLen: uint32(len(v)), vsum: crc(v)})
 	e := entry{off: fileHeaderSize, size: uint32(len(rec)), vsum: crc(v)}
-	if got, err := entryValue(rec, e, key, nil); err != nil || string(got) != "value" {
+	if got, err := entryValue(rec, e, key, nil, false); err != nil || string(got) != "value" {
 		t.Fatalf("a valid entry: %q, %v", got, err)
 	}
 	del := appendRecord(nil, &record{kind: kindDelete, key: key})
@@ -98,7 +98,7 @@ func TestEntryValueChecksTheRecord(t *testing.T) {
 		"another checksum": {rec, entry{off: e.off, size: e.size, vsum: e.vsum + 1}, key},
 		"a delete":         {del, entry{off: e.off, size: uint32(len(del))}, key},
 	} {
-		if _, err := entryValue(c.rec, c.e, c.key, nil); !errors.Is(err, ErrCorrupt) {
+		if _, err := entryValue(c.rec, c.e, c.key, nil, false); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

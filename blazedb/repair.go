@@ -135,7 +135,7 @@ func (db *DB) damagedKeys() ([]damage, []CorruptRegion, error) {
 	bad := map[rkey]entry{}
 	var found []damage
 	snap.each(func(k rkey, e entry) bool {
-		if _, err := readEntry(l, e, k.appendTo(nil), nil); err != nil {
+		if _, err := readEntry(l, e, k.appendTo(nil), nil, true); err != nil {
 			bad[k] = e
 			found = append(found, damage{k: k, err: err})
 		}
@@ -165,7 +165,7 @@ func (db *DB) damagedKeys() ([]damage, []CorruptRegion, error) {
 	for i := range found {
 		if e, ok := older[found[i].k]; ok {
 			// A version that does not read either is no better than none.
-			v, err := readEntry(l, e, found[i].k.appendTo(nil), nil)
+			v, err := readEntry(l, e, found[i].k.appendTo(nil), nil, true)
 			found[i].older, found[i].restore = v, err == nil
 		}
 	}
