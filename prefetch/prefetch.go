@@ -313,9 +313,17 @@ func (pf *Prefetcher) UpdatePlayer(id uuid.UUID, pos mgl64.Vec3, dim world.Dimen
 	t.path, t.pathGen = append(t.path[:0], steps...), t.gen
 	gen, cur := t.gen, t.nBehind
 	pf.mu.Unlock()
-	preds := pf.unseen(id, dim, pf.predictAlong(steps, cur))
+	bp := predBufs.Get().(*[]world.ChunkPos)
+	preds := pf.unseen(id, dim, pf.predictAlong((*bp)[:0], steps, cur))
 	pf.enqueue(t, preds, dim, gen, id, false)
+	*bp = preds[:0]
+	predBufs.Put(bp)
 }
+
+// predBufs holds the buffers that predictions are built in: enqueue keeps
+// nothing of one, and a player flying at an angle changes its path on most
+// moves.
+var predBufs = sync.Pool{New: func() any { b := make([]world.ChunkPos, 0, 256); return &b }}
 
 // unseen returns preds, predicted for player id in dim, less the chunks
 // within another player's view there: the World holds those already, so it
@@ -332,7 +340,8 @@ func (pf *Prefetcher) unseen(id uuid.UUID, dim world.Dimension, preds []world.Ch
 		hi = world.ChunkPos{max(hi[0], p[0]), max(hi[1], p[1])}
 	}
 	r := int32(pf.opts.ViewRadius)
-	var near []world.ChunkPos
+	var nb [16]world.ChunkPos
+	near := nb[:0]
 	pf.mu.Lock()
 	for oid, o := range pf.players {
 		if oid != id && o.dim == dim && o.last[0]+r >= lo[0] && o.last[0]-r <= hi[0] && o.last[1]+r >= lo[1] && o.last[1]-r <= hi[1] {
@@ -406,18 +415,17 @@ func (pf *Prefetcher) path(steps []world.ChunkPos, pos, vel mgl64.Vec3, behind [
 	return steps
 }
 
-// predictAlong returns the chunks that come into view along a path whose
-// player is in steps[cur], in view of none of the steps before, nearest
-// first. It runs on every move of every player that changed its path,
+// predictAlong appends to out the chunks that come into view along a path
+// whose player is in steps[cur], in view of none of the steps before,
+// nearest first. It runs on every move of every player that changed its path,
 // inside the World's transaction, so it visits only the chunks that enter
 // the view at each step of the path, not the whole view around each step:
 // row by row, those in view of the step and not of the step before. The
 // view is round and the steps' chunks follow the line only roughly, so a
 // chunk in view of two steps need not be in view of every step between
 // them: each is also checked against the steps before those two.
-func (pf *Prefetcher) predictAlong(steps []world.ChunkPos, cur int) []world.ChunkPos {
+func (pf *Prefetcher) predictAlong(out, steps []world.ChunkPos, cur int) []world.ChunkPos {
 	r := int32(pf.opts.ViewRadius)
-	var out []world.ChunkPos
 	for i := cur + 1; i < len(steps); i++ {
 		out = appendEntering(out, steps[i], steps[:i], r)
 	}

@@ -247,7 +247,7 @@ func TestPredictsWhenThePathChanges(t *testing.T) {
 			if n > 0 {
 				grew++
 			}
-			for _, c := range pf.predictAlong(tr.path, tr.nBehind) {
+			for _, c := range pf.predictAlong(nil, tr.path, tr.nBehind) {
 				if !queued[c] {
 					t.Fatalf("at x=%.2f, the path changed from %v to %v and %v, predicted, was never queued", x, path, tr.path, c)
 				}
@@ -294,7 +294,7 @@ func TestQueuesOnlyWhatThePathAdds(t *testing.T) {
 			continue
 		}
 		changes++
-		preds := pf.predictAlong(tr.path, tr.nBehind)
+		preds := pf.predictAlong(nil, tr.path, tr.nBehind)
 		predicted += len(preds)
 		last = map[world.ChunkPos]bool{}
 		for _, c := range preds {
@@ -341,7 +341,7 @@ func TestQueueFullRetriedAtNextChange(t *testing.T) {
 	}
 	move() // the first prediction: the whole path ahead
 	tr := pf.players[id]
-	want := pf.predictAlong(tr.path, tr.nBehind)
+	want := pf.predictAlong(nil, tr.path, tr.nBehind)
 	drain()
 	if len(queued) != 5 || len(want) <= 5 {
 		t.Fatalf("the first prediction did not overflow the queue: %d queued of %d predicted", len(queued), len(want))
@@ -351,7 +351,7 @@ func TestQueueFullRetriedAtNextChange(t *testing.T) {
 		drain()
 	}
 	drain()
-	now := pf.predictAlong(pf.players[id].path, pf.players[id].nBehind)
+	now := pf.predictAlong(nil, pf.players[id].path, pf.players[id].nBehind)
 	retried := 0
 	for _, c := range want {
 		if first[c] || !slices.Contains(now, c) {
@@ -415,7 +415,7 @@ func TestRequeuesWhatAnotherPlayersStaleJobHeld(t *testing.T) {
 	again := queuedFor(b)
 	tr := pf.players[b]
 	shared := 0
-	for _, c := range pf.predictAlong(tr.path, tr.nBehind) {
+	for _, c := range pf.predictAlong(nil, tr.path, tr.nBehind) {
 		if !heldByA[c] || held[c] {
 			continue
 		}
@@ -686,7 +686,7 @@ func TestSeesIsDragonflysView(t *testing.T) {
 // come within the view radius along the path ahead and are not within it
 // now, nor were from the chunks behind, nearest first.
 func (pf *Prefetcher) predict(pos, vel mgl64.Vec3, behind []world.ChunkPos) []world.ChunkPos {
-	return pf.predictAlong(pf.path(nil, pos, vel, behind), len(behind))
+	return pf.predictAlong(nil, pf.path(nil, pos, vel, behind), len(behind))
 }
 
 // predictNaive is what predict computes, the plain way: every chunk within
