@@ -12,6 +12,7 @@ require (
 	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/sandertv/gophertunnel v1.59.0
 	github.com/schollz/progressbar/v3 v3.18.0
+	golang.org/x/sys v0.41.0
 )
 
 require (
@@ -51,7 +52,6 @@ require (
 	golang.org/x/mod v0.32.0 // indirect
 	golang.org/x/net v0.50.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
-	golang.org/x/sys v0.41.0 // indirect
 	golang.org/x/term v0.40.0 // indirect
 	golang.org/x/text v0.34.0 // indirect
 	golang.org/x/time v0.14.0 // indirect

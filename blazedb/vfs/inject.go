@@ -103,6 +103,8 @@ func (i *injectFS) SyncDir(dir string) error {
 	return i.fs.SyncDir(dir)
 }
 
+func (i *injectFS) RenameReplacesOpen() bool { return i.fs.RenameReplacesOpen() }
+
 func (i *injectFS) Lock(name string, exclusive bool) (io.Closer, error) {
 	return i.fs.Lock(name, exclusive)
 }

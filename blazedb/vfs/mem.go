@@ -33,6 +33,7 @@ type MemFS struct {
 	ops     int
 	crashAt int // mutating operation number that crashes; 0 = never
 	crashed bool
+	windows bool // Rename refuses to replace an open file (SetWindows)
 }
 
 // A dirNode is a directory. Its entries are each an *inode or a *dirNode.
@@ -131,6 +132,7 @@ func (m *MemFS) file(name string) *inode {
 }
 
 var (
+	errOpen     = errors.New("the file to replace is open (Windows)")
 	errIsDir    = errors.New("is a directory")
 	errNotDir   = errors.New("not a directory")
 	errNotEmpty = errors.New("directory not empty")
@@ -155,9 +157,10 @@ func (m *MemFS) Create(name string) (File, error) {
 		// may keep the old content, or an empty file.
 		ino.data = nil
 		ino.pending = append(ino.pending, pendingOp{trunc: 0})
+		ino.open++
 		return &memFile{fs: m, ino: ino, name: name, write: true}, nil
 	}
-	ino := &inode{}
+	ino := &inode{open: 1}
 	d.change(dirOp{set: base, node: ino})
 	return &memFile{fs: m, ino: ino, name: name, write: true}, nil
 }
@@ -170,6 +173,7 @@ func (m *MemFS) open(name string, write bool) (File, error) {
 	if ino == nil {
 		return nil, &os.PathError{Op: "open", Path: name, Err: os.ErrNotExist}
 	}
+	ino.open++
 	return &memFile{fs: m, ino: ino, name: name, write: write}, nil
 }
 
@@ -210,6 +214,9 @@ func (m *MemFS) Rename(oldname, newname string) error {
 		if _, ok := node.(*dirNode); ok {
 			return fail(errNotDir)
 		}
+		if m.windows && old.open > 0 && old != node {
+			return fail(errOpen)
+		}
 	}
 	if _, ok := node.(*dirNode); ok && strings.HasPrefix(newname, oldname+string(filepath.Separator)) {
 		return fail(errors.New("cannot move a directory into itself"))
@@ -221,6 +228,24 @@ func (m *MemFS) Rename(oldname, newname string) error {
 		nd.change(dirOp{set: nb, node: node})
 	}
 	return nil
+}
+
+// RenameReplacesOpen reports whether Rename may replace an open file: true
+// unless SetWindows made it refuse to.
+func (m *MemFS) RenameReplacesOpen() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return !m.windows
+}
+
+// SetWindows makes Rename refuse, as Windows does, to replace a file that
+// is open (and RenameReplacesOpen say so), for tests of what a caller does
+// there. Renaming and removing an open file still work, as they do on
+// Windows for files opened with FILE_SHARE_DELETE (as Default opens them).
+func (m *MemFS) SetWindows(on bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.windows = on
 }
 
 // Remove removes a file or an empty directory; a crash before its parent is

@@ -318,3 +318,44 @@ func stallMkdirAll(m *MemFS, dir, at string) (release chan struct{}, done chan e
 	<-stalled
 	return release, done
 }
+
+// With SetWindows, a MemFS refuses to rename over an open file, as Windows
+// does, and allows what Windows allows a file opened with FILE_SHARE_DELETE:
+// renaming it, and removing it.
+func TestMemWindowsRefusesToReplaceAnOpenFile(t *testing.T) {
+	m := NewMem()
+	if !m.RenameReplacesOpen() {
+		t.Fatal("a MemFS says it cannot replace an open file")
+	}
+	m.SetWindows(true)
+	if m.RenameReplacesOpen() {
+		t.Fatal("a Windows MemFS says it can replace an open file")
+	}
+	m.MkdirAll("/d", 0o755)
+	writeSynced(t, m, "/d/old", "old")
+	writeSynced(t, m, "/d/new", "new")
+	f, err := m.Open("/d/old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Rename("/d/new", "/d/old"); err == nil {
+		t.Fatal("renamed over an open file")
+	}
+	if err := m.Rename("/d/old", "/d/aside"); err != nil {
+		t.Fatalf("rename an open file aside: %v", err)
+	}
+	if err := m.Rename("/d/new", "/d/old"); err != nil {
+		t.Fatalf("rename into the name set free: %v", err)
+	}
+	if err := m.Remove("/d/aside"); err != nil {
+		t.Fatalf("remove an open file: %v", err)
+	}
+	f.Close()
+	writeSynced(t, m, "/d/newer", "newer")
+	if err := m.Rename("/d/newer", "/d/old"); err != nil {
+		t.Fatalf("rename over a file no longer open: %v", err)
+	}
+	if c := m.CrashClone(nil, 0); c.RenameReplacesOpen() {
+		t.Fatal("the crash clone of a Windows MemFS is not Windows")
+	}
+}

@@ -61,11 +61,12 @@ func (m *MemFS) step() error {
 // made to it since its last SyncDir: a random number of the first ones, as
 // a filesystem that writes its metadata in order would. With keep = 0 only
 // synced data under synced names survives. Locks are not carried over. For
-// one rng seed the result is always the same.
+// one rng seed the result is always the same. SetWindows carries over.
 func (m *MemFS) CrashClone(rng *rand.Rand, keep float64) *MemFS {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := NewMem()
+	c.windows = m.windows
 	files := map[*inode]*inode{}
 	dirs := map[*dirNode]*dirNode{}
 	cloneFile := func(ino *inode) *inode {

@@ -13,6 +13,7 @@ type inode struct {
 	data    []byte
 	synced  []byte
 	pending []pendingOp // unsynced operations since the last Sync, in order
+	open    int         // handles not closed
 }
 
 type pendingOp struct {
@@ -124,5 +125,6 @@ func (f *memFile) Close() error {
 		return os.ErrClosed
 	}
 	f.closed = true
+	f.ino.open--
 	return nil
 }

@@ -22,7 +22,7 @@ func (f osFile) Size() (int64, error) {
 }
 
 func (osFS) Create(name string) (File, error) {
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := openFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +30,7 @@ func (osFS) Create(name string) (File, error) {
 }
 
 func (osFS) Open(name string) (File, error) {
-	f, err := os.Open(name)
+	f, err := openFile(name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -38,15 +38,16 @@ func (osFS) Open(name string) (File, error) {
 }
 
 func (osFS) OpenReadWrite(name string) (File, error) {
-	f, err := os.OpenFile(name, os.O_RDWR, 0)
+	f, err := openFile(name, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
 	}
 	return osFile{f}, nil
 }
 
-func (osFS) Rename(oldname, newname string) error { return os.Rename(oldname, newname) }
+func (osFS) Rename(oldname, newname string) error { return rename(oldname, newname) }
 func (osFS) Remove(name string) error             { return os.Remove(name) }
+func (osFS) RenameReplacesOpen() bool             { return renameReplacesOpen }
 
 func (osFS) List(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
@@ -62,17 +63,7 @@ func (osFS) List(dir string) ([]string, error) {
 
 func (osFS) MkdirAll(dir string, perm os.FileMode) error { return os.MkdirAll(dir, perm) }
 
-func (osFS) SyncDir(dir string) error {
-	d, err := os.Open(filepath.Clean(dir))
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+func (osFS) SyncDir(dir string) error { return syncDir(filepath.Clean(dir)) }
 
 func (osFS) Lock(name string, exclusive bool) (io.Closer, error) {
 	return lockFile(name, exclusive)

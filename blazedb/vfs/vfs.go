@@ -38,8 +38,14 @@ type FS interface {
 	// OpenReadWrite opens an existing file read-write.
 	OpenReadWrite(name string) (File, error)
 	// Rename atomically replaces newname with oldname. The change is durable
-	// only after SyncDir of the directory.
+	// only after SyncDir of the directory. Where RenameReplacesOpen is
+	// false, it fails if newname is open.
 	Rename(oldname, newname string) error
+	// RenameReplacesOpen reports whether Rename may replace a file that is
+	// open. rename(2) may; Windows refuses, so a caller that must replace
+	// an open file there renames it aside first (an open file may be
+	// renamed or removed on every FS).
+	RenameReplacesOpen() bool
 	// Remove removes a file. The change is durable only after SyncDir.
 	Remove(name string) error
 	// List returns the names (not paths) of the entries in dir.

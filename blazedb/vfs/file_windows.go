@@ -1,0 +1,64 @@
+//go:build windows
+
+package vfs
+
+import (
+	"os"
+
+	"golang.org/x/sys/windows"
+)
+
+// openFile opens a file as os.OpenFile does, but shared for deletion as
+// well as for reading and writing. Windows refuses to rename or remove a
+// file that a handle without FILE_SHARE_DELETE holds open, and os.OpenFile
+// never passes it; the engine renames a compacted log over the one its
+// readers still hold, and removes files that may be open.
+func openFile(name string, flag int, perm os.FileMode) (*os.File, error) {
+	p, err := windows.UTF16PtrFromString(name)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: name, Err: err}
+	}
+	access := uint32(windows.GENERIC_READ)
+	if flag&(os.O_WRONLY|os.O_RDWR) != 0 {
+		access |= windows.GENERIC_WRITE
+	}
+	var create uint32
+	switch {
+	case flag&os.O_CREATE != 0 && flag&os.O_TRUNC != 0:
+		create = windows.CREATE_ALWAYS
+	case flag&os.O_CREATE != 0:
+		create = windows.OPEN_ALWAYS
+	case flag&os.O_TRUNC != 0:
+		create = windows.TRUNCATE_EXISTING
+	default:
+		create = windows.OPEN_EXISTING
+	}
+	attrs := uint32(windows.FILE_ATTRIBUTE_NORMAL)
+	if perm&0o200 == 0 && flag&os.O_CREATE != 0 {
+		attrs = windows.FILE_ATTRIBUTE_READONLY
+	}
+	share := uint32(windows.FILE_SHARE_READ | windows.FILE_SHARE_WRITE | windows.FILE_SHARE_DELETE)
+	h, err := windows.CreateFile(p, access, share, nil, create, attrs, 0)
+	if err != nil {
+		// The Errno matches os.ErrNotExist for a missing file or directory.
+		return nil, &os.PathError{Op: "open", Path: name, Err: err}
+	}
+	return os.NewFile(uintptr(h), name), nil
+}
+
+// rename renames as os.Rename does (MoveFileEx), which refuses to replace
+// a file that is open: the engine renames an open log aside instead (see
+// RenameReplacesOpen). Renaming or removing an open file works, as every
+// handle is opened with FILE_SHARE_DELETE.
+func rename(oldname, newname string) error { return os.Rename(oldname, newname) }
+
+const renameReplacesOpen = false
+
+// syncDir does nothing: Windows cannot flush a directory (FlushFileBuffers
+// on a directory's handle fails with ERROR_ACCESS_DENIED), and NTFS
+// journals the changes to a directory's entries itself. RocksDB and Pebble
+// do the same on Windows.
+func syncDir(dir string) error {
+	_, err := os.Stat(dir)
+	return err
+}

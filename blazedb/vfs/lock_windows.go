@@ -1,0 +1,38 @@
+//go:build windows
+
+package vfs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"golang.org/x/sys/windows"
+)
+
+// lockFile takes a LockFileEx lock on the file's first byte. Such locks
+// belong to the handle, so a second Open of the same directory in this
+// process conflicts too, as it must; closing the handle releases it.
+func lockFile(name string, exclusive bool) (io.Closer, error) {
+	flag := os.O_RDONLY
+	if exclusive {
+		flag = os.O_RDWR | os.O_CREATE
+	}
+	f, err := openFile(name, flag, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	how := uint32(windows.LOCKFILE_FAIL_IMMEDIATELY)
+	if exclusive {
+		how |= windows.LOCKFILE_EXCLUSIVE_LOCK
+	}
+	if err := windows.LockFileEx(windows.Handle(f.Fd()), how, 0, 1, 0, new(windows.Overlapped)); err != nil {
+		f.Close()
+		if errors.Is(err, windows.ERROR_LOCK_VIOLATION) {
+			return nil, fmt.Errorf("%s: %w", name, ErrLocked)
+		}
+		return nil, fmt.Errorf("lock %s: %w", name, err)
+	}
+	return f, nil
+}
