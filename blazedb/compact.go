@@ -198,8 +198,9 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("sync %s: %w", compactName, err)
 	}
-	if err := db.fs.Rename(tmp, db.path(logName)); err != nil {
-		return fmt.Errorf("rename %s: %w", compactName, err)
+	aside, err := db.install(tmp, old.gen)
+	if err != nil {
+		return err
 	}
 	// From here on chunks.dat names the new file: writes must go there.
 	installed = true
@@ -215,7 +216,14 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	db.idx, db.log = nix, nl
 	db.mu.Unlock()
 	db.checkpointed.Store(0) // index.dat describes the old generation
-	old.retire()
+	db.retiring.Add(1)
+	old.retire(func() {
+		if aside != "" {
+			// A failure leaves a file that the next Open removes.
+			db.fs.Remove(aside)
+		}
+		db.retiring.Done()
+	})
 
 	db.stats.compactions.Add(1)
 	db.stats.compactNanos.Add(int64(time.Since(start)))
@@ -234,6 +242,36 @@ func (db *DB) compact(afterCopy func()) (err error) {
 		return fmt.Errorf("after compaction: %w", err)
 	}
 	return nil
+}
+
+// install renames the compacted log tmp to chunks.dat, in place of the open
+// log of generation gen. Where a rename cannot replace an open file
+// (Windows), the open log is renamed aside first (files.go); install
+// returns the aside name, for removal once the log's readers are done.
+func (db *DB) install(tmp string, gen uint64) (aside string, err error) {
+	live := db.path(logName)
+	if db.fs.RenameReplacesOpen() {
+		if err := db.fs.Rename(tmp, live); err != nil {
+			return "", fmt.Errorf("rename %s: %w", compactName, err)
+		}
+		return "", nil
+	}
+	aside = db.path(asideName(gen))
+	if err := db.fs.Rename(live, aside); err != nil {
+		return "", fmt.Errorf("rename %s aside: %w", logName, err)
+	}
+	if err := db.fs.Rename(tmp, live); err != nil {
+		err = fmt.Errorf("rename %s: %w", compactName, err)
+		if rerr := db.fs.Rename(aside, live); rerr != nil {
+			// No file is called chunks.dat: writes could go on into the
+			// open log, but only Open, which renames it back, makes the
+			// directory whole again.
+			err = errors.Join(err, fmt.Errorf("rename %s back: %w", logName, rerr))
+			db.poison(err)
+		}
+		return "", err
+	}
+	return aside, nil
 }
 
 // copyLive copies the live record e of k from old into w as a top-level put

@@ -43,6 +43,10 @@ type DB struct {
 	// checkpointed is the length of the log that index.dat describes (0
 	// when it describes none of it).
 	checkpointed atomic.Int64
+	// retiring counts logs that compaction replaced and whose readers have
+	// not all finished; Close waits for them, so the next Open finds
+	// their files closed (and aside files removed: files.go).
+	retiring sync.WaitGroup
 
 	bg struct {
 		syncNow       chan struct{}
@@ -107,13 +111,17 @@ func (db *DB) open() error {
 		}
 	}
 	hasLog := slices.Contains(names, logName)
-	if hasLog {
+	aside := newestAside(names)
+	switch {
+	case hasLog:
 		// Validate before taking the lock, so a foreign or newer database
 		// is refused without creating a file.
 		if _, err := db.readHeader(); err != nil {
 			return err
 		}
-	} else if ro {
+	case aside != "" && ro:
+		return fmt.Errorf("no %s: a compaction interrupted on Windows left it as %s; open the database read-write once to put it back: %w", logName, aside, vfs.ErrNotExist)
+	case ro:
 		return fmt.Errorf("no %s: %w", logName, vfs.ErrNotExist)
 	}
 
@@ -127,6 +135,22 @@ func (db *DB) open() error {
 		}
 	}
 	if !ro {
+		if !hasLog && aside != "" {
+			// A crash between compaction's two renames (files.go): the
+			// log renamed aside is the database; the new one never
+			// took a write, and goes as a leftover.
+			if err := db.fs.Rename(db.path(aside), db.path(logName)); err != nil {
+				return fmt.Errorf("put %s back as %s: %w", aside, logName, err)
+			}
+			if err := db.fs.SyncDir(db.dir); err != nil {
+				return fmt.Errorf("put %s back as %s: %w", aside, logName, err)
+			}
+			names = slices.DeleteFunc(names, func(n string) bool { return n == aside })
+			hasLog = true
+			if _, err := db.readHeader(); err != nil {
+				return err
+			}
+		}
 		if err := db.removeLeftovers(names, hasLog); err != nil {
 			return err
 		}
@@ -247,11 +271,12 @@ func readFileHeader(f vfs.File) (fileHeader, error) {
 }
 
 // removeLeftovers deletes temporary files of an interrupted index write,
-// creation or compaction. None of them is ever the only copy of anything.
+// creation or compaction, and old logs renamed aside (files.go). None of them is ever the only copy of anything.
 func (db *DB) removeLeftovers(names []string, hasLog bool) error {
 	removed := false
 	for _, n := range names {
-		stale := n == logName+tmpSuffix || n == indexName+tmpSuffix || n == compactName || (n == indexName && !hasLog)
+		_, aside := asideGen(n)
+		stale := n == logName+tmpSuffix || n == indexName+tmpSuffix || n == compactName || (n == indexName && !hasLog) || aside
 		if stale {
 			if err := db.fs.Remove(db.path(n)); err != nil {
 				return fmt.Errorf("remove leftover %s: %w", n, err)
@@ -363,6 +388,7 @@ func (db *DB) close(persist bool) error {
 	if err := l.f.Close(); err != nil {
 		errs = append(errs, err)
 	}
+	db.retiring.Wait()
 	if db.lock != nil {
 		if err := db.lock.Close(); err != nil {
 			errs = append(errs, err)

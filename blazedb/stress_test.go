@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -470,4 +471,66 @@ func TestCompactionLargeLogWithCatchUp(t *testing.T) {
 	}
 	db = open(t, fs, "/db", Options{DisableAutoCompaction: true})
 	check(db, "reopened by a scan")
+}
+
+// Where a rename cannot replace an open file (Windows), compaction renames
+// the open log aside and the new one into its place; the aside file goes
+// once its last reader is done. A crash between the two renames leaves no
+// chunks.dat, and Open puts the aside log back.
+func TestCompactionOnWindowsRenamesTheLogAside(t *testing.T) {
+	fs := vfs.NewMem()
+	fs.SetWindows(true)
+	db := open(t, fs, "/db", Options{DisableAutoCompaction: true})
+	for i := 0; i < 200; i++ {
+		db.Put(Key{X: int32(i % 20)}, value(i, 1000))
+	}
+	want := func(db *DB) {
+		t.Helper()
+		for x := 0; x < 20; x++ {
+			if got := mustGet(t, db, Key{X: int32(x)}); string(got) != string(value(180+x, 1000)) {
+				t.Fatalf("key %d wrong", x)
+			}
+		}
+	}
+	// A reader still holds the old log when the new one is installed.
+	db.mu.RLock()
+	held := db.log
+	held.refs.Add(1)
+	db.mu.RUnlock()
+	aside := asideName(held.gen)
+	if err := db.Compact(); err != nil {
+		t.Fatalf("compact: %v", err)
+	}
+	if names, _ := fs.List("/db"); !slices.Contains(names, aside) || !slices.Contains(names, logName) {
+		t.Fatalf("while the old log is read: %v", names)
+	}
+	want(db)
+	held.refs.Done()
+	db.Close()
+	if names, _ := fs.List("/db"); slices.Contains(names, aside) {
+		t.Fatalf("the aside log outlived its readers: %v", names)
+	}
+
+	// The state of a crash between the renames: the log aside, a complete
+	// new log not yet in its place.
+	db = open(t, fs, "/db", Options{})
+	gen := db.Stats().Generation
+	db.Close()
+	aside = asideName(gen)
+	if err := fs.Rename("/db/"+logName, "/db/"+aside); err != nil {
+		t.Fatal(err)
+	}
+	fs.WriteFile("/db/"+compactName, []byte("never installed"))
+	if !Exists("/db", Options{FS: fs}) {
+		t.Fatal("Exists misses a database whose log is aside")
+	}
+	if _, err := Open("/db", Options{FS: fs, Logger: quiet, ReadOnly: true}); err == nil || !strings.Contains(err.Error(), aside) {
+		t.Fatalf("read-only Open of a log aside: %v", err)
+	}
+	db = open(t, fs, "/db", Options{})
+	want(db)
+	db.Close()
+	if names, _ := fs.List("/db"); slices.Contains(names, aside) || slices.Contains(names, compactName) || !slices.Contains(names, logName) {
+		t.Fatalf("after Open put the log back: %v", names)
+	}
 }

@@ -50,8 +50,9 @@ func newLogFile(f vfs.File, h fileHeader, size int64, synced int64) *logFile {
 }
 
 // retire marks l as superseded, wakes its waiters, and closes its file when
-// the last reference is gone. Called after compaction's swap.
-func (l *logFile) retire() {
+// the last reference is gone, then calls closed. Called after compaction's
+// swap.
+func (l *logFile) retire(closed func()) {
 	l.mu.Lock()
 	l.superseded = true
 	l.cond.Broadcast()
@@ -59,6 +60,7 @@ func (l *logFile) retire() {
 	go func() {
 		l.refs.Wait()
 		l.f.Close()
+		closed()
 	}()
 }
 
