@@ -20,7 +20,10 @@
 // dimension, so Keys returns an area in spatial order and compaction lays
 // neighbours out together. Overwritten and deleted records are garbage;
 // compaction (Compact, or automatically past Options.CompactGarbageRatio)
-// rewrites the log without them while reads and writes go on.
+// rewrites the log without them while reads and writes go on. Where a
+// rename cannot replace an open file (Windows), it renames the old log
+// aside first, and Open puts it back after a crash between the two
+// renames (files.go).
 //
 // # Guarantees
 //
