@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"syscall"
 )
 
@@ -14,11 +13,7 @@ import (
 // description, so a second Open of the same directory in this process
 // conflicts too, as it must.
 func lockFile(name string, exclusive bool) (io.Closer, error) {
-	flag := os.O_RDONLY
-	if exclusive {
-		flag = os.O_RDWR | os.O_CREATE
-	}
-	f, err := os.OpenFile(name, flag, 0o644)
+	f, err := openLockFile(name, exclusive)
 	if err != nil {
 		return nil, err
 	}

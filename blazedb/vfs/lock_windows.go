@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"golang.org/x/sys/windows"
 )
@@ -15,11 +14,7 @@ import (
 // belong to the handle, so a second Open of the same directory in this
 // process conflicts too, as it must; closing the handle releases it.
 func lockFile(name string, exclusive bool) (io.Closer, error) {
-	flag := os.O_RDONLY
-	if exclusive {
-		flag = os.O_RDWR | os.O_CREATE
-	}
-	f, err := openFile(name, flag, 0o644)
+	f, err := openLockFile(name, exclusive)
 	if err != nil {
 		return nil, err
 	}

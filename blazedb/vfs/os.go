@@ -68,3 +68,12 @@ func (osFS) SyncDir(dir string) error { return syncDir(filepath.Clean(dir)) }
 func (osFS) Lock(name string, exclusive bool) (io.Closer, error) {
 	return lockFile(name, exclusive)
 }
+
+// openLockFile opens the file a lock is taken on: read-write, and made if
+// missing, for an exclusive lock; read-only for a shared one.
+func openLockFile(name string, exclusive bool) (*os.File, error) {
+	if exclusive {
+		return openFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	}
+	return openFile(name, os.O_RDONLY, 0)
+}
