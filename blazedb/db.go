@@ -271,7 +271,8 @@ func readFileHeader(f vfs.File) (fileHeader, error) {
 }
 
 // removeLeftovers deletes temporary files of an interrupted index write,
-// creation or compaction, and old logs renamed aside (files.go). None of them is ever the only copy of anything.
+// creation or compaction, and old logs renamed aside (files.go). None of
+// them is ever the only copy of anything.
 func (db *DB) removeLeftovers(names []string, hasLog bool) error {
 	removed := false
 	for _, n := range names {
