@@ -11,8 +11,8 @@ import (
 // openFile opens a file as os.OpenFile does, but shared for deletion as
 // well as for reading and writing. Windows refuses to rename or remove a
 // file that a handle without FILE_SHARE_DELETE holds open, and os.OpenFile
-// never passes it; a compaction renames aside the log its readers still
-// hold, and removes it while they may.
+// never passes it, and a compaction renames aside the log that its
+// readers still hold.
 func openFile(name string, flag int, perm os.FileMode) (*os.File, error) {
 	p, err := windows.UTF16PtrFromString(name)
 	if err != nil {
