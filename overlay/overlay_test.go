@@ -625,7 +625,7 @@ func TestResetCommitFailure(t *testing.T) {
 				var err error
 				select {
 				case <-armed:
-					if op == c.op && (strings.HasPrefix(filepath.Base(name), currentName) || name == dir) {
+					if op == c.op && (strings.HasPrefix(filepath.Base(name), currentName) || name == filepath.ToSlash(dir)) {
 						fail.Do(func() { err = errors.New("injected: the commit fails") })
 					}
 				default:

@@ -189,7 +189,7 @@ func TestEditionFirstCallsShareTheScan(t *testing.T) {
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	regionsDir := filepath.Join(dir, "regions") + string(filepath.Separator)
+	regionsDir := filepath.ToSlash(filepath.Join(dir, "regions")) + "/" // as Inject names files
 	var (
 		opens  atomic.Int32
 		lastAt atomic.Int32 // once opens reaches it, the scan is opening its last region

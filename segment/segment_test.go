@@ -483,7 +483,7 @@ func TestFailedRegionOpenFailsItsWaiters(t *testing.T) {
 	var armed atomic.Bool
 	reached, release := make(chan struct{}), make(chan struct{})
 	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
-		if op == vfs.OpOpen && strings.Contains(name, string(filepath.Separator)+"regions"+string(filepath.Separator)) && armed.CompareAndSwap(true, false) {
+		if op == vfs.OpOpen && strings.Contains(name, "/regions/") && armed.CompareAndSwap(true, false) {
 			close(reached)
 			<-release
 			return errors.New("injected: the region cannot be opened")
@@ -514,7 +514,7 @@ func TestFailedRegionOpenFailsItsWaiters(t *testing.T) {
 func TestFailedEvictionReported(t *testing.T) {
 	var armed atomic.Bool
 	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
-		if op == vfs.OpRename && armed.Load() && strings.Contains(name, string(filepath.Separator)+"r.0.0"+string(filepath.Separator)) {
+		if op == vfs.OpRename && armed.Load() && strings.Contains(name, "/r.0.0/") {
 			return errors.New("injected: rename fails")
 		}
 		return nil

@@ -3,6 +3,7 @@ package vfs
 import (
 	"io"
 	"os"
+	"path/filepath"
 )
 
 // Op names a filesystem operation for Inject: a plain value, safe to copy
@@ -29,7 +30,12 @@ type Injector func(op Op, name string) error
 
 // Inject wraps fs so that fn can fail any operation. A failed WriteAt first
 // writes half of its buffer, as a full disk does, then returns the error.
-func Inject(fs FS, fn Injector) FS { return &injectFS{fs: fs, fn: fn} }
+// fn is given names with forward slashes on every system (filepath.ToSlash),
+// so that a test matches them on Windows too.
+func Inject(fs FS, fn Injector) FS {
+	slashed := func(op Op, name string) error { return fn(op, filepath.ToSlash(name)) }
+	return &injectFS{fs: fs, fn: slashed}
+}
 
 type injectFS struct {
 	fs FS
