@@ -4,6 +4,8 @@ package vfs
 
 import (
 	"os"
+	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/windows"
 )
@@ -14,7 +16,7 @@ import (
 // never passes it, and a compaction renames aside the log that its
 // readers still hold.
 func openFile(name string, flag int, perm os.FileMode) (*os.File, error) {
-	p, err := windows.UTF16PtrFromString(name)
+	p, err := windows.UTF16PtrFromString(longPath(name))
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: name, Err: err}
 	}
@@ -44,6 +46,24 @@ func openFile(name string, flag int, perm os.FileMode) (*os.File, error) {
 		return nil, &os.PathError{Op: "open", Path: name, Err: err}
 	}
 	return os.NewFile(uintptr(h), name), nil
+}
+
+// longPath returns name in the extended form (\\?\C:\...) when it is too
+// long for Windows's usual limit (MAX_PATH less room for an 8.3 name, as
+// os.OpenFile reckons it), so that a world deep in a directory tree opens
+// as it would through os.OpenFile.
+func longPath(name string) string {
+	if strings.HasPrefix(name, `\\?\`) {
+		return name
+	}
+	abs, err := filepath.Abs(name)
+	if err != nil || len(abs) < 248 {
+		return name
+	}
+	if unc, ok := strings.CutPrefix(abs, `\\`); ok {
+		return `\\?\UNC\` + unc
+	}
+	return `\\?\` + abs
 }
 
 // rename renames as os.Rename does (MoveFileEx), which refuses to replace
