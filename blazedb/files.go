@@ -61,8 +61,9 @@ func isOurFile(name string) bool {
 	return aside
 }
 
-// Exists reports whether dir holds a database (its log), through
-// opts.FS: for tools that must not make a new database where Open would.
+// Exists reports whether dir holds a database (its log, or a log that an
+// interrupted compaction renamed aside), through opts.FS: for tools that
+// must not make a new database where Open would.
 func Exists(dir string, opts Options) bool {
 	o, err := opts.withDefaults()
 	return err == nil && exists(o.FS, dir)

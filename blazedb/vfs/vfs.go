@@ -54,7 +54,8 @@ type FS interface {
 	// only after SyncDir of its parent; the function MkdirAll does both.
 	MkdirAll(dir string, perm os.FileMode) error
 	// SyncDir makes the directory's entries (creations, renames, removals)
-	// durable.
+	// durable. Default's does nothing on Windows, which cannot flush a
+	// directory; NTFS journals its entries (file_windows.go).
 	SyncDir(dir string) error
 	// Lock takes an advisory lock on the named file, creating it when
 	// exclusive is true. It fails with ErrLocked at once if a conflicting
