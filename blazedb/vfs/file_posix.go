@@ -12,6 +12,9 @@ func openFile(name string, flag int, perm os.FileMode) (*os.File, error) {
 // rename renames as os.Rename does: rename(2) replaces an open file.
 func rename(oldname, newname string) error { return os.Rename(oldname, newname) }
 
+// remove removes as os.Remove does.
+func remove(name string) error { return os.Remove(name) }
+
 const renameReplacesOpen = true
 
 // syncDir fsyncs the directory, making its entries durable.

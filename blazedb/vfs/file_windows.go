@@ -3,6 +3,7 @@
 package vfs
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,8 +15,17 @@ import (
 // well as for reading and writing. Windows refuses to rename or remove a
 // file that a handle without FILE_SHARE_DELETE holds open, and os.OpenFile
 // never passes it, and a compaction renames aside the log that its
-// readers still hold.
-func openFile(name string, flag int, perm os.FileMode) (*os.File, error) {
+// readers still hold. An open that another program's handle refuses is
+// tried again for a while (transient).
+func openFile(name string, flag int, perm os.FileMode) (f *os.File, err error) {
+	err = retry(func() error {
+		f, err = openFileOnce(name, flag, perm)
+		return err
+	}, transient)
+	return f, err
+}
+
+func openFileOnce(name string, flag int, perm os.FileMode) (*os.File, error) {
 	p, err := windows.UTF16PtrFromString(longPath(name))
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: name, Err: err}
@@ -69,8 +79,27 @@ func longPath(name string) string {
 // rename renames as os.Rename does (MoveFileEx), which refuses to replace
 // a file that is open: the engine renames an open log aside instead (see
 // RenameReplacesOpen). Renaming or removing an open file works, as every
-// handle is opened with FILE_SHARE_DELETE.
-func rename(oldname, newname string) error { return os.Rename(oldname, newname) }
+// handle Blaze opens has FILE_SHARE_DELETE; another program's handle
+// without it is waited out for a while (transient).
+func rename(oldname, newname string) error {
+	return retry(func() error { return os.Rename(oldname, newname) }, transient)
+}
+
+// remove removes as os.Remove does, waiting out another program's handle
+// as rename does.
+func remove(name string) error {
+	return retry(func() error { return os.Remove(name) }, transient)
+}
+
+// transient reports whether err may pass if the call is made again: the
+// file is open in another program without the sharing the call needs
+// (ERROR_SHARING_VIOLATION), or is being deleted or held in a way Windows
+// reports as ERROR_ACCESS_DENIED, as antivirus scanners cause. A lasting
+// denial (a read-only file opened for writing) is returned after
+// retryBudget.
+func transient(err error) bool {
+	return errors.Is(err, windows.ERROR_SHARING_VIOLATION) || errors.Is(err, windows.ERROR_ACCESS_DENIED)
+}
 
 const renameReplacesOpen = false
 

@@ -46,7 +46,7 @@ func (osFS) OpenReadWrite(name string) (File, error) {
 }
 
 func (osFS) Rename(oldname, newname string) error { return rename(oldname, newname) }
-func (osFS) Remove(name string) error             { return os.Remove(name) }
+func (osFS) Remove(name string) error             { return remove(name) }
 func (osFS) RenameReplacesOpen() bool             { return renameReplacesOpen }
 
 func (osFS) List(dir string) ([]string, error) {

@@ -5,6 +5,11 @@
 // The interface is deliberately small. Files are addressed by offset
 // (ReadAt/WriteAt) because the engine always knows where it writes; there is
 // no shared file position to race on.
+//
+// On Windows, Default opens, renames and removes files with what another
+// program's open handle may refuse for a moment (an antivirus scanner's, a
+// backup tool's) tried again for up to half a second before failing
+// (retry.go); elsewhere nothing is retried.
 package vfs
 
 import (
