@@ -32,7 +32,7 @@ func TestHandlerPassesTeleportsOn(t *testing.T) {
 	for len(pf.queue) > 0 {
 		got[(<-pf.queue).pos] = true
 	}
-	want := viewAround(chunkOf(to), 4)
+	want := viewAround(nil, chunkOf(to), 4)
 	for _, c := range want {
 		if !got[c] {
 			t.Fatalf("%v, in view where the player landed, was not queued (%d queued of %d)", c, len(got), len(want))
@@ -73,7 +73,7 @@ func TestHandlerPassesWorldChangesOn(t *testing.T) {
 		}
 		got[j.pos] = true
 	}
-	for _, c := range viewAround(chunkOf(conf.Position), 4) {
+	for _, c := range viewAround(nil, chunkOf(conf.Position), 4) {
 		if !got[c] {
 			t.Fatalf("%v, in view in the Nether, was not queued (%d queued)", c, len(got))
 		}

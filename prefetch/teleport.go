@@ -33,7 +33,11 @@ func (pf *Prefetcher) Teleport(id uuid.UUID, pos mgl64.Vec3, dim world.Dimension
 	t := pf.restartLocked(id, pos, dim, now)
 	epoch := t.epoch
 	pf.mu.Unlock()
-	pf.enqueue(t, pf.unseen(id, dim, viewAround(chunkOf(pos), int32(pf.opts.ViewRadius))), dim, epoch, id, true)
+	bp := predBufs.Get().(*[]world.ChunkPos) // enqueue keeps nothing of the view
+	view := pf.unseen(id, dim, viewAround((*bp)[:0], chunkOf(pos), int32(pf.opts.ViewRadius)))
+	pf.enqueue(t, view, dim, epoch, id, true)
+	*bp = view[:0]
+	predBufs.Put(bp)
 }
 
 // restartLocked starts player id's track afresh at pos in dim, at time
@@ -50,18 +54,17 @@ func (pf *Prefetcher) restartLocked(id uuid.UUID, pos mgl64.Vec3, dim world.Dime
 	return t
 }
 
-// viewAround returns the chunks within view of a player in chunk c (see
-// sees), nearest first: the order Dragonfly's World loads them in.
-func viewAround(c world.ChunkPos, r int32) []world.ChunkPos {
+// viewAround appends to dst the chunks within view of a player in chunk c
+// (see sees), nearest first: the order Dragonfly's World loads them in.
+func viewAround(dst []world.ChunkPos, c world.ChunkPos, r int32) []world.ChunkPos {
 	offs, ok := viewOffsets.Load(r)
 	if !ok {
 		offs, _ = viewOffsets.LoadOrStore(r, sortedView(r))
 	}
-	out := slices.Clone(offs.([]world.ChunkPos))
-	for i, d := range out {
-		out[i] = world.ChunkPos{c[0] + d[0], c[1] + d[1]}
+	for _, d := range offs.([]world.ChunkPos) {
+		dst = append(dst, world.ChunkPos{c[0] + d[0], c[1] + d[1]})
 	}
-	return out
+	return dst
 }
 
 // viewOffsets holds, by view radius (int32), the view around chunk (0, 0),

@@ -58,7 +58,7 @@ func TestTeleportQueuesTheViewThere(t *testing.T) {
 		seen[c] = true
 	}
 	want := 0
-	for _, c := range viewAround(dest, 8) {
+	for _, c := range viewAround(nil, dest, 8) {
 		if !sees(chunkOf(mgl64.Vec3{5000 + 16*12, 64, 5000}), c, 8) {
 			want++
 			if !seen[c] {
@@ -66,8 +66,8 @@ func TestTeleportQueuesTheViewThere(t *testing.T) {
 			}
 		}
 	}
-	if len(viewAround(dest, 8)) != 225 || want == 225 || want != len(got) {
-		t.Fatalf("view of %d chunks, %d not seen by the other player, %d queued", len(viewAround(dest, 8)), want, len(got))
+	if len(viewAround(nil, dest, 8)) != 225 || want == 225 || want != len(got) {
+		t.Fatalf("view of %d chunks, %d not seen by the other player, %d queued", len(viewAround(nil, dest, 8)), want, len(got))
 	}
 }
 
@@ -181,7 +181,7 @@ func TestTeleportBacklogFeedsTheQueue(t *testing.T) {
 		got = append(got, j.pos)
 		pf.feedBacklog(time.Now().Add(time.Hour))
 	}
-	if want := viewAround(chunkOf(to), 8); !slices.Equal(got, want) {
+	if want := viewAround(nil, chunkOf(to), 8); !slices.Equal(got, want) {
 		t.Fatalf("queued %d chunks of the view's %d, or out of order", len(got), len(want))
 	}
 	pf.Teleport(id, to.Add(mgl64.Vec3{5000, 0, 0}), world.Overworld)
