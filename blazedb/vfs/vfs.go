@@ -60,7 +60,9 @@ type FS interface {
 	MkdirAll(dir string, perm os.FileMode) error
 	// SyncDir makes the directory's entries (creations, renames, removals)
 	// durable. Default's does nothing on Windows, which cannot flush a
-	// directory; NTFS journals its entries (file_windows.go).
+	// directory; NTFS journals its entries (file_windows.go). Elsewhere it
+	// takes a filesystem's refusal to sync directories (EINVAL, ENOTSUP)
+	// as success, as LevelDB does (file_posix.go).
 	SyncDir(dir string) error
 	// Lock takes an advisory lock on the named file, creating it when
 	// exclusive is true. It fails with ErrLocked at once if a conflicting
