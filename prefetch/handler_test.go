@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/player"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/go-gl/mathgl/mgl64"
@@ -77,5 +78,82 @@ func TestHandlerPassesWorldChangesOn(t *testing.T) {
 		if !got[c] {
 			t.Fatalf("%v, in view in the Nether, was not queued (%d queued)", c, len(got))
 		}
+	}
+}
+
+// refuser is a server's own handler: it refuses moves and teleports
+// beyond x=500, and counts the chats it handles.
+type refuser struct {
+	player.NopHandler
+	chats *int
+}
+
+func (r refuser) HandleTeleport(ctx *player.Context, pos mgl64.Vec3) {
+	if pos[0] > 500 {
+		ctx.Cancel()
+	}
+}
+
+func (r refuser) HandleMove(ctx *player.Context, pos mgl64.Vec3, _ cube.Rotation) {
+	if pos[0] > 500 {
+		ctx.Cancel()
+	}
+}
+
+func (r refuser) HandleChat(ctx *player.Context, msg *string) { *r.chats++ }
+
+// Wrap keeps the server's own handler and feeds the prefetcher after it: a
+// move or teleport the server's handler cancels reaches the prefetcher not
+// at all, one it lets through does, and the events Wrap does not feed
+// still reach the server's handler.
+func TestWrapFeedsWhatTheServersHandlerLetsThrough(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	w := world.Config{Provider: world.NopProvider{}, Dim: world.Overworld, Synchronous: true, Log: quiet}.New()
+	defer w.Close()
+	pf := unstarted(nil, Options{ViewRadius: 4}, 1000)
+	conf := player.Config{Name: "tester", UUID: uuid.New(), Position: mgl64.Vec3{0.5, 64, 0.5}}
+	chats := 0
+	refused, allowed := mgl64.Vec3{1000.5, 64, 0.5}, mgl64.Vec3{-1000.5, 64, 0.5}
+	<-w.Do(func(tx *world.Tx) {
+		p := tx.AddEntity(world.EntitySpawnOpts{Position: conf.Position}.New(player.Type, conf)).(*player.Player)
+		p.Handle(Wrap(refuser{chats: &chats}, pf))
+		p.Move(mgl64.Vec3{600, 0, 0}, 0, 0)
+		if _, ok := pf.players[p.UUID()]; ok {
+			t.Fatal("a move the server's handler cancelled reached the prefetcher")
+		}
+		p.Move(mgl64.Vec3{1, 0, 0}, 0, 0)
+		if tr, ok := pf.players[p.UUID()]; !ok || tr.pos != p.Position() {
+			t.Fatal("a move the server's handler let through did not reach the prefetcher")
+		}
+		for len(pf.queue) > 0 {
+			<-pf.queue
+		}
+		before := p.Position()
+		p.Teleport(refused)
+		if p.Position() != before {
+			t.Fatalf("the refused teleport moved the player to %v", p.Position())
+		}
+		pf.feedBacklog(time.Now().Add(time.Hour))
+		if n := len(pf.queue); n != 0 {
+			t.Fatalf("a teleport the server's handler cancelled queued %d chunks", n)
+		}
+		p.Teleport(allowed)
+		p.Chat("hello")
+	}).Done()
+	if chats != 1 {
+		t.Fatalf("the server's handler saw %d chats, want 1", chats)
+	}
+	pf.feedBacklog(time.Now().Add(time.Hour))
+	got := map[world.ChunkPos]bool{}
+	for len(pf.queue) > 0 {
+		got[(<-pf.queue).pos] = true
+	}
+	for _, c := range viewAround(nil, chunkOf(allowed), 4) {
+		if !got[c] {
+			t.Fatalf("%v, in view where the player landed, was not queued (%d queued)", c, len(got))
+		}
+	}
+	if Wrap(nil, pf) == nil {
+		t.Fatal("Wrap(nil) gave no handler")
 	}
 }
