@@ -6,10 +6,10 @@
 // (ReadAt/WriteAt) because the engine always knows where it writes; there is
 // no shared file position to race on.
 //
-// On Windows, Default opens, renames and removes files with what another
-// program's open handle may refuse for a moment (an antivirus scanner's, a
-// backup tool's) tried again for up to half a second before failing
-// (retry.go); elsewhere nothing is retried.
+// On Windows, an open, rename or removal by Default that another program's
+// handle refuses for a moment (an antivirus scanner's, a backup tool's) is
+// tried again for up to half a second before it fails (retry.go);
+// elsewhere nothing is retried.
 package vfs
 
 import (
