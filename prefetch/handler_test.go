@@ -13,13 +13,20 @@ import (
 	"github.com/google/uuid"
 )
 
+// emptyWorld returns a World of dim without background goroutines, over no
+// provider, closed when the test ends.
+func emptyWorld(t *testing.T, dim world.Dimension) *world.World {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	w := world.Config{Provider: world.NopProvider{}, Dim: dim, Synchronous: true, Log: quiet}.New()
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
 // Handler passes on what Dragonfly's player tells it: a player of a real
 // World, teleported by Player.Teleport, has the view where it lands queued
 // before it is there.
 func TestHandlerPassesTeleportsOn(t *testing.T) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	w := world.Config{Provider: world.NopProvider{}, Dim: world.Overworld, Synchronous: true, Log: quiet}.New()
-	defer w.Close()
+	w := emptyWorld(t, world.Overworld)
 	pf := unstarted(nil, Options{ViewRadius: 4}, 1000)
 	conf := player.Config{Name: "tester", UUID: uuid.New(), Position: mgl64.Vec3{0.5, 64, 0.5}}
 	to := mgl64.Vec3{1000.5, 64, 1000.5}
@@ -45,11 +52,7 @@ func TestHandlerPassesTeleportsOn(t *testing.T) {
 // it is in the new world queued, in that world's dimension, in its first
 // tick there, when Dragonfly tells the handler.
 func TestHandlerPassesWorldChangesOn(t *testing.T) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ow := world.Config{Provider: world.NopProvider{}, Dim: world.Overworld, Synchronous: true, Log: quiet}.New()
-	defer ow.Close()
-	nether := world.Config{Provider: world.NopProvider{}, Dim: world.Nether, Synchronous: true, Log: quiet}.New()
-	defer nether.Close()
+	ow, nether := emptyWorld(t, world.Overworld), emptyWorld(t, world.Nether)
 	pf := unstarted(nil, Options{ViewRadius: 4}, 1000)
 	conf := player.Config{Name: "tester", UUID: uuid.New(), Position: mgl64.Vec3{0.5, 64, 0.5}}
 	var h *world.EntityHandle
@@ -107,9 +110,7 @@ func (r refuser) HandleChat(ctx *player.Context, msg *string) { *r.chats++ }
 // at all, one it lets through does, and the events Wrap does not feed
 // still reach the server's handler.
 func TestWrapFeedsWhatTheServersHandlerLetsThrough(t *testing.T) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	w := world.Config{Provider: world.NopProvider{}, Dim: world.Overworld, Synchronous: true, Log: quiet}.New()
-	defer w.Close()
+	w := emptyWorld(t, world.Overworld)
 	pf := unstarted(nil, Options{ViewRadius: 4}, 1000)
 	conf := player.Config{Name: "tester", UUID: uuid.New(), Position: mgl64.Vec3{0.5, 64, 0.5}}
 	chats := 0
