@@ -62,7 +62,7 @@ type FS interface {
 	// durable. Default's does nothing on Windows, which cannot flush a
 	// directory; NTFS journals its entries (file_windows.go). Elsewhere it
 	// takes a filesystem's refusal to sync directories (EINVAL, ENOTSUP)
-	// as success, as LevelDB does (file_posix.go).
+	// as success; LevelDB ignores EINVAL there too (file_posix.go).
 	SyncDir(dir string) error
 	// Lock takes an advisory lock on the named file, creating it when
 	// exclusive is true. It fails with ErrLocked at once if a conflicting
