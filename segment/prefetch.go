@@ -50,22 +50,50 @@ func (p *Provider) Prefetch(pos world.ChunkPos, dim world.Dimension) (bool, erro
 // calls, and keeps the region open meanwhile (beyond MaxOpen if need be).
 // A column not stored, or in a region not written yet, is pinned for when
 // it is. If the column cannot be read, Pin returns the error and leaves
-// nothing pinned. Unpin undoes a Pin that has returned: a Pin and an Unpin
-// of one column must not race.
+// nothing pinned; a Pin of a column whose first Pin is still reading it
+// waits for that read and fails with it. Unpin undoes a Pin that has
+// returned: a Pin and an Unpin of one column must not race.
 func (p *Provider) Pin(pos world.ChunkPos, dim world.Dimension) error {
 	k, err := p.keyFor(pos, dim)
 	if err != nil {
 		return err
 	}
+	pk := pinKey{k, pos}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return fmt.Errorf("segment: pin column %v (%v): %w", pos, dim, blazedb.ErrClosed)
 	}
 	if p.countPinLocked(k, pos, 1) > 1 {
+		first := p.pinning[pk]
+		if first != nil {
+			first.waiters++
+		}
 		p.mu.Unlock()
-		return nil // pinned in its region already, or by its next open
+		if first == nil {
+			return nil // pinned in its region already, or by its next open
+		}
+		<-first.done
+		return first.err // its count went with the first Pin's if that failed
 	}
+	first := &firstPin{done: make(chan struct{})}
+	p.pinning[pk] = first
+	err = p.pinFirst(k, pos, dim)
+	p.mu.Lock()
+	if err != nil {
+		err = fmt.Errorf("segment: pin column %v (%v): %w", pos, dim, err)
+		p.countPinLocked(k, pos, -1-first.waiters)
+	}
+	first.err = err
+	delete(p.pinning, pk)
+	p.mu.Unlock()
+	close(first.done)
+	return err
+}
+
+// pinFirst pins a column whose first pin p.mu has just counted, and unlocks
+// p.mu.
+func (p *Provider) pinFirst(k segKey, pos world.ChunkPos, dim world.Dimension) (err error) {
 	if s, ok := p.segs[k]; ok && !s.closing {
 		// Open (or opening, with a count taken before this one): pin here.
 		s.users++
@@ -77,27 +105,23 @@ func (p *Provider) Pin(pos world.ChunkPos, dim world.Dimension) error {
 			err = s.err
 		}
 		p.release(s)
-	} else {
-		// Closed or closing: the region's next open pins the column, as it
-		// is counted now. Open it, so that the column is read now.
-		p.mu.Unlock()
-		if s, err = p.acquire(k, false); err == nil {
-			// The open could not pin an unreadable column: this read tells.
-			if _, err = s.db.Prefetch(pos, dim); err != nil {
-				s.db.Unpin(pos, dim) // in case the open's read went better
-			}
-			p.release(s)
-		} else if errors.Is(err, leveldb.ErrNotFound) {
-			return nil // the region is not written yet
-		}
+		return err
 	}
-	if err != nil {
-		p.mu.Lock()
-		p.countPinLocked(k, pos, -1)
-		p.mu.Unlock()
-		return fmt.Errorf("segment: pin column %v (%v): %w", pos, dim, err)
+	// Closed or closing: the region's next open pins the column, as it is
+	// counted now. Open it, so that the column is read now.
+	p.mu.Unlock()
+	s, err := p.acquire(k, false)
+	if errors.Is(err, leveldb.ErrNotFound) {
+		return nil // the region is not written yet
+	} else if err != nil {
+		return err
 	}
-	return nil
+	// The open could not pin an unreadable column: this read tells.
+	if _, err = s.db.Prefetch(pos, dim); err != nil {
+		s.db.Unpin(pos, dim) // in case the open's read went better
+	}
+	p.release(s)
+	return err
 }
 
 // Unpin undoes one Pin.
@@ -119,6 +143,24 @@ func (p *Provider) Unpin(pos world.ChunkPos, dim world.Dimension) {
 		s.db.Unpin(pos, dim)
 	}
 	p.unpin(s) // not a use of the region
+}
+
+// pinKey names one column of one region.
+type pinKey struct {
+	k   segKey
+	pos world.ChunkPos
+}
+
+// firstPin is a Pin that counted a column's first pin and is reading it.
+// The Pins of the column counted meanwhile wait for done; waiters counts
+// them, so that a failed read takes their counts back with its own, under
+// p.mu, before any other Pin can count. err is the failed read's error.
+// Both fields are written under p.mu; the waiters read err once done is
+// closed.
+type firstPin struct {
+	done    chan struct{}
+	waiters int
+	err     error
 }
 
 // countPinLocked adds delta to the pins of pos in region k and returns the

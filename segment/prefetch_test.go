@@ -206,6 +206,75 @@ func TestFailedPinPinsNothing(t *testing.T) {
 	}
 }
 
+// A second Pin of a column whose first Pin is still reading it shares the
+// read's outcome: it fails with a read that fails, and neither leaves a
+// count behind; with a read that succeeds, both hold.
+func TestSecondPinWaitsForTheFirstPinsRead(t *testing.T) {
+	var block, failReads atomic.Bool
+	var reading, release chan struct{}
+	fs := vfs.Inject(vfs.NewMem(), func(op vfs.Op, name string) error {
+		if op != vfs.OpRead || !block.Load() || filepath.Base(name) != "chunks.dat" {
+			return nil
+		}
+		select {
+		case reading <- struct{}{}:
+		default:
+		}
+		<-release
+		if failReads.Load() {
+			return errors.New("injected: read fails")
+		}
+		return nil
+	})
+	conf := Config{SegmentSize: 2, FS: fs}
+	pos, beside := world.ChunkPos{0, 0}, world.ChunkPos{1, 0}
+	for _, fail := range []bool{true, false} {
+		p := storedAndReopened(t, fmt.Sprintf("/w%v", fail), conf, pos, beside)
+		if _, err := p.LoadColumn(beside, world.Overworld); err != nil { // opens the region
+			t.Fatal(err)
+		}
+		k, _ := p.keyFor(pos, world.Overworld)
+		reading, release = make(chan struct{}, 1), make(chan struct{})
+		block.Store(true)
+		failReads.Store(fail)
+		first, second := make(chan error, 1), make(chan error, 1)
+		go func() { first <- p.Pin(pos, world.Overworld) }()
+		<-reading
+		go func() { second <- p.Pin(pos, world.Overworld) }()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+			p.mu.Lock()
+			waiting := p.pinning[pinKey{k, pos}] != nil && p.pinning[pinKey{k, pos}].waiters == 1
+			p.mu.Unlock()
+			if waiting || len(second) > 0 || time.Now().After(deadline) {
+				break
+			}
+		}
+		close(release)
+		errA, errB := <-first, <-second
+		block.Store(false)
+		if fail {
+			if errA == nil || errB == nil {
+				t.Fatalf("pins of an unreadable column returned %v and %v", errA, errB)
+			}
+			if len(p.pins) != 0 {
+				t.Fatalf("failed pins left pins %v", p.pins)
+			}
+			continue
+		}
+		if errA != nil || errB != nil {
+			t.Fatal(errA, errB)
+		}
+		if n := p.pins[k][pos]; n != 2 {
+			t.Fatalf("two pins counted %d", n)
+		}
+		p.Unpin(pos, world.Overworld)
+		p.Unpin(pos, world.Overworld)
+		if len(p.pins) != 0 {
+			t.Fatalf("pins left after every Unpin: %v", p.pins)
+		}
+	}
+}
+
 // Pins, prefetches, loads, stores and deletions of several regions at
 // once, with regions opening and closing under them: no race, no error,
 // and once every pin is undone every region can close.

@@ -144,6 +144,9 @@ type Provider struct {
 	// pins counts the Pin calls not yet undone, by region and column
 	// (prefetch.go). A region with pins is kept open.
 	pins map[segKey]map[world.ChunkPos]int
+	// pinning holds the first Pin of each column whose read is still under
+	// way, so that a second Pin of it learns how the read went.
+	pinning map[pinKey]*firstPin
 	// closedCounts sums the cache counters of the regions closed since
 	// Open (prefetch.go).
 	closedCounts cacheCounts
@@ -180,7 +183,7 @@ func (c Config) Open(dir string) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("segment: open %s: %w", dir, err)
 	}
-	p := &Provider{conf: c, dir: dir, meta: meta, segs: map[segKey]*seg{}, pins: map[segKey]map[world.ChunkPos]int{},
+	p := &Provider{conf: c, dir: dir, meta: meta, segs: map[segKey]*seg{}, pins: map[segKey]map[world.ChunkPos]int{}, pinning: map[pinKey]*firstPin{},
 		stop: make(chan struct{}), work: make(chan *seg)}
 	p.idle.L = &p.mu
 	if err := p.finishDeletions(); err != nil {
