@@ -25,7 +25,7 @@ run:
 	$(GO) run ./cmd/demo-server -world build/demo-world $(if $(DEMO_IMPORT),-import $(DEMO_IMPORT)) $(ARGS)
 
 ## blaze: the tool, as bin/blaze (blaze convert SRC DST, blaze check DIR,
-## blaze repair DIR, blaze compact DIR).
+## blaze repair DIR, blaze compact DIR, blaze info DIR).
 blaze:
 	$(GO) build -o bin/blaze ./cmd/blaze
 

@@ -18,8 +18,13 @@
 //
 //	blaze repair DIR
 //
-// mends the damage check finds (provider.Config.Repair). None of them runs
-// while a server has the world open.
+// mends the damage check finds (provider.Config.Repair), and
+//
+//	blaze info DIR
+//
+// prints what the world holds and how much of its logs compaction would
+// drop, without writing to it. None of them runs while a server has the
+// world open.
 package main
 
 import (
@@ -53,6 +58,12 @@ const usage = `usage:
       version, or is removed (and generated again) when none is left; then
       compacts, leaving the damaged bytes behind. Prints each thing it
       changed.
+  blaze info DIR
+      Prints what the Blaze world in DIR holds without writing to it: its
+      columns in each dimension, player spawns, and the size of its logs,
+      live and garbage (what compaction drops); whether index.dat was used
+      and what opening found damaged or torn. It reads the index only, not
+      the records: blaze check verifies those.
 `
 
 // Exit statuses.
@@ -78,6 +89,8 @@ func main() {
 		os.Exit(compactCmd(args))
 	case "repair":
 		os.Exit(repairCmd(args))
+	case "info":
+		os.Exit(infoCmd(args))
 	}
 	fmt.Fprint(os.Stderr, usage)
 	os.Exit(exitUsage)
@@ -125,6 +138,14 @@ func compactCmd(args []string) int {
 		return exitUsage
 	}
 	return runCompact(os.Stdout, fs.Arg(0))
+}
+
+func infoCmd(args []string) int {
+	fs, ok := parse("info", args, 1, nil)
+	if !ok {
+		return exitUsage
+	}
+	return runInfo(os.Stdout, fs.Arg(0))
 }
 
 func repairCmd(args []string) int {

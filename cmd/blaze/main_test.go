@@ -92,6 +92,9 @@ func TestToolsRefuse(t *testing.T) {
 	if code := runCheck(&out, nil, filepath.Join(empty, "missing")); code != exitFailed {
 		t.Fatalf("check of a missing directory: status %d", code)
 	}
+	if code := runInfo(&out, empty); code != exitFailed {
+		t.Fatalf("info of an empty directory: status %d", code)
+	}
 	// A world a server has open.
 	dir := garbageWorld(t)
 	db, err := provider.Config{Log: slog.New(slog.DiscardHandler)}.Open(dir)
@@ -104,6 +107,9 @@ func TestToolsRefuse(t *testing.T) {
 	}
 	if code := runCheck(&out, nil, dir); code != exitFailed {
 		t.Fatalf("check of an open world: status %d", code)
+	}
+	if code := runInfo(&out, dir); code != exitFailed {
+		t.Fatalf("info of an open world: status %d", code)
 	}
 }
 

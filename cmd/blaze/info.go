@@ -1,0 +1,114 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/blazeworld/blaze/provider"
+	"github.com/df-mc/dragonfly/server/world"
+)
+
+// worldInfo is what `blaze info` reports of a world: its databases' figures
+// summed.
+type worldInfo struct {
+	name      string // from level.dat
+	databases int
+	columns   [3]int // by dimension: overworld, nether, end
+	players   int
+	logBytes  int64 // the size of every chunks.dat
+	live      int64 // of which records that hold live values
+	garbage   int64 // of which what compaction would drop
+	scanned   []string
+	damaged   int   // damaged stretches skipped by opening
+	torn      int64 // bytes of torn tails (a crash's unsynced writes)
+}
+
+// runInfo prints on out what the Blaze world in dir holds, without writing
+// to it, and returns the exit status.
+func runInfo(out io.Writer, dir string) int {
+	dbs, err := databases(dir)
+	if err != nil {
+		return failed("info", err)
+	}
+	var w worldInfo
+	for i, d := range dbs {
+		if err := w.add(d, i > 0); err != nil {
+			return failed("info", err)
+		}
+	}
+	w.print(out, dir)
+	return exitOK
+}
+
+// add opens the database in dir read-only (a region's when region is set)
+// and adds its figures to w. Opening it reads only its index (or scans its
+// log when index.dat cannot be used), not its records.
+func (w *worldInfo) add(dir string, region bool) error {
+	db, err := provider.Config{
+		Log: slog.New(slog.DiscardHandler), ReadOnly: true, NoLevelDat: region, SegmentRoot: true,
+		CacheBytes: -1, ColumnCacheBytes: -1, ExternalMaintenance: true,
+	}.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer db.Close() // for the returns before the last: Close is idempotent
+	if !region {
+		w.name = db.Settings().Name
+	}
+	w.databases++
+	places, err := db.Columns()
+	if err != nil {
+		return err
+	}
+	for _, p := range places {
+		if id, ok := world.DimensionID(p.Dim); ok && id >= 0 && id < len(w.columns) {
+			w.columns[id]++
+		}
+	}
+	players, err := db.PlayerSpawns()
+	if err != nil {
+		return err
+	}
+	w.players += len(players)
+	s, rec := db.Engine().Stats(), db.Engine().Recovery()
+	w.logBytes, w.live, w.garbage = w.logBytes+s.LogBytes, w.live+s.LiveBytes, w.garbage+s.GarbageBytes
+	if !rec.IndexLoaded {
+		w.scanned = append(w.scanned, fmt.Sprintf("%s (%s)", dir, rec.IndexProblem))
+	}
+	w.damaged += len(rec.Corrupt)
+	w.torn += rec.TornBytes
+	return db.Close()
+}
+
+func (w *worldInfo) print(out io.Writer, dir string) {
+	what := "a Blaze world"
+	if w.databases > 1 {
+		what = fmt.Sprintf("a segmented Blaze world of %s", count(w.databases-1, "region", "regions"))
+	}
+	fmt.Fprintf(out, "%s: %s, %q\n", dir, what, w.name)
+	total := w.columns[0] + w.columns[1] + w.columns[2]
+	fmt.Fprintf(out, "  columns:       %d (overworld %d, nether %d, end %d)\n", total, w.columns[0], w.columns[1], w.columns[2])
+	fmt.Fprintf(out, "  player spawns: %d\n", w.players)
+	logs := "chunks.dat:   "
+	if w.databases > 1 {
+		logs = "logs:         "
+	}
+	share := 0.0
+	if w.logBytes > 0 {
+		share = 100 * float64(w.garbage) / float64(w.logBytes)
+	}
+	fmt.Fprintf(out, "  %s %s (%s live, %s or %.0f%% garbage)\n",
+		logs, size(w.logBytes), size(w.live), size(w.garbage), share)
+	if len(w.scanned) > 0 {
+		fmt.Fprintf(out, "  index.dat:     not used, the log was scanned: %s\n", strings.Join(w.scanned, "; "))
+	}
+	if w.damaged > 0 {
+		fmt.Fprintf(out, "  damage:        %s skipped on opening: run blaze check, then blaze repair\n",
+			count(w.damaged, "damaged stretch of a log", "damaged stretches of logs"))
+	}
+	if w.torn > 0 {
+		fmt.Fprintf(out, "  torn tail:     %s of writes a crash left unsynced, cut when a server next opens the world\n", size(w.torn))
+	}
+}
