@@ -25,7 +25,8 @@ import (
 // gives another at each open) and after Repair mends any. The zero
 // Edition is that of a world whose columns no build recording editions has
 // written: a new world, or one older than editions. Writes through
-// Engine() bypass all of this. An Edition is a plain value.
+// Engine() bypass all of this. An Edition is a plain value, safe to copy and
+// to use from any goroutine.
 type Edition [16]byte
 
 // IsZero reports whether e is the zero Edition.
