@@ -158,3 +158,80 @@ func TestWrapFeedsWhatTheServersHandlerLetsThrough(t *testing.T) {
 		t.Fatal("Wrap(nil) gave no handler")
 	}
 }
+
+// With For, each world's players feed that world's prefetcher: a lobby's
+// and an arena's, each over its own provider. A player's moves reach only
+// the prefetcher of the world it is in; changing worlds, it is forgotten
+// by the one it left and has its view queued by the one it enters; a world
+// without a prefetcher (nil) is passed over, and quitting is forgotten
+// where the player was. Wrap routes the same way.
+func TestHandlerForRoutesEachWorldToItsPrefetcher(t *testing.T) {
+	lobby, arena, limbo := emptyWorld(t, world.Overworld), emptyWorld(t, world.Overworld), emptyWorld(t, world.Overworld)
+	for wrap := range 2 {
+		pfLobby, pfArena := unstarted(nil, Options{ViewRadius: 4}, 1000), unstarted(nil, Options{ViewRadius: 4}, 1000)
+		feed := Handler{For: func(w *world.World) *Prefetcher {
+			switch w {
+			case lobby:
+				return pfLobby
+			case arena:
+				return pfArena
+			}
+			return nil
+		}}
+		var h player.Handler = feed
+		if wrap == 1 {
+			h = feed.Wrap(refuser{chats: new(int)})
+		}
+		conf := player.Config{Name: "tester", UUID: uuid.New(), Position: mgl64.Vec3{0.5, 64, 0.5}}
+		var id uuid.UUID // the player's: Dragonfly gives it its own
+		tracked := func(pf *Prefetcher) bool { _, ok := pf.players[id]; return ok }
+		var e *world.EntityHandle
+		<-lobby.Do(func(tx *world.Tx) {
+			p := tx.AddEntity(world.EntitySpawnOpts{Position: conf.Position}.New(player.Type, conf)).(*player.Player)
+			p.Handle(h)
+			id = p.UUID()
+			p.Tick(tx, 1)
+			p.Move(mgl64.Vec3{1, 0, 0}, 0, 0)
+			e = tx.RemoveEntity(p)
+		}).Done()
+		if !tracked(pfLobby) || tracked(pfArena) {
+			t.Fatalf("a move in the lobby: lobby tracks the player %v, arena %v", tracked(pfLobby), tracked(pfArena))
+		}
+		for len(pfArena.queue) > 0 {
+			<-pfArena.queue
+		}
+		<-arena.Do(func(tx *world.Tx) {
+			p := tx.AddEntity(e).(*player.Player)
+			p.Tick(tx, 2) // tells the handler of the change of world
+			p.Move(mgl64.Vec3{1, 0, 0}, 0, 0)
+			e = tx.RemoveEntity(p)
+		}).Done()
+		if tracked(pfLobby) || !tracked(pfArena) {
+			t.Fatalf("in the arena: lobby tracks the player %v, arena %v", tracked(pfLobby), tracked(pfArena))
+		}
+		pfArena.feedBacklog(time.Now().Add(time.Hour))
+		if n, want := len(pfArena.queue), len(viewAround(nil, chunkOf(conf.Position), 4)); n < want {
+			t.Fatalf("entering the arena queued %d chunks of its view of %d", n, want)
+		}
+		<-limbo.Do(func(tx *world.Tx) {
+			p := tx.AddEntity(e).(*player.Player)
+			p.Tick(tx, 3)
+			p.Move(mgl64.Vec3{1, 0, 0}, 0, 0)
+			e = tx.RemoveEntity(p)
+		}).Done()
+		if tracked(pfLobby) || tracked(pfArena) {
+			t.Fatalf("in a world without a prefetcher: lobby tracks the player %v, arena %v", tracked(pfLobby), tracked(pfArena))
+		}
+		<-arena.Do(func(tx *world.Tx) {
+			p := tx.AddEntity(e).(*player.Player)
+			p.Tick(tx, 4)
+			if !tracked(pfArena) {
+				t.Fatal("back in the arena, its prefetcher does not track the player")
+			}
+			p.Close()
+		}).Done()
+		if tracked(pfArena) {
+			t.Fatal("the arena's prefetcher still tracks a player that quit there")
+		}
+	}
+}
