@@ -101,7 +101,8 @@ type Options struct {
 	ReadOnly bool
 	// FS is the filesystem. Default vfs.Default, the operating system's.
 	FS vfs.FS
-	// Logger receives recovery and background reports. Default
+	// Logger receives recovery and background reports, and a warning for
+	// each fsync of chunks.dat that takes a second or more. Default
 	// slog.Default(). Errors are also returned by calls, never only logged.
 	Logger *slog.Logger
 }

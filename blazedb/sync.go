@@ -64,15 +64,27 @@ func (l *logFile) retire(closed func()) {
 	}()
 }
 
+// slowFsync is how long an fsync of chunks.dat may take before it is logged
+// as a warning: on a healthy disk one takes milliseconds, and a writer
+// that waits for it (DurabilitySafe, Sync) holds its World's tick that
+// long. etcd warns from the same second. A variable for tests.
+var slowFsync = time.Second
+
 // fsync syncs l and records what became durable. A failure poisons the
 // DB: the kernel may have dropped the dirty pages, and a later fsync that
-// succeeds would prove nothing about them.
+// succeeds would prove nothing about them. A slow one is logged, so that
+// a server owner looking for the cause of stalled ticks finds the disk.
 func (db *DB) fsync(l *logFile) error {
 	target := l.written.Load()
 	start := time.Now()
 	err := l.f.Sync()
+	took := time.Since(start)
 	db.stats.fsyncs.Add(1)
-	db.stats.fsyncNanos.Add(int64(time.Since(start)))
+	db.stats.fsyncNanos.Add(int64(took))
+	if took >= slowFsync {
+		db.opts.Logger.Warn("blazedb: slow fsync of chunks.dat: the disk is overloaded or failing",
+			"dir", db.dir, "took", took.Round(time.Millisecond), "err", err)
+	}
 	if err != nil {
 		db.poison(fmt.Errorf("fsync %s: %w", logName, err))
 		l.mu.Lock()

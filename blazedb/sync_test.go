@@ -1,0 +1,45 @@
+package blazedb
+
+import (
+	"bytes"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/blazeworld/blaze/blazedb/vfs"
+)
+
+// An fsync of chunks.dat slower than slowFsync is logged as a warning,
+// with the database and how long it took; a fast one is not. The test
+// lowers the threshold and slows the disk's syncs.
+func TestSlowFsyncIsLogged(t *testing.T) {
+	defer func(d time.Duration) { slowFsync = d }(slowFsync)
+	slowFsync = 20 * time.Millisecond
+	var slow atomic.Bool
+	fs := vfs.Inject(vfs.NewMem(), func(op vfs.Op, name string) error {
+		if op == vfs.OpSync && slow.Load() && filepath.Base(name) == logName {
+			time.Sleep(2 * slowFsync)
+		}
+		return nil
+	})
+	var logs bytes.Buffer
+	db := open(t, fs, "/db", Options{Durability: DurabilitySafe, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err := db.Put(Key{X: 1}, []byte("fast")); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "slow fsync") {
+		t.Fatalf("a fast fsync was logged: %s", logs.String())
+	}
+	slow.Store(true)
+	if err := db.Put(Key{X: 2}, []byte("slow")); err != nil {
+		t.Fatal(err)
+	}
+	slow.Store(false)
+	got := logs.String()
+	if !strings.Contains(got, "level=WARN") || !strings.Contains(got, "slow fsync of chunks.dat") || !strings.Contains(got, "dir=/db") {
+		t.Fatalf("a slow fsync was not logged as a warning: %q", got)
+	}
+}
