@@ -17,12 +17,12 @@ type worldInfo struct {
 	databases int
 	columns   [3]int // by dimension: overworld, nether, end
 	players   int
-	logBytes  int64 // the size of every chunks.dat
-	live      int64 // of which records that hold live values
-	garbage   int64 // of which what compaction would drop
-	scanned   []string
-	damaged   int   // damaged stretches skipped by opening
-	torn      int64 // bytes of torn tails (a crash's unsynced writes)
+	logBytes  int64    // the size of every chunks.dat
+	live      int64    // of which records that hold live values
+	garbage   int64    // of which what compaction would drop
+	scanned   []string // the databases whose index.dat was not used, and why
+	damaged   int      // damaged stretches skipped by opening
+	torn      int64    // bytes of torn tails (a crash's unsynced writes)
 }
 
 // runInfo prints on out what the Blaze world in dir holds, without writing
@@ -43,8 +43,8 @@ func runInfo(out io.Writer, dir string) int {
 }
 
 // add opens the database in dir read-only (a region's when region is set)
-// and adds its figures to w. Opening it reads only its index (or scans its
-// log when index.dat cannot be used), not its records.
+// and adds its figures to w. Opening it reads its index (or scans its log
+// when index.dat cannot be used) and its block dictionary, not its columns.
 func (w *worldInfo) add(dir string, region bool) error {
 	db, err := provider.Config{
 		Log: slog.New(slog.DiscardHandler), ReadOnly: true, NoLevelDat: region, SegmentRoot: true,
