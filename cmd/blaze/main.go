@@ -62,8 +62,8 @@ const usage = `usage:
       Prints what the Blaze world in DIR holds without writing to it: its
       columns in each dimension, player spawns, and the size of its logs,
       live and garbage (what compaction drops); whether index.dat was used
-      and what opening found damaged or torn. It reads the index only, not
-      the records: blaze check verifies those.
+      and what opening found damaged or torn. It reads the index and the
+      block dictionary, not the columns: blaze check verifies those.
 `
 
 // Exit statuses.
