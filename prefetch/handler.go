@@ -73,9 +73,13 @@ func (h Handler) HandleChangeWorld(p *player.Player, before, after *world.World)
 	}
 }
 
-// HandleQuit forgets the player.
+// HandleQuit forgets the player. Only For needs to know its world.
 func (h Handler) HandleQuit(p *player.Player) {
-	if pf := h.of(p.Tx().World()); pf != nil {
+	pf := h.P
+	if h.For != nil {
+		pf = h.For(p.Tx().World())
+	}
+	if pf != nil {
 		pf.RemovePlayer(p.UUID())
 	}
 }
