@@ -95,6 +95,12 @@ func TestToolsRefuse(t *testing.T) {
 	if code := runInfo(&out, empty); code != exitFailed {
 		t.Fatalf("info of an empty directory: status %d", code)
 	}
+	// A LevelDB world is named as one, with what to do.
+	lvl := t.TempDir()
+	os.Mkdir(filepath.Join(lvl, "db"), 0o755)
+	if _, err := databases(lvl); err == nil || !strings.Contains(err.Error(), "LevelDB world") || !strings.Contains(err.Error(), "blaze convert") {
+		t.Fatalf("the tools' error for a LevelDB world: %v", err)
+	}
 	// A world a server has open.
 	dir := garbageWorld(t)
 	db, err := provider.Config{Log: slog.New(slog.DiscardHandler)}.Open(dir)

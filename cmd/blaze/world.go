@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/internal/convert"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/blazeworld/blaze/segment"
 )
@@ -15,6 +16,9 @@ import (
 // that holds no Blaze world, where opening would make a new one.
 func databases(dir string) ([]string, error) {
 	if !(provider.Config{}).Exists(dir) {
+		if kind, _ := convert.Kind(dir); kind == "leveldb" {
+			return nil, fmt.Errorf("%s is a LevelDB world, not a Blaze one: blaze convert makes a Blaze world of it", dir)
+		}
 		return nil, fmt.Errorf("%s is not a Blaze world", dir)
 	}
 	regions, err := segment.Regions(dir)
