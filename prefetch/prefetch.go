@@ -3,7 +3,8 @@
 // on the disk inside the World's tick.
 //
 // UpdatePlayer takes a player's position (usually from a player handler on
-// every move, see Handler). From successive positions the prefetcher keeps
+// every move, see Handler; a server whose worlds each have a provider and a
+// Prefetcher of their own routes each world's players with Handler.For). From successive positions the prefetcher keeps
 // a velocity, predicts the chunks that will come into view along it
 // (further at higher speed), by the rule Dragonfly's World loads them by
 // (a round view), and hands them to a bounded pool of workers that call
