@@ -66,7 +66,7 @@ func (l *logFile) retire(closed func()) {
 
 // slowFsync is how long an fsync of chunks.dat may take before it is logged
 // as a warning: on a healthy disk one takes milliseconds, and a writer
-// that waits for it (DurabilitySafe, Sync) holds its World's tick that
+// that waits for it (the Safe modes, Sync) holds its World's tick that
 // long. etcd warns from the same second. A variable for tests.
 var slowFsync = time.Second
 
