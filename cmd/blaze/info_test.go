@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/blazeworld/blaze/provider"
-	"github.com/blazeworld/blaze/segment"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/google/uuid"
 )
@@ -94,12 +93,6 @@ func TestInfo(t *testing.T) {
 
 // A segmented world's figures are its regions' summed.
 func TestInfoSegmentedWorld(t *testing.T) {
-	dir := t.TempDir()
-	p, err := segment.Config{Log: slog.New(slog.DiscardHandler), SegmentSize: 4}.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	storeGarbage(t, p, 8)
-	out := info(t, dir, "a segmented Blaze world of 2 regions", "columns:       8 (overworld 8,", "logs:")
+	out := info(t, segmentedGarbageWorld(t), "a segmented Blaze world of 2 regions", "columns:       8 (overworld 8,", "logs:")
 	garbageShare(t, out, 60, 80) // three stores in four replaced
 }

@@ -119,14 +119,22 @@ func TestToolsRefuse(t *testing.T) {
 	}
 }
 
-// A segmented world is compacted region by region, and checked after.
-func TestCompactSegmentedWorld(t *testing.T) {
+// segmentedGarbageWorld returns a segmented world of two regions whose
+// eight columns were each stored four times, changed.
+func segmentedGarbageWorld(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
 	p, err := segment.Config{Log: slog.New(slog.DiscardHandler), SegmentSize: 4}.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	storeGarbage(t, p, 8)
+	return dir
+}
+
+// A segmented world is compacted region by region, and checked after.
+func TestCompactSegmentedWorld(t *testing.T) {
+	dir := segmentedGarbageWorld(t)
 	log := filepath.Join(dir, "regions", "0", "r.1.0", "blaze", "chunks.dat")
 	before, _ := os.Stat(log)
 	var out bytes.Buffer
