@@ -163,7 +163,8 @@ func TestWrapFeedsWhatTheServersHandlerLetsThrough(t *testing.T) {
 // and an arena's, each over its own provider. A player's moves reach only
 // the prefetcher of the world it is in; changing worlds, it is forgotten
 // by the one it left and has its view queued by the one it enters; a world
-// without a prefetcher (nil) is passed over, and quitting is forgotten
+// without a prefetcher (nil) is passed over, a teleport queues its view in
+// the prefetcher of the world it happens in, and quitting is forgotten
 // where the player was. Wrap routes the same way.
 func TestHandlerForRoutesEachWorldToItsPrefetcher(t *testing.T) {
 	lobby, arena, limbo := emptyWorld(t, world.Overworld), emptyWorld(t, world.Overworld), emptyWorld(t, world.Overworld)
@@ -212,6 +213,18 @@ func TestHandlerForRoutesEachWorldToItsPrefetcher(t *testing.T) {
 		pfArena.feedBacklog(time.Now().Add(time.Hour))
 		if n, want := len(pfArena.queue), len(viewAround(nil, chunkOf(conf.Position), 4)); n < want {
 			t.Fatalf("entering the arena queued %d chunks of its view of %d", n, want)
+		}
+		for len(pfArena.queue) > 0 {
+			<-pfArena.queue
+		}
+		far := mgl64.Vec3{-1000.5, 64, 0.5} // a teleport the wrapped handler lets through
+		<-arena.Do(func(tx *world.Tx) {
+			p := tx.AddEntity(e).(*player.Player)
+			p.Teleport(far)
+			e = tx.RemoveEntity(p)
+		}).Done()
+		if len(pfLobby.queue) != 0 || len(pfArena.queue) == 0 || (<-pfArena.queue).pos != chunkOf(far) {
+			t.Fatal("a teleport in the arena did not queue its view, nearest first, in the arena's prefetcher alone")
 		}
 		<-limbo.Do(func(tx *world.Tx) {
 			p := tx.AddEntity(e).(*player.Player)
