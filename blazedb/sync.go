@@ -82,8 +82,11 @@ func (db *DB) fsync(l *logFile) error {
 	db.stats.fsyncs.Add(1)
 	db.stats.fsyncNanos.Add(int64(took))
 	if took >= slowFsync {
-		db.opts.Logger.Warn("blazedb: slow fsync of chunks.dat: the disk is overloaded or failing",
-			"dir", db.dir, "took", took.Round(time.Millisecond), "err", err)
+		attrs := []any{"dir", db.dir, "took", took.Round(time.Millisecond)}
+		if err != nil {
+			attrs = append(attrs, "err", err) // a successful one logs no err=<nil>
+		}
+		db.opts.Logger.Warn("blazedb: slow fsync of chunks.dat: the disk is overloaded or failing", attrs...)
 	}
 	if err != nil {
 		db.poison(fmt.Errorf("fsync %s: %w", logName, err))

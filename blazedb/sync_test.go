@@ -45,4 +45,7 @@ func TestSlowFsyncIsLogged(t *testing.T) {
 	if !strings.Contains(got, "level=WARN") || !strings.Contains(got, "slow fsync of chunks.dat") || !strings.Contains(got, "dir=/db") {
 		t.Fatalf("a slow fsync was not logged as a warning: %q", got)
 	}
+	if strings.Contains(got, "err=") {
+		t.Fatalf("a slow fsync that succeeded was logged with an error: %q", got)
+	}
 }
