@@ -7,7 +7,10 @@
 // go test leaves out, so only its own metrics appear. A second table then
 // reads each performance target of issues #3 and #5 off the same figures
 // (the cold load against its codec floor from the provider package's
-// benchmarks, in the second file) and says whether it is met.
+// benchmarks, in the second file) and says whether it is met. A third puts
+// the time a cold load may take to be 15× faster than mcdb's beside what
+// no load can avoid: Blaze's hot load (a copy of a column already in
+// memory) and Dragonfly's NetworkDecode of the same columns.
 //
 //	go run ./internal/cmd/benchtable bench.txt [bench-engine.txt]
 package main
@@ -58,6 +61,8 @@ func main() {
 	r.printPairs(os.Stdout)
 	fmt.Println()
 	printTargets(os.Stdout, r)
+	fmt.Println()
+	printBudgets(os.Stdout, r)
 }
 
 func (r *results) read(f io.Reader) error {
@@ -233,6 +238,41 @@ func printTargets(w io.Writer, r *results) {
 		}
 		fmt.Fprintf(w, "%-45s %-8s %-34s %s\n", t.name, limit, strings.Join(fs, ", "), verdict)
 	}
+}
+
+// budget is what a cold-load target of 15× mcdb leaves a cold load of one
+// set of columns, beside Blaze's cold and hot loads of them and the floor
+// of decoding them (NetworkDecode: blocks and biomes, without NBT). All
+// in ns; 0 where not measured.
+type budget struct {
+	columns                     string
+	budget, cold, hot, netFloor float64
+}
+
+func budgets(r *results) []budget {
+	const who = "blaze-balanced" // the default
+	row := func(columns, cold, hot, floor string) budget {
+		return budget{
+			columns:  columns,
+			budget:   quotient(r.pair(cold, "ns/op", "mcdb"), 15),
+			cold:     r.pair(cold, "ns/op", who),
+			hot:      r.pair(hot, "ns/op", who),
+			netFloor: r.single(floor, "ns/op"),
+		}
+	}
+	return []budget{
+		row("realistic columns", "LoadColumn/cold", "LoadColumn/hot", "CodecFloor/NetworkDecode"),
+		row("the real worlds' columns", "RealWorld/load-cold", "RealWorld/load-hot", "RealWorldFloor/NetworkDecode"),
+	}
+}
+
+func printBudgets(w io.Writer, r *results) {
+	fmt.Fprintf(w, "%-45s %10s %10s %10s %14s\n", "a cold load at 15× mcdb (µs, balanced)", "budget", "cold", "hot", "NetworkDecode")
+	µs := func(v float64) string { return show2(v / 1e3) }
+	for _, b := range budgets(r) {
+		fmt.Fprintf(w, "%-45s %10s %10s %10s %14s\n", b.columns, µs(b.budget), µs(b.cold), µs(b.hot), µs(b.netFloor))
+	}
+	fmt.Fprintln(w, "\nhot is a copy of a column already decoded; NetworkDecode decodes blocks and biomes only.")
 }
 
 // quotient is a ÷ b, or 0 when either is missing.

@@ -73,3 +73,33 @@ BenchmarkLoadDuringCompaction/compacting-2  10  1 ns/op  25 p50-µs  150 p99-µs
 		}
 	}
 }
+
+// A budget is mcdb's cold load ÷ 15, beside the figures it is read with.
+func TestBudgets(t *testing.T) {
+	const out = `
+BenchmarkRealWorld/blaze-balanced/load-cold-2  10  40000 ns/op
+BenchmarkRealWorld/blaze-fast/load-cold-2  10  1 ns/op
+BenchmarkRealWorld/mcdb/load-cold-2  10  300000 ns/op
+BenchmarkRealWorld/blaze-balanced/load-hot-2  10  21000 ns/op
+BenchmarkRealWorldFloor/NetworkDecode-2  10  22000 ns/op
+`
+	r := &results{pairs: map[key]map[string][]float64{}, solo: map[key][]float64{}}
+	if err := r.read(strings.NewReader(out)); err != nil {
+		t.Fatal(err)
+	}
+	var real, synthetic budget
+	for _, b := range budgets(r) {
+		switch b.columns {
+		case "the real worlds' columns":
+			real = b
+		case "realistic columns":
+			synthetic = b
+		}
+	}
+	if want := (budget{"the real worlds' columns", 20000, 40000, 21000, 22000}); real != want {
+		t.Errorf("real worlds: %+v, want %+v", real, want)
+	}
+	if want := (budget{columns: "realistic columns"}); synthetic != want {
+		t.Errorf("realistic columns, not measured: %+v, want %+v", synthetic, want)
+	}
+}
