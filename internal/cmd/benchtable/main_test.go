@@ -39,7 +39,7 @@ BenchmarkCodecFloor/Chunk.Clone-2  10  20000 ns/op
 BenchmarkLoadDuringCompaction/idle-2  10  1 ns/op  20 p50-µs  100 p99-µs
 BenchmarkLoadDuringCompaction/compacting-2  10  1 ns/op  25 p50-µs  150 p99-µs
 `
-	r := &results{pairs: map[key]map[string][]float64{}, solo: map[key][]float64{}}
+	r := newResults()
 	if err := r.read(strings.NewReader(out)); err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ BenchmarkRealWorld/mcdb/load-cold-2  10  300000 ns/op
 BenchmarkRealWorld/blaze-balanced/load-hot-2  10  21000 ns/op
 BenchmarkRealWorldFloor/NetworkDecode-2  10  22000 ns/op
 `
-	r := &results{pairs: map[key]map[string][]float64{}, solo: map[key][]float64{}}
+	r := newResults()
 	if err := r.read(strings.NewReader(out)); err != nil {
 		t.Fatal(err)
 	}
