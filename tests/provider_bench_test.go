@@ -114,6 +114,26 @@ func loadCold(b *testing.B, c contender, dir string, n int, where func(i int) (w
 	p.Close()
 }
 
+// loadHot loads n columns, where(i) for i in [0, n), over and over, after
+// loading each once untimed: every timed load is of a column loaded before.
+func loadHot(b *testing.B, c contender, dir string, n int, where func(i int) (world.ChunkPos, world.Dimension)) {
+	p := c.open(b, dir)
+	defer p.Close()
+	for i := range n {
+		p.LoadColumn(where(i))
+	}
+	// Blaze caches a loaded column once loads pause (its snapshot worker
+	// waits for a millisecond without one): give it that pause, as the
+	// ticks of a World do.
+	time.Sleep(100 * time.Millisecond)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, err := p.LoadColumn(where(i % n)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // storeKind is one kind of store that BenchmarkStoreColumn and
 // BenchmarkStoreBurst time: store makes the i-th, into a world holding the
 // columns at pos(0), pos(1), ... (filled), or, where BenchmarkStoreColumn
@@ -172,21 +192,7 @@ func BenchmarkLoadColumn(b *testing.B) {
 		dir := b.TempDir()
 		filled(b, c, dir, cols).Close()
 		b.Run(c.name+"/hot", func(b *testing.B) {
-			p := c.open(b, dir)
-			defer p.Close()
-			for i := range cols {
-				p.LoadColumn(pos(i), world.Overworld)
-			}
-			// Blaze caches a loaded column once loads pause (its snapshot
-			// worker waits for a millisecond without one): give it that
-			// pause, as the ticks of a World do.
-			time.Sleep(100 * time.Millisecond)
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				if _, err := p.LoadColumn(pos(i%len(cols)), world.Overworld); err != nil {
-					b.Fatal(err)
-				}
-			}
+			loadHot(b, c, dir, len(cols), func(i int) (world.ChunkPos, world.Dimension) { return pos(i), world.Overworld })
 		})
 		b.Run(c.name+"/cold", func(b *testing.B) {
 			loadCold(b, c, dir, len(cols), func(i int) (world.ChunkPos, world.Dimension) { return pos(i), world.Overworld })
@@ -406,21 +412,7 @@ func BenchmarkRealWorld(b *testing.B) {
 			loadCold(b, c, dir, len(cols), func(i int) (world.ChunkPos, world.Dimension) { return cols[i].Pos, cols[i].Dim })
 		})
 		b.Run(c.name+"/load-hot", func(b *testing.B) {
-			// As BenchmarkLoadColumn's hot loads: each loaded once, then a
-			// pause, in which Blaze caches them.
-			p := c.open(b, dir)
-			defer p.Close()
-			for _, col := range cols {
-				p.LoadColumn(col.Pos, col.Dim)
-			}
-			time.Sleep(100 * time.Millisecond)
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				col := cols[i%len(cols)]
-				if _, err := p.LoadColumn(col.Pos, col.Dim); err != nil {
-					b.Fatal(err)
-				}
-			}
+			loadHot(b, c, dir, len(cols), func(i int) (world.ChunkPos, world.Dimension) { return cols[i].Pos, cols[i].Dim })
 		})
 	}
 }
