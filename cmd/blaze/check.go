@@ -10,6 +10,9 @@ import (
 // runCheck checks the world in dir, drawing progress on progress (nil for
 // none) and the findings on out; it returns the exit status.
 func runCheck(out, progress io.Writer, dir string) int {
+	if err := oneWorld(dir); err != nil {
+		return failed("check", err)
+	}
 	r, err := worldcheck.Check(dir, worldcheck.Options{Progress: progress})
 	if err != nil {
 		return failed("check", err)

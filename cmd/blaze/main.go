@@ -36,12 +36,14 @@ import (
 
 const usage = `usage:
   blaze convert [-q] SRC DST
-      Copies the world in SRC to DST, which must be missing or empty: a
-      LevelDB world (SRC/db) becomes a Blaze world, a Blaze world (SRC/blaze)
-      a LevelDB one. Every column, level.dat and player spawns are copied and
-      every column is verified after writing. SRC is never changed. Columns
-      and player spawns that cannot be read are listed at the end; the exit
-      status is then 2.
+      Copies the world in SRC to DST, which must be missing or empty and not
+      inside SRC: a LevelDB world (SRC/db) becomes a Blaze world, a Blaze
+      world (SRC/blaze) a LevelDB one; SRC may not hold both. Every column,
+      level.dat and player spawns are copied and every column is verified
+      after writing, in DST.convert-tmp, renamed to DST when done (a run cut
+      short leaves no DST; the next run deletes DST.convert-tmp). SRC is
+      never changed. Columns and player spawns that cannot be read are
+      listed at the end; the exit status is then 2.
   blaze check [-q] DIR
       Verifies the Blaze world in DIR without writing to it: the log and its
       index, every record's checksums, and every column and player spawn

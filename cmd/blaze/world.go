@@ -15,6 +15,9 @@ import (
 // own, then its regions' when it is segmented. It refuses a directory
 // that holds no Blaze world, where opening would make a new one.
 func databases(dir string) ([]string, error) {
+	if err := oneWorld(dir); err != nil {
+		return nil, err
+	}
 	if !(provider.Config{}).Exists(dir) {
 		if kind, _ := convert.Kind(dir); kind == "leveldb" {
 			return nil, fmt.Errorf("%s is a LevelDB world, not a Blaze one: blaze convert makes a Blaze world of it", dir)
@@ -26,6 +29,16 @@ func databases(dir string) ([]string, error) {
 		return nil, err
 	}
 	return append([]string{dir}, regions...), nil
+}
+
+// oneWorld refuses a directory that holds both a LevelDB world (db/) and
+// a Blaze one (blaze/): which one is meant is unclear, and convert would
+// read the other (convert.ErrAmbiguousWorld).
+func oneWorld(dir string) error {
+	if _, err := convert.Kind(dir); errors.Is(err, convert.ErrAmbiguousWorld) {
+		return err
+	}
+	return nil
 }
 
 // failed reports the error that stopped the command cmd and returns the

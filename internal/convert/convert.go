@@ -3,11 +3,19 @@
 // A segmented Blaze world (package segment) converts whole, every region's
 // columns into the one LevelDB world. It never changes the source (a
 // LevelDB source is read from a temporary copy, since opening a LevelDB
-// world rewrites its files), refuses a non-empty destination, reports the
+// world rewrites its files), refuses a non-empty destination, a destination
+// inside the source and a source holding both kinds of world, reports the
 // columns it could not read instead of stopping at the first (among them
 // those Dragonfly's LevelDB reader reads from damaged bytes into columns
 // that cannot be right, which Blaze refuses to store with
 // provider.ErrInvalidColumn), and verifies every column it wrote.
+//
+// The destination appears whole or not at all: the world is built in a
+// sibling directory, the destination's name with BuildSuffix added, which
+// is synced and renamed to the destination once every column is verified.
+// A conversion cut short (killed, a power loss) leaves only that sibling,
+// which no tool takes for a world, and the next conversion to the same
+// destination deletes it before it starts.
 package convert
 
 import (
@@ -43,6 +51,12 @@ var (
 	ErrDestinationNotEmpty = errors.New("convert: destination is not empty")
 	// ErrUnknownSource: the source is neither a LevelDB nor a Blaze world.
 	ErrUnknownSource = errors.New("convert: source is not a LevelDB or Blaze world")
+	// ErrAmbiguousWorld: the directory holds both a LevelDB world (db/) and
+	// a Blaze world (blaze/), so which one is meant is unclear.
+	ErrAmbiguousWorld = errors.New("convert: directory holds both a LevelDB and a Blaze world")
+	// ErrDestinationInSource: the destination is the source or lies inside
+	// it, where the new world would become part of the one it copies.
+	ErrDestinationInSource = errors.New("convert: destination is inside the source")
 	// ErrUnreadable: reading a column or a player's spawn made the
 	// source's reader panic, as Dragonfly's LevelDB provider does on some
 	// damaged data.
@@ -90,10 +104,24 @@ type Report struct {
 	Took          time.Duration
 }
 
-// Kind reports whether dir holds a "leveldb" or a "blaze" world.
+// engineDir is the directory of a Blaze world that holds its engine
+// (package provider's layout).
+const engineDir = "blaze"
+
+// BuildSuffix is added to the destination's name for the directory the
+// world is built in before it is renamed to the destination.
+const BuildSuffix = ".convert-tmp"
+
+// Kind reports whether dir holds a "leveldb" or a "blaze" world. A
+// directory that holds both (db/ and blaze/) is refused with
+// ErrAmbiguousWorld: every Blaze tool and the server refuse it alike, so
+// that none reads one world where another reads the other.
 func Kind(dir string) (string, error) {
+	ldb := isDir(filepath.Join(dir, "db"))
 	switch {
-	case isDir(filepath.Join(dir, "db")):
+	case ldb && isDir(filepath.Join(dir, engineDir)):
+		return "", fmt.Errorf("%w: %s has both db/ and blaze/; move one of them elsewhere", ErrAmbiguousWorld, dir)
+	case ldb:
 		return "leveldb", nil
 	case provider.Config{}.Exists(dir):
 		return "blaze", nil
@@ -117,27 +145,104 @@ func Convert(src, dst string, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if in, err := fsutil.Inside(dst, src); err != nil {
+		return nil, err
+	} else if in {
+		return nil, fmt.Errorf("%w: %s is inside %s; give a destination outside it", ErrDestinationInSource, dst, src)
+	}
+	// A link to a directory: the world goes where it points.
+	if st, err := os.Lstat(dst); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		if dst, err = filepath.EvalSymlinks(dst); err != nil {
+			return nil, err
+		}
+	}
+	dst = filepath.Clean(dst)
+	empty := false // dst exists, empty: the world takes its place
 	if entries, err := os.ReadDir(dst); err == nil && len(entries) > 0 {
 		return nil, fmt.Errorf("%w: %s", ErrDestinationNotEmpty, dst)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	} else if err == nil {
+		empty = true
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	// Synced into its parent: the converted world must survive a power
-	// loss once Convert returns.
-	if err := vfs.MkdirAll(vfs.Default, dst); err != nil {
+	build := dst + BuildSuffix
+	if err := removeLeftover(build, o.Log); err != nil {
+		return nil, err
+	}
+	// The parents synced into theirs: the converted world must survive a
+	// power loss once Convert returns.
+	if err := vfs.MkdirAll(vfs.Default, filepath.Dir(dst)); err != nil {
+		return nil, err
+	}
+	// An empty destination goes now, so that the rename at the end cannot
+	// fail on it (a mount point cannot go), and comes back if the
+	// conversion fails.
+	if empty {
+		if err := os.Remove(dst); err != nil {
+			return nil, fmt.Errorf("%s is empty but the converted world cannot take its place (%w): give a new directory, inside it for one", dst, err)
+		}
+	}
+	if err := os.Mkdir(build, 0o755); err != nil {
 		return nil, err
 	}
 	start := time.Now()
 	var r *Report
 	if kind == "leveldb" {
-		r, err = fromLevelDB(src, dst, o)
+		r, err = fromLevelDB(src, build, o)
 	} else {
-		r, err = fromBlaze(src, dst, o)
+		r, err = fromBlaze(src, build, o)
+	}
+	if err == nil {
+		err = rename(build, dst)
+	}
+	if err != nil {
+		if rerr := os.RemoveAll(build); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("remove %s: %w", build, rerr))
+		}
+		if empty {
+			if rerr := os.Mkdir(dst, 0o755); rerr != nil && !errors.Is(rerr, fs.ErrExist) {
+				err = errors.Join(err, fmt.Errorf("make the empty %s again: %w", dst, rerr))
+			}
+		}
 	}
 	if r != nil {
 		r.Took = time.Since(start)
 	}
 	return r, err
+}
+
+// removeLeftover deletes what a conversion cut short left in build, the
+// directory it was building in. Only a directory by that name is taken for
+// one: anything else there (a file, a link) is refused, not deleted.
+func removeLeftover(build string, log *slog.Logger) error {
+	st, err := os.Lstat(build)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !st.IsDir():
+		return fmt.Errorf("%s is in the way of the conversion and is not a directory it left: move it elsewhere", build)
+	}
+	log.Warn("deleting what a conversion cut short left", "dir", build)
+	if err := os.RemoveAll(build); err != nil {
+		return fmt.Errorf("remove what a conversion cut short left: %w", err)
+	}
+	return nil
+}
+
+// rename makes the verified world in build durable and renames it to dst.
+func rename(build, dst string) error {
+	if err := fsutil.SyncTree(build); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(dst); !errors.Is(err, fs.ErrNotExist) { // made meanwhile
+		return fmt.Errorf("%w: %s appeared during the conversion", ErrDestinationNotEmpty, dst)
+	}
+	if err := vfs.Default.Rename(build, dst); err != nil {
+		return err
+	}
+	return vfs.Default.SyncDir(filepath.Dir(dst))
 }
 
 // place is a column's position.

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb"
@@ -288,6 +289,43 @@ func TestConvertRefuses(t *testing.T) {
 	}
 }
 
+// Issue 35 item 15: a destination inside the source (it was written
+// there), given directly, through a link or as the source itself, and a
+// source holding both a LevelDB and a Blaze world (check read the one,
+// convert the other) are refused with a clear error, and the source is
+// left as it was; a subtest a case.
+func TestConvertRefusesAmbiguousInputs(t *testing.T) {
+	t.Run("destination inside the source", func(t *testing.T) {
+		src := worldtest.UnpackTemp(t, worldtest.Worlds(t)[0])
+		before := hashTree(t, src)
+		link := filepath.Join(t.TempDir(), "link")
+		if err := os.Symlink(src, link); err != nil {
+			t.Log("no symbolic links here:", err)
+			link = src
+		}
+		for _, dst := range []string{filepath.Join(src, "out"), filepath.Join(src, "db", "out"), src, filepath.Join(link, "out"), filepath.Join(src, "..", filepath.Base(src), "out")} {
+			_, err := convert.Convert(src, dst, convert.Options{})
+			if !errors.Is(err, convert.ErrDestinationInSource) {
+				t.Fatalf("destination %s in the source: %v", dst, err)
+			}
+		}
+		sameTree(t, before, hashTree(t, src), "the source of the refused conversions")
+	})
+	t.Run("source holding both kinds", func(t *testing.T) {
+		src := worldtest.UnpackTemp(t, worldtest.Worlds(t)[0])
+		if err := os.Mkdir(filepath.Join(src, "blaze"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(t.TempDir(), "out")
+		if _, err := convert.Convert(src, dst, convert.Options{}); !errors.Is(err, convert.ErrAmbiguousWorld) || !strings.Contains(err.Error(), "db/ and blaze/") {
+			t.Fatalf("a source holding both kinds of world: %v", err)
+		}
+		if _, err := os.Lstat(dst); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal("the refused conversion made its destination")
+		}
+	})
+}
+
 // Dragonfly's LevelDB reader turns some damaged sub-chunks into columns
 // that cannot be what the world held, without an error: a layer written
 // as the marker of a repeated biome storage becomes a nil layer, and it
@@ -379,8 +417,23 @@ func TestConvertRefusesDamagedLevelDat(t *testing.T) {
 	if err := os.WriteFile(name, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := convert.Convert(src, filepath.Join(t.TempDir(), "out"), convert.Options{}); !errors.Is(err, blazedb.ErrCorrupt) {
+	dst := filepath.Join(t.TempDir(), "out")
+	if _, err := convert.Convert(src, dst, convert.Options{}); !errors.Is(err, blazedb.ErrCorrupt) {
 		t.Fatalf("convert: %v", err)
+	}
+	// Into an empty directory: it is there, empty, after the failure, and
+	// the build directory is gone.
+	empty := t.TempDir()
+	if _, err := convert.Convert(src, empty, convert.Options{}); !errors.Is(err, blazedb.ErrCorrupt) {
+		t.Fatalf("convert: %v", err)
+	}
+	for d, want := range map[string]bool{dst: false, dst + convert.BuildSuffix: false, empty: true, empty + convert.BuildSuffix: false} {
+		if _, err := os.Lstat(d); (err == nil) != want {
+			t.Fatalf("after a failed conversion, %s: %v", d, err)
+		}
+	}
+	if entries, _ := os.ReadDir(empty); len(entries) != 0 {
+		t.Fatalf("the empty destination holds %v after a failed conversion", entries)
 	}
 }
 
