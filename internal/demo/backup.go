@@ -3,6 +3,7 @@ package demo
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -15,32 +16,59 @@ import (
 	"github.com/blazeworld/blaze/provider"
 )
 
-// backupPrefix starts the name of every backup the demo server makes; the
-// rest is the time it was started, which sorts as the names do.
+// A backup's directory is named backupPrefix and the time it was started,
+// which sorts as the names do: backup-20260127-140501.250. It is built
+// under that name with vfs.BuildSuffix added, and the world's engine files
+// under that one with vfs.BuildSuffix added again (provider.DB.Backup), so
+// a crash can leave either. Only a name of exactly this form is the demo's
+// (ownBackup): the pruning counts and deletes no other entry of the
+// backup directory.
 const (
 	backupPrefix = "backup-"
 	backupTime   = "20060102-150405.000"
 )
 
+// ownBackup reports whether name is one the demo gives a backup, and if so
+// whether the backup is finished (not a leftover of one being built).
+func ownBackup(name string) (own, finished bool) {
+	rest, ok := strings.CutPrefix(name, backupPrefix)
+	if !ok {
+		return false, false
+	}
+	building := 0
+	for ; building < 2; building++ {
+		r, cut := strings.CutSuffix(rest, vfs.BuildSuffix)
+		if !cut {
+			break
+		}
+		rest = r
+	}
+	if t, err := time.Parse(backupTime, rest); err != nil || t.Format(backupTime) != rest {
+		return false, false
+	}
+	return true, building == 0
+}
+
 // backups copies the running world into a directory at an interval
-// (provider.DB.Backup: the server goes on meanwhile), keeping the newest
-// few. Safe for concurrent use.
+// (provider.DB.Backup: the server goes on meanwhile), with its players'
+// data, keeping the newest few. Safe for concurrent use.
 type backups struct {
-	db    *provider.DB
-	dir   string
-	every time.Duration
-	keep  int
-	log   *slog.Logger
-	stop  chan struct{}
-	done  chan struct{}
-	once  sync.Once // closes stop
+	db      *provider.DB
+	players *players // nil: none to copy
+	dir     string
+	every   time.Duration
+	keep    int
+	log     *slog.Logger
+	stop    chan struct{}
+	done    chan struct{}
+	once    sync.Once // closes stop
 
 	mu   sync.Mutex
 	errs []error // every failed backup, for Stop
 }
 
-func startBackups(db *provider.DB, dir string, every time.Duration, keep int, log *slog.Logger) *backups {
-	b := &backups{db: db, dir: dir, every: every, keep: keep, log: log, stop: make(chan struct{}), done: make(chan struct{})}
+func startBackups(db *provider.DB, pl *players, dir string, every time.Duration, keep int, log *slog.Logger) *backups {
+	b := &backups{db: db, players: pl, dir: dir, every: every, keep: keep, log: log, stop: make(chan struct{}), done: make(chan struct{})}
 	go b.run()
 	return b
 }
@@ -54,7 +82,7 @@ func (b *backups) run() {
 		case <-b.stop:
 			return
 		case now := <-t.C:
-			if err := b.backup(now); errors.Is(err, provider.ErrClosed) {
+			if err := b.backup(now); errors.Is(err, provider.ErrClosed) || errors.Is(err, errPlayersClosed) {
 				return // the server closed the world: nothing more to copy
 			} else if err != nil {
 				b.log.Error("backup failed", "dir", b.dir, "err", err)
@@ -68,16 +96,60 @@ func (b *backups) run() {
 
 // backup makes one backup, named for now, then deletes the oldest beyond
 // keep and what backups cut short by a crash left behind.
+//
+// The backup is the world (provider.DB.Backup: the columns as they were at
+// one moment, level.dat, the block dictionary's copy) and then, a moment
+// later, the players' data, copied while their database is closed
+// (players.CopyTo): what each player had when they last left the server,
+// which is when Dragonfly saves it. Both go into one directory that gets
+// its final name only when both are in it and durable, so a backup
+// directory by that name always restores the whole server.
 func (b *backups) backup(now time.Time) error {
 	if err := vfs.MkdirAll(vfs.Default, b.dir); err != nil {
 		return err
 	}
 	name := filepath.Join(b.dir, backupPrefix+now.UTC().Format(backupTime))
+	if _, err := os.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("backup to %s: %w", name, fs.ErrExist)
+	}
+	stage := name + vfs.BuildSuffix
 	start := time.Now()
-	if err := b.db.Backup(name); err != nil {
+	if err := b.db.Backup(stage); err != nil {
 		return err
 	}
+	err := b.addPlayers(stage)
+	if err == nil {
+		err = vfs.Default.Rename(stage, name)
+	}
+	if err != nil {
+		if rerr := os.RemoveAll(stage); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("remove the unfinished backup: %w", rerr))
+		}
+		return fmt.Errorf("backup to %s: %w", name, err)
+	}
+	if err := vfs.Default.SyncDir(b.dir); err != nil {
+		return fmt.Errorf("backup to %s: sync directory %s: %w", name, b.dir, err)
+	}
 	b.log.Info("world backed up", "to", name, "took", time.Since(start))
+	return b.prune()
+}
+
+// addPlayers copies the players' data into the world backed up in dir.
+func (b *backups) addPlayers(dir string) error {
+	if b.players == nil {
+		return nil
+	}
+	if err := b.players.CopyTo(filepath.Join(dir, playersDir)); err != nil {
+		return err
+	}
+	return vfs.Default.SyncDir(dir)
+}
+
+// prune deletes the oldest finished backups beyond keep, and the backups
+// being built that a crash left (one backup runs at a time, and the last
+// is finished). It deletes and counts only directories whose name is the
+// demo's own (ownBackup): the user's entries are left alone.
+func (b *backups) prune() error {
 	entries, err := os.ReadDir(b.dir)
 	if err != nil {
 		return fmt.Errorf("list backups: %w", err)
@@ -85,11 +157,10 @@ func (b *backups) backup(now time.Time) error {
 	var done []string
 	for _, e := range entries {
 		n := e.Name()
+		own, finished := ownBackup(n)
 		switch {
-		case !strings.HasPrefix(n, backupPrefix):
-		case strings.HasSuffix(n, vfs.BuildSuffix):
-			// One backup runs at a time, and this one is finished: a
-			// temporary directory is what a crash left.
+		case !own || !e.IsDir(): // a symbolic link is no directory of ours either
+		case !finished:
 			if err := os.RemoveAll(filepath.Join(b.dir, n)); err != nil {
 				return fmt.Errorf("remove an unfinished backup: %w", err)
 			}

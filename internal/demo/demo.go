@@ -34,10 +34,11 @@ type Config struct {
 	// template of an arena: Dir then holds the overlay, which is reset at
 	// every start, so each start is a fresh match on the same map.
 	ArenaTemplate string
-	// BackupDir, when set, receives a backup of the running world every
-	// BackupEvery (default an hour), each in a directory of its own named
-	// for its time; the newest BackupKeep (default 5) are kept. Not in
-	// arena mode, whose changes are disposable.
+	// BackupDir, when set, receives a backup of the running world and its
+	// players' data every BackupEvery (default an hour), each in a
+	// directory of its own named for its time; the newest BackupKeep
+	// (default 5) are kept, and no entry not named as the backups are is
+	// counted or deleted. Not in arena mode, whose changes are disposable.
 	BackupDir   string
 	BackupEvery time.Duration
 	BackupKeep  int
@@ -64,6 +65,7 @@ type Running struct {
 	Prefetcher *prefetch.Prefetcher
 
 	backups *backups // nil without Config.BackupDir
+	players *players // the server's player database; nil in arena mode
 }
 
 // Serve starts the server listening and accepts players until it closes,
@@ -131,14 +133,14 @@ func (c Config) New() (*Running, error) {
 	}
 	abs, _ := filepath.Abs(c.Dir)
 	c.Log.Info("Blaze world opened", "dir", abs, "durability", c.Durability.String(), "columns", db.Engine().Stats().ChunkKeys)
-	srv, err := c.server(db)
+	srv, pl, err := c.server(db)
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	r := &Running{Server: srv, World: db, Prefetcher: prefetch.New(db, prefetch.Options{ViewRadius: chunkRadius})}
+	r := &Running{Server: srv, World: db, Prefetcher: prefetch.New(db, prefetch.Options{ViewRadius: chunkRadius}), players: pl}
 	if c.BackupDir != "" {
-		r.backups = startBackups(db, c.BackupDir, c.BackupEvery, c.BackupKeep, c.Log)
+		r.backups = startBackups(db, pl, c.BackupDir, c.BackupEvery, c.BackupKeep, c.Log)
 		c.Log.Info("backing the world up", "to", c.BackupDir, "every", c.BackupEvery, "keeping", c.BackupKeep)
 	}
 	return r, nil
@@ -162,7 +164,7 @@ func (c Config) newArena() (*Running, error) {
 		return nil, err
 	}
 	c.Log.Info("arena reset: a fresh match on the template", "template", c.ArenaTemplate, "overlay", c.Dir, "took", time.Since(start))
-	srv, err := c.server(o)
+	srv, _, err := c.server(o)
 	if err != nil {
 		o.Shutdown()
 		tmpl.Close()
@@ -178,28 +180,34 @@ func (c Config) newArena() (*Running, error) {
 // less gets chunks warmed that they reach a little later.
 const chunkRadius = 16
 
-// server builds the Dragonfly server on a world provider.
-func (c Config) server(wp world.Provider) (*server.Server, error) {
+// server builds the Dragonfly server on a world provider, with the
+// players' database in Dir/players (none in arena mode).
+func (c Config) server(wp world.Provider) (*server.Server, *players, error) {
 	uc := server.DefaultConfig()
 	uc.Network.Address = c.Addr
 	uc.Server.Name = "Blaze demo"
 	uc.Server.AuthEnabled = !c.Offline
-	uc.World.SaveData = false // the world provider is Blaze, set below
-	uc.Players.Folder = filepath.Join(c.Dir, "players")
+	uc.World.SaveData = false   // the world provider is Blaze, set below
+	uc.Players.SaveData = false // the players' database is opened below, for backups to copy
 	uc.Players.MaximumChunkRadius = chunkRadius
-	if c.ArenaTemplate != "" {
-		uc.Players.SaveData = false // a match is disposable: so are its players' inventories
-	}
 	uc.Resources.Folder = filepath.Join(c.Dir, "resources")
 	conf, err := uc.Config(c.Log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	conf.WorldProvider = wp
+	var pl *players
+	if c.ArenaTemplate == "" { // a match is disposable: so are its players' inventories
+		if pl, err = openPlayers(filepath.Join(c.Dir, playersDir)); err != nil {
+			return nil, nil, err
+		}
+		conf.PlayerProvider = pl
+	}
+	srv := conf.New()
 	if c.Offline {
 		c.Log.Warn("Xbox Live authentication is off: anyone can join with any name")
 	}
-	return conf.New(), nil
+	return srv, pl, nil
 }
 
 // importSuffix names the directory an import converts into before it is

@@ -235,10 +235,13 @@ func TestBackups(t *testing.T) {
 }
 
 // closeUnserved closes what New started for a server that never served:
-// the prefetcher and the provider.
+// the prefetcher, the provider and the players' database.
 func closeUnserved(r *Running) {
 	if r.Prefetcher != nil {
 		r.Prefetcher.Close()
 	}
 	r.World.Close()
+	if r.players != nil {
+		r.players.Close()
+	}
 }
