@@ -9,13 +9,16 @@
 //	                         [-backup DIR [-backup-every 1h] [-backup-keep 5]]
 //
 // With -backup it copies the running world into DIR at every -backup-every
-// while players play, each copy a world of its own (provider.DB.Backup),
-// and keeps the newest -backup-keep; one that fails is logged, and makes
-// the server exit non-zero when it stops.
+// while players play, each copy a world of its own (provider.DB.Backup)
+// with the players' data, and keeps the newest -backup-keep, deleting no
+// entry of DIR not named as its backups are; one that fails is logged, and
+// makes the server exit non-zero when it stops.
 //
 // It saves everything and closes cleanly on SIGINT or SIGTERM. A world
 // directory it cannot use (a LevelDB world, damaged files, another server
-// holding it) is reported with a non-zero exit, and nothing is written to it.
+// holding it, both a LevelDB and a Blaze world in it) is reported with a
+// non-zero exit, and nothing is written to it; so is an address it cannot
+// listen on, after the world is closed cleanly.
 package main
 
 import (

@@ -14,6 +14,7 @@ import (
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
 	"github.com/blazeworld/blaze/internal/convert"
+	"github.com/blazeworld/blaze/internal/fsutil"
 	"github.com/blazeworld/blaze/internal/mcworld"
 	"github.com/blazeworld/blaze/overlay"
 	"github.com/blazeworld/blaze/prefetch"
@@ -114,6 +115,9 @@ func (c Config) New() (*Running, error) {
 	case c.BackupDir != "" && c.ArenaTemplate != "":
 		return nil, errors.New("an arena's changes are forgotten at every start: back up its template instead")
 	}
+	if err := c.checkDirs(); err != nil {
+		return nil, err
+	}
 	if _, err := os.Stat(c.Dir); c.Import != "" && errors.Is(err, os.ErrNotExist) {
 		if err := importWorld(c.Import, c.Dir, c.Log); err != nil {
 			return nil, fmt.Errorf("import %s: %w", c.Import, err)
@@ -181,7 +185,10 @@ func (c Config) newArena() (*Running, error) {
 const chunkRadius = 16
 
 // server builds the Dragonfly server on a world provider, with the
-// players' database in Dir/players (none in arena mode).
+// players' database in Dir/players (none in arena mode), and creates its
+// listener. A listener that cannot be created (an address that does not
+// parse or is taken, Xbox Live's keys out of reach without a network) is
+// an error, and the worlds the server opened are closed, which closes wp.
 func (c Config) server(wp world.Provider) (*server.Server, *players, error) {
 	uc := server.DefaultConfig()
 	uc.Network.Address = c.Addr
@@ -203,11 +210,74 @@ func (c Config) server(wp world.Provider) (*server.Server, *players, error) {
 		}
 		conf.PlayerProvider = pl
 	}
+	// Dragonfly creates the listeners in Config.New, logs one it cannot
+	// create and keeps a nil in its place, which Server.Listen then
+	// dereferences: each is created through a wrapper that keeps the
+	// error, and the server is taken down again before it starts.
+	var lerrs []error
+	var made []server.Listener
+	for i, create := range conf.Listeners {
+		conf.Listeners[i] = func(sc server.Config) (server.Listener, error) {
+			l, err := create(sc)
+			if err != nil {
+				lerrs = append(lerrs, err)
+			} else {
+				made = append(made, l)
+			}
+			return l, err
+		}
+	}
 	srv := conf.New()
+	if err := errors.Join(lerrs...); err != nil {
+		// As Server.Close would, which refuses a server not started: each
+		// world saves what it holds, and the overworld, the last, closes
+		// the provider.
+		for _, w := range []*world.World{srv.End(), srv.Nether(), srv.World()} {
+			w.Close()
+		}
+		for _, l := range made {
+			l.Close()
+		}
+		if pl != nil {
+			err = errors.Join(err, pl.Close())
+		}
+		if !c.Offline {
+			return nil, nil, fmt.Errorf("cannot listen on %s (with Xbox Live authentication on, listening needs Microsoft's servers; -offline turns it off): %w", c.Addr, err)
+		}
+		return nil, nil, fmt.Errorf("cannot listen on %s: %w", c.Addr, err)
+	}
 	if c.Offline {
 		c.Log.Warn("Xbox Live authentication is off: anyone can join with any name")
 	}
 	return srv, pl, nil
+}
+
+// checkDirs refuses directories whose meaning is ambiguous: a world
+// directory or arena template holding both a LevelDB and a Blaze world,
+// and an arena whose overlay and template lie one inside the other (a
+// reset empties the overlay's directory).
+func (c Config) checkDirs() error {
+	for _, d := range []string{c.Dir, c.ArenaTemplate} {
+		if d == "" {
+			continue
+		}
+		if _, err := convert.Kind(d); errors.Is(err, convert.ErrAmbiguousWorld) {
+			return err
+		}
+	}
+	if c.ArenaTemplate == "" {
+		return nil
+	}
+	for _, p := range [][2]string{{c.Dir, c.ArenaTemplate}, {c.ArenaTemplate, c.Dir}} {
+		in, err := fsutil.Inside(p[0], p[1])
+		if err != nil {
+			return err
+		}
+		if in {
+			return fmt.Errorf("%w: the arena's overlay -world %s and its template -arena %s must be apart, neither inside the other: each reset empties the overlay's directory", ErrAmbiguous, c.Dir, c.ArenaTemplate)
+		}
+	}
+	return nil
 }
 
 // importSuffix names the directory an import converts into before it is
@@ -225,6 +295,14 @@ func importWorld(file, dir string, log *slog.Logger) error {
 	defer os.RemoveAll(tmp)
 	if err := mcworld.Unpack(file, tmp); err != nil {
 		return err
+	}
+	// Only a Bedrock (LevelDB) world is imported: a zipped Blaze world
+	// would be converted to LevelDB, which the server then refuses.
+	switch kind, err := convert.Kind(tmp); {
+	case err != nil:
+		return err
+	case kind != "leveldb":
+		return fmt.Errorf("%w: %s holds a Blaze world, not a Bedrock one: unzip it and give its directory as -world", ErrAmbiguous, file)
 	}
 	if err := os.RemoveAll(dir + importSuffix); err != nil {
 		return fmt.Errorf("remove what an import cut short left: %w", err)

@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"archive/zip"
 	"errors"
 	"io"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/internal/convert"
 	"github.com/blazeworld/blaze/internal/fsutil"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
@@ -243,5 +245,114 @@ func closeUnserved(r *Running) {
 	r.World.Close()
 	if r.players != nil {
 		r.players.Close()
+	}
+}
+
+// zipDir packs the files under dir into a zip file at path, as an
+// .mcworld is packed.
+func zipDir(t *testing.T, dir, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(f)
+	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || d.Name() == "LOCK" {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		w, err := zw.Create(filepath.ToSlash(rel))
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err == nil {
+			_, err = w.Write(b)
+		}
+		return err
+	})
+	if err == nil {
+		err = zw.Close()
+	}
+	if err == nil {
+		err = f.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Issue 35 item 15: inputs that could mean two things are refused with a
+// message that says which, and nothing is made or changed; a subtest a
+// case: an import of a zipped Blaze world (it was converted to LevelDB,
+// which the server then refused), a world directory or arena template
+// holding both a LevelDB and a Blaze world, and an arena whose overlay is
+// its template, lies inside it or holds it.
+func TestRefusesAmbiguousInputs(t *testing.T) {
+	bz := filepath.Join(t.TempDir(), "bz")
+	db, err := provider.Config{Log: quiet}.Open(bz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.StoreColumn(world.ChunkPos{1, 1}, world.Overworld, worldtest.Synthetic(1, world.Overworld, world.DefaultBlockRegistry))
+	db.Close()
+	// refused checks that c is refused with an error matching want and
+	// that it changed nothing in the template bz.
+	refused := func(t *testing.T, c Config, want error, says string) {
+		t.Helper()
+		before := strings.Join(listing(t, bz), "\n")
+		c.Addr, c.Offline, c.Log = "127.0.0.1:0", true, quiet
+		r, err := c.New()
+		if err == nil {
+			if r.Arena != nil {
+				r.Arena.Shutdown()
+			}
+			closeUnserved(r)
+		}
+		if !errors.Is(err, want) || !strings.Contains(err.Error(), says) {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		if after := strings.Join(listing(t, bz), "\n"); after != before {
+			t.Fatal("the Blaze world was changed")
+		}
+	}
+
+	t.Run("import of a zipped Blaze world", func(t *testing.T) {
+		zipped := filepath.Join(t.TempDir(), "blaze.mcworld")
+		zipDir(t, bz, zipped)
+		dir := filepath.Join(t.TempDir(), "w")
+		refused(t, Config{Dir: dir, Import: zipped}, ErrAmbiguous, "holds a Blaze world")
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("the refused import made %s: %v", dir, err)
+		}
+	})
+
+	both := filepath.Join(t.TempDir(), "both")
+	if err := fsutil.CopyTree(bz, both, nil); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(both, "db"), 0o755)
+	for name, c := range map[string]Config{
+		"world holding both kinds":    {Dir: both},
+		"template holding both kinds": {Dir: filepath.Join(t.TempDir(), "arena"), ArenaTemplate: both},
+	} {
+		t.Run(name, func(t *testing.T) {
+			before := strings.Join(listing(t, both), "\n")
+			refused(t, c, convert.ErrAmbiguousWorld, "db/ and blaze/")
+			if after := strings.Join(listing(t, both), "\n"); after != before {
+				t.Fatal("the directory holding both kinds of world was changed")
+			}
+		})
+	}
+
+	for name, overlay := range map[string]string{
+		"overlay is the template":     bz,
+		"overlay inside the template": filepath.Join(bz, "arena"),
+		"overlay holds the template":  filepath.Dir(bz),
+	} {
+		t.Run(name, func(t *testing.T) {
+			refused(t, Config{Dir: overlay, ArenaTemplate: bz}, ErrAmbiguous, "apart")
+		})
 	}
 }
