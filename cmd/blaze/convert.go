@@ -17,6 +17,9 @@ func runConvert(src, dst string, quiet bool) int {
 	}
 	r, err := convert.Convert(src, dst, o)
 	if r != nil {
+		if r.Leftover != "" {
+			fmt.Printf("deleted %s, which a conversion cut short had left\n", r.Leftover)
+		}
 		fmt.Printf("%s -> %s: %d columns and %d player spawns copied and verified in %v\n",
 			r.From, r.To, r.Columns, r.Players, r.Took.Round(1e6))
 		if r.To == "leveldb" {

@@ -101,7 +101,11 @@ type Report struct {
 	Failed   []Failure
 	// FailedPlayers are the player spawns that could not be read.
 	FailedPlayers []PlayerFailure
-	Took          time.Duration
+	// Leftover is the directory a conversion to the same destination cut
+	// short had left (the destination's name and BuildSuffix), deleted
+	// before this one began; empty when there was none.
+	Leftover string
+	Took     time.Duration
 }
 
 // engineDir is the directory of a Blaze world that holds its engine
@@ -166,7 +170,8 @@ func Convert(src, dst string, o Options) (*Report, error) {
 		return nil, err
 	}
 	build := dst + BuildSuffix
-	if err := removeLeftover(build, o.Log); err != nil {
+	leftover, err := removeLeftover(build, o.Log)
+	if err != nil {
 		return nil, err
 	}
 	// The parents synced into theirs: the converted world must survive a
@@ -207,28 +212,32 @@ func Convert(src, dst string, o Options) (*Report, error) {
 	}
 	if r != nil {
 		r.Took = time.Since(start)
+		if leftover {
+			r.Leftover = build
+		}
 	}
 	return r, err
 }
 
 // removeLeftover deletes what a conversion cut short left in build, the
 // directory it was building in. Only a directory by that name is taken for
-// one: anything else there (a file, a link) is refused, not deleted.
-func removeLeftover(build string, log *slog.Logger) error {
+// one: anything else there (a file, a link) is refused, not deleted. It
+// reports whether it deleted one.
+func removeLeftover(build string, log *slog.Logger) (bool, error) {
 	st, err := os.Lstat(build)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil
+		return false, nil
 	case err != nil:
-		return err
+		return false, err
 	case !st.IsDir():
-		return fmt.Errorf("%s is in the way of the conversion and is not a directory it left: move it elsewhere", build)
+		return false, fmt.Errorf("%s is in the way of the conversion and is not a directory it left: move it elsewhere", build)
 	}
 	log.Warn("deleting what a conversion cut short left", "dir", build)
 	if err := os.RemoveAll(build); err != nil {
-		return fmt.Errorf("remove what a conversion cut short left: %w", err)
+		return false, fmt.Errorf("remove what a conversion cut short left: %w", err)
 	}
-	return nil
+	return true, nil
 }
 
 // rename makes the verified world in build durable and renames it to dst.

@@ -75,8 +75,8 @@ func TestConvertKilled(t *testing.T) {
 		if r.Columns != want.Columns || len(r.Failed) != 0 {
 			t.Fatalf("from %s: %d columns converted after the kill, want %d", src, r.Columns, want.Columns)
 		}
-		if _, err := os.Lstat(build); !errors.Is(err, fs.ErrNotExist) {
-			t.Fatalf("from %s: %s left: %v", src, build, err)
+		if _, err := os.Lstat(build); !errors.Is(err, fs.ErrNotExist) || r.Leftover != build {
+			t.Fatalf("from %s: %s left (%v), or not reported (%q)", src, build, err, r.Leftover)
 		}
 		if got, err := convert.Kind(dst); err != nil || got != kind {
 			t.Fatalf("from %s: the destination is %q, want %q: %v", src, got, kind, err)
