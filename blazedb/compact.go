@@ -133,6 +133,11 @@ func (db *DB) compact(afterCopy func()) (err error) {
 		return fmt.Errorf("write %s: %w", compactName, err)
 	}
 	nix := newIndex()
+	// History first: the versions still needed, before the live records.
+	hc := db.historyCopy(snap, nix, start)
+	if err := hc.writeHistory(db, old, w); err != nil {
+		return err
+	}
 	var copyErr error
 	var rbuf []byte
 	snap.each(func(k rkey, e entry) bool {
@@ -146,6 +151,7 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	if copyErr != nil {
 		return copyErr
 	}
+	hc.addLive(nix)
 	if afterCopy != nil {
 		afterCopy()
 	}
@@ -187,6 +193,12 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	if err := copyTail(old, from, end, w, nix); err != nil {
 		return err
 	}
+	db.mu.RLock()
+	cur := db.idx.hist
+	db.mu.RUnlock()
+	if err := hc.finish(cur, db.seq, w); err != nil {
+		return err
+	}
 	// The file is synced whole before it becomes chunks.dat: a mark at
 	// its end says so, as Close's does.
 	if err := w.write(appendMark(nil, w.pos())); err != nil {
@@ -216,6 +228,7 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	db.idx, db.log = nix, nl
 	db.mu.Unlock()
 	db.checkpointed.Store(0) // index.dat describes the old generation
+	db.lastTrim.Store(time.Now().UnixNano())
 	db.retiring.Add(1)
 	old.retire(func() {
 		if aside != "" {

@@ -40,6 +40,13 @@ type DB struct {
 	poisonErr atomic.Pointer[error]
 	compactMu sync.Mutex // one compaction (or Check) at a time
 
+	// History (history.go, snapshot.go): one snapshot created or deleted
+	// at a time; when the history was last trimmed (Unix nanoseconds);
+	// whether Repair's compaction drops damaged old versions.
+	snapMu    sync.Mutex
+	lastTrim  atomic.Int64
+	repairing atomic.Bool
+
 	// checkpointed is the length of the log that index.dat describes (0
 	// when it describes none of it).
 	checkpointed atomic.Int64
@@ -196,16 +203,23 @@ func (db *DB) open() error {
 	db.bg.compactNow = make(chan struct{}, 1)
 	db.bg.checkpointNow = make(chan struct{}, 1)
 	db.bg.stop = make(chan struct{})
-	if !ro && !db.log.marks {
+	old, err := db.oldFormat()
+	if err != nil {
+		db.log.f.Close()
+		return err
+	}
+	if !ro && (!db.log.marks || old) {
 		// A version 1 log has no sync marks, so recovery could not tell a
-		// write a crash left unsynced from decay of durable data in it:
-		// rewrite it as version 2 before anything is appended.
-		db.opts.Logger.Info("blazedb: rewriting chunks.dat in format version 2", "dir", db.dir)
+		// write a crash left unsynced from decay of durable data in it,
+		// and a version 2 reader would misread version 3's time marks:
+		// rewrite it as the current version before anything is appended.
+		db.opts.Logger.Info("blazedb: rewriting chunks.dat in the current format version", "dir", db.dir, "version", logVersion)
 		if err := db.compact(nil); err != nil {
 			db.log.f.Close()
 			return fmt.Errorf("rewrite %s in format version %d: %w", logName, logVersion, err)
 		}
 	}
+	db.trimHistory(time.Now())
 	if !ro && !db.opts.ExternalMaintenance {
 		db.bg.wg.Add(1)
 		go db.background()
@@ -542,6 +556,7 @@ func (db *DB) maybeCompact(l *logFile) {
 
 // compactionDue reports whether garbage passed the configured ratio.
 func (db *DB) compactionDue(l *logFile) bool {
+	db.maybeTrimHistory()
 	if db.opts.DisableAutoCompaction {
 		return false
 	}
@@ -549,8 +564,9 @@ func (db *DB) compactionDue(l *logFile) bool {
 	if size < db.opts.CompactMinBytes {
 		return false
 	}
+	live := db.historyBytes() // kept by compaction, so not garbage
 	db.mu.RLock()
-	live := db.idx.live
+	live += db.idx.live
 	db.mu.RUnlock()
 	if float64(l.garbage(live)) < db.opts.CompactGarbageRatio*float64(size-fileHeaderSize) {
 		return false

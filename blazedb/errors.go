@@ -30,6 +30,14 @@ var (
 	ErrTooLarge = errors.New("blazedb: key or value too large")
 	// ErrInvalidOptions: Options failed validation.
 	ErrInvalidOptions = errors.New("blazedb: invalid options")
+	// ErrHistory: a read at a point (GetAt, ChangedSince, SeqAt) older
+	// than the history kept (see Options.History and snapshots).
+	ErrHistory = errors.New("blazedb: history not kept")
+	// ErrExists: a snapshot of that name exists already.
+	ErrExists = errors.New("blazedb: already exists")
+	// ErrReservedName: a named key in the space the engine keeps for its
+	// own records (snapshots).
+	ErrReservedName = errors.New("blazedb: reserved name")
 )
 
 // CorruptionError describes damaged bytes. It wraps ErrCorrupt. Nothing

@@ -256,7 +256,7 @@ func TestBackgroundErrorReported(t *testing.T) {
 	mem := vfs.NewMem()
 	f := &faults{op: vfs.OpCreate, file: compactName, err: syscall.EIO}
 	f.armed.Store(true)
-	db := open(t, vfs.Inject(mem, f.fn), "/db", Options{CompactMinBytes: 1, CompactGarbageRatio: 0.1})
+	db := open(t, vfs.Inject(mem, f.fn), "/db", Options{CompactMinBytes: 1, CompactGarbageRatio: 0.1, History: -1})
 	for i := 0; i < 20; i++ {
 		db.Put(Key{}, value(i, 100))
 	}
@@ -275,7 +275,7 @@ func TestBackgroundErrorReported(t *testing.T) {
 
 	// One that no call has reported yet is returned by Close (f is still
 	// armed: this database's compactions fail too).
-	db = open(t, vfs.Inject(vfs.NewMem(), f.fn), "/db", Options{CompactMinBytes: 1, CompactGarbageRatio: 0.1})
+	db = open(t, vfs.Inject(vfs.NewMem(), f.fn), "/db", Options{CompactMinBytes: 1, CompactGarbageRatio: 0.1, History: -1})
 	for i := 0; i < 20; i++ {
 		db.Put(Key{}, value(i, 100))
 	}
@@ -406,7 +406,7 @@ func TestMaintainReportsItsFailures(t *testing.T) {
 		return errors.Join(compacts.fn(op, name), index.fn(op, name))
 	})
 	db := open(t, fsys, "/db", Options{ExternalMaintenance: true, CompactMinBytes: 1, CompactGarbageRatio: 0.3,
-		IndexCheckpointBytes: 16 << 10})
+		IndexCheckpointBytes: 16 << 10, History: -1})
 	for i := range 40 {
 		if err := db.Put(Key{X: int32(i % 4)}, value(i, 1000)); err != nil {
 			t.Fatal(err)

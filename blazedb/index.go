@@ -32,6 +32,9 @@ type index struct {
 	named map[string]entry
 	count int   // live keys
 	live  int64 // bytes of live records
+	// hist is the history (history.go): the DB's index has one; an index
+	// built only to compare (Check) has none.
+	hist *history
 }
 
 func newIndex() *index {
@@ -98,6 +101,9 @@ func (ix *index) clone() *index {
 	}
 	for n, e := range ix.named {
 		c.named[n] = e
+	}
+	if ix.hist != nil {
+		c.hist = ix.hist.clone()
 	}
 	return c
 }
@@ -200,13 +206,15 @@ func (ix *index) diff(o *index) string {
 //	|        |      |   offset uint64; size uint32                    |
 //	|      … |    … | m named entries: name length uint16, name,      |
 //	|        |      |   vsum uint32, offset uint64, size uint32       |
+//	|      … |    … | history section (version 2; drawn in            |
+//	|        |      |   historyindex.go)                              |
 //	|    end |    4 | CRC-32C of everything before it                 |
 //	+--------+------+-------------------------------------------------+
 //
 // Part of the on-disk format.
 const (
 	indexSignature      = "\x89BLZIDX\n"
-	indexVersion        = 1
+	indexVersion        = 2 // 1 (no history) is rebuilt by a scan
 	indexHeaderSize     = 56
 	indexChunkEntrySize = 28
 	indexNamedFixed     = 2 + 4 + 8 + 4
@@ -243,6 +251,7 @@ func encodeIndex(ix *index, m indexMeta) []byte {
 		b = binary.LittleEndian.AppendUint32(b, e.size)
 		return true
 	})
+	b = appendHistorySection(b, ix.hist)
 	return binary.LittleEndian.AppendUint32(b, crc(b))
 }
 
@@ -333,6 +342,10 @@ func decodeIndex(b []byte) (*index, indexMeta, error) {
 			return bad(p, "duplicate key %v", k)
 		}
 		p = q + 16
+	}
+	p, herr := decodeHistorySection(body, p, ix, m.covered)
+	if herr != nil {
+		return nil, indexMeta{}, herr
 	}
 	if p != len(body) {
 		return bad(p, "%d trailing bytes", len(body)-p)

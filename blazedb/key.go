@@ -91,5 +91,8 @@ func checkName(name string) error {
 	if len(name) == 0 || len(name) > MaxNameLen {
 		return fmt.Errorf("%w: name of %d bytes (want 1 to %d)", ErrTooLarge, len(name), MaxNameLen)
 	}
+	if isReservedName(name) {
+		return fmt.Errorf("%w: %q", ErrReservedName, name)
+	}
 	return nil
 }

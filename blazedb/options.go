@@ -90,6 +90,13 @@ type Options struct {
 	// (see checkpoint.go). Default 256 MiB; negative turns it off, leaving
 	// index.dat to Close and compaction.
 	IndexCheckpointBytes int64
+	// History is how long compaction keeps the versions a key had: reads
+	// at any point in the last History (GetAt, SeqAt, ChangedSince) are
+	// exact, and older ones fail with ErrHistory, except at a named
+	// snapshot's point, which compaction keeps until DeleteSnapshot.
+	// Default DefaultHistory; negative keeps no history beyond snapshots
+	// (compaction keeps only live records and what snapshots pin).
+	History time.Duration
 	// ExternalMaintenance starts no background goroutine: the owner calls
 	// Maintain regularly (at least every SyncInterval/2), which does the
 	// periodic sync of DurabilityBalanced, the automatic compaction and the
@@ -107,7 +114,14 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// DefaultHistory is the default Options.History. docs/BENCHMARKS.md
+// ("History") measures what it costs on disk.
+const DefaultHistory = 6 * time.Hour
+
 func (o Options) withDefaults() (Options, error) {
+	if o.History == 0 {
+		o.History = DefaultHistory
+	}
 	if o.SyncInterval == 0 {
 		o.SyncInterval = time.Second
 	}

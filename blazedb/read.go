@@ -108,7 +108,9 @@ func (db *DB) Names() ([]string, error) {
 	}
 	var out []string
 	for n := range db.idx.named {
-		out = append(out, n)
+		if !isReservedName(n) {
+			out = append(out, n)
+		}
 	}
 	slices.Sort(out)
 	return out, nil
@@ -275,7 +277,7 @@ func (db *DB) ReadNamed(prefix string, fn func(name string, value []byte) error)
 	}
 	var items []item
 	for n, e := range db.idx.named {
-		if strings.HasPrefix(n, prefix) {
+		if strings.HasPrefix(n, prefix) && !isReservedName(n) {
 			items = append(items, item{n, e})
 		}
 	}

@@ -16,7 +16,7 @@ import (
 //	| offset | size | field                                           |
 //	+--------+------+-------------------------------------------------+
 //	|      0 |    8 | signature "\x89BLZLOG\n"                        |
-//	|      8 |    4 | format version, uint32 LE (2; 1 is read too)    |
+//	|      8 |    4 | format version, uint32 LE (3; 1 and 2 are read) |
 //	|     12 |    4 | flags, uint32 LE (0; reserved)                  |
 //	|     16 |    8 | generation, uint64 LE (+1 on every compaction)  |
 //	|     24 |    8 | base sequence, uint64 LE (next seq at creation) |
@@ -56,6 +56,9 @@ import (
 // fsync (and after Open, which syncs) carries one in front of its record,
 // in the same write; Close, after its last fsync, appends one for the
 // whole log and syncs it, and compaction ends the file it writes with one.
+// In format version 3 a sync mark may instead carry a value of 32 bytes, a
+// time mark, which also dates the writes (timeline.go); versions 1 and 2
+// have none, and Open rewrites them as version 3 before appending.
 // Recovery uses marks to tell damage apart (recover.go):
 // damage that a later mark shows was synced is decay of durable data, and
 // is skipped; any other damage is a write a crash left unsynced, so the log
@@ -66,7 +69,7 @@ import (
 // constants must not change without a new format version.
 const (
 	logSignature   = "\x89BLZLOG\n"
-	logVersion     = 2 // written; versions 1 and 2 are read
+	logVersion     = 3 // written; versions 1 to 3 are read
 	fileHeaderSize = 40
 	recHeaderSize  = 28
 
@@ -205,7 +208,7 @@ func checkHeader(h []byte, topLevel bool) (int, error) {
 	if (kind == kindBatch || kind == kindMark) != (k == 0) {
 		return 0, fmt.Errorf("%w: kind %#x with key length %d", errBadRecord, kind, k)
 	}
-	if kind == kindMark && (n != markValueLen || raw != markValueLen) {
+	if kind == kindMark && (n != raw || (n != markValueLen && n != timeMarkValueLen)) {
 		return 0, fmt.Errorf("%w: sync mark of %d bytes", errBadRecord, n)
 	}
 	if (kind == kindDelete || kind == kindBatchDelete || kind == kindBatch || kind == kindMark) && c != codecNone {

@@ -102,6 +102,9 @@ type scanResult struct {
 	marks   int64 // bytes of valid sync marks
 	corrupt []CorruptRegion
 	maxSeq  uint64
+	// points and floor are what time marks said (timeline.go).
+	points []timePoint
+	floor  uint64
 }
 
 // isDecodeErr tells damage apart from I/O failure.
@@ -128,6 +131,10 @@ func scanLog(f vfs.File, from, end int64, marks bool, apply func(off int64, r *r
 		if err == nil {
 			if r.kind == kindMark {
 				res.marks += int64(n)
+				if p, f, ok := r.timeMark(); ok {
+					res.points, res.floor = append(res.points, p), max(res.floor, f)
+					res.marks -= int64(n) // counted with the history
+				}
 			} else {
 				if err := apply(off, &r); err != nil {
 					return res, err
@@ -220,9 +227,9 @@ func resync(w *window, from int64) (int64, error) {
 func applyRecord(ix *index, off int64, r *record) error {
 	return eachEntry(off, r, func(at int64, k rkey, e *record) error {
 		if e.kind == kindDelete || e.kind == kindBatchDelete {
-			ix.del(k)
+			ix.delAt(k, e.seq, uint32(e.size()))
 		} else {
-			ix.put(k, entry{off: at, size: uint32(e.size()), vsum: e.vsum})
+			ix.putAt(k, entry{off: at, size: uint32(e.size()), vsum: e.vsum}, e.seq)
 		}
 		return nil
 	})
@@ -277,6 +284,7 @@ func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (recovered, err
 			db.opts.Logger.Info("blazedb: rebuilding the index by scanning the log", "dir", db.dir, "reason", problem)
 		}
 	}
+	ix.ensureHistory()
 	res, err := scanLog(f, from, size, h.marks(), func(off int64, r *record) error { return applyRecord(ix, off, r) })
 	if err != nil {
 		return recovered{}, err
@@ -284,6 +292,7 @@ func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (recovered, err
 	if res.records > 0 {
 		nextSeq = max(nextSeq, res.maxSeq+1)
 	}
+	ix.hist.recovered(res.points, res.floor, nextSeq)
 	ix.settle()
 	rec.ScannedBytes = size - from
 	rec.ScannedRecords = res.records

@@ -43,6 +43,7 @@ func Repair(dir string, opts Options) (*RepairReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	db.repairing.Store(true)
 	rep, err := db.repair()
 	if err = errors.Join(err, db.Close()); err != nil {
 		return rep, fmt.Errorf("blazedb: repair %s: %w", dir, err)

@@ -15,6 +15,12 @@ type Stats struct {
 	LogBytes     int64  // size of chunks.dat
 	LiveBytes    int64  // bytes of records that hold live values
 	GarbageBytes int64  // bytes compaction would reclaim
+	// HistoryBytes are the bytes of older versions and time marks that
+	// compaction keeps for reads at past points (history.go);
+	// HistoryVersions counts the versions the history index holds, present
+	// ones of changed keys included.
+	HistoryBytes    int64
+	HistoryVersions int
 
 	Appends     int64 // writes handed to the operating system
 	AppendBytes int64
@@ -68,7 +74,10 @@ func (db *DB) Stats() Stats {
 		s.LiveBytes = db.idx.live
 		s.Generation = db.log.gen
 		s.LogBytes = db.log.written.Load()
-		s.GarbageBytes = db.log.garbage(s.LiveBytes)
+		if h := db.idx.hist; h != nil {
+			s.HistoryBytes, s.HistoryVersions = h.bytes+h.pointBytes(), h.count
+		}
+		s.GarbageBytes = db.log.garbage(s.LiveBytes + s.HistoryBytes)
 	}
 	db.mu.RUnlock()
 	return s

@@ -134,7 +134,8 @@ func TestConcurrentStress(t *testing.T) {
 // land while it runs.
 func TestCompactionReclaimsAndKeepsWrites(t *testing.T) {
 	fs := vfs.NewMem()
-	db := open(t, fs, "/db", Options{DisableAutoCompaction: true})
+	// History off: every overwritten version is garbage.
+	db := open(t, fs, "/db", Options{DisableAutoCompaction: true, History: -1})
 	for round := 0; round < 5; round++ {
 		for i := 0; i < 100; i++ {
 			db.Put(Key{X: int32(i % 10), Z: int32(i / 10)}, value(round*1000+i, 2000))
@@ -255,7 +256,7 @@ func TestCompactionWritesIndexOutsideWriteLock(t *testing.T) {
 
 // Auto compaction starts by itself past the garbage ratio.
 func TestAutoCompaction(t *testing.T) {
-	db := open(t, vfs.NewMem(), "/db", Options{CompactMinBytes: 32 << 10, CompactGarbageRatio: 0.5})
+	db := open(t, vfs.NewMem(), "/db", Options{CompactMinBytes: 32 << 10, CompactGarbageRatio: 0.5, History: -1})
 	for i := 0; i < 400; i++ {
 		db.Put(Key{X: int32(i % 4)}, value(i, 1000))
 	}
@@ -285,7 +286,7 @@ func TestNoDragonflyDependency(t *testing.T) {
 // the periodic sync and the automatic compaction.
 func TestExternalMaintenance(t *testing.T) {
 	before := runtime.NumGoroutine()
-	db := open(t, vfs.NewMem(), "/db", Options{ExternalMaintenance: true, CompactMinBytes: 1, CompactGarbageRatio: 0.3, SyncInterval: 2 * time.Millisecond})
+	db := open(t, vfs.NewMem(), "/db", Options{ExternalMaintenance: true, CompactMinBytes: 1, CompactGarbageRatio: 0.3, SyncInterval: 2 * time.Millisecond, History: -1})
 	if n := runtime.NumGoroutine(); n > before {
 		t.Fatalf("%d goroutines started", n-before)
 	}

@@ -162,8 +162,14 @@ func (db *DB) write(ops []op, sync bool) error {
 	// one: recovery learns from it that everything before it was durable.
 	var mark []byte
 	markTo := l.marked
+	// A time mark when one is due (timeline.go), which is a sync mark too.
+	point, timeDue := db.idx.hist.pointDue(time.Now().UnixNano())
+	point.seq = db.seq
 	if l.marks {
-		if markTo = l.durable(); markTo > l.marked {
+		switch markTo = l.durable(); {
+		case timeDue:
+			mark = appendTimeMark(make([]byte, 0, timeMarkSize+total), markTo, point, db.idx.hist.floor)
+		case markTo > l.marked:
 			mark = appendMark(make([]byte, 0, markSize+total), markTo)
 		}
 	}
@@ -182,17 +188,23 @@ func (db *DB) write(ops []op, sync bool) error {
 	l.written.Store(end)
 	if mark != nil {
 		l.marked = markTo
-		l.markBytes.Add(markSize)
+		if !timeDue { // a time mark counts with the history (timeline.go)
+			l.markBytes.Add(markSize)
+		}
 	}
 	l.dirtyAt.CompareAndSwap(0, time.Now().UnixNano())
 	db.seq += uint64(len(live))
 	db.mu.Lock()
 	for i, p := range live {
+		seq := db.seq - uint64(len(live)) + uint64(i)
 		if p.del {
-			db.idx.del(p.k)
+			db.idx.delAt(p.k, seq, uint32(recHeaderSize+len(p.key)))
 		} else {
-			db.idx.put(p.k, entry{off: off + offs[i], size: uint32(recHeaderSize + len(p.key) + len(p.stored)), vsum: p.vsum})
+			db.idx.putAt(p.k, entry{off: off + offs[i], size: uint32(recHeaderSize + len(p.key) + len(p.stored)), vsum: p.vsum}, seq)
 		}
+	}
+	if l.marks && timeDue {
+		db.idx.hist.addPoint(point)
 	}
 	db.mu.Unlock()
 	for _, p := range live {

@@ -1,0 +1,149 @@
+package blazedb
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Compaction with history (history.go). The new log is laid out as
+//
+//	header | time marks still needed | history records | live records |
+//	records appended meanwhile | time marks of the copy | sync mark
+//
+// History records are the versions of each key that reads at the new
+// floor or at a snapshot's point still need, oldest first, keys in index
+// order: puts re-framed as top-level puts, deletions as delete records,
+// each keeping its sequence number. They come before every live record,
+// so a scan meets each key's versions in sequence order and rebuilds the
+// same chains (the live records staying together in key order, as reads
+// of neighbours want). A time mark written by compaction claims as durable
+// only bytes before it, which the whole file is once it is installed.
+
+// historyCopy is the history side of one compaction.
+type historyCopy struct {
+	src     *history // the history of the index being compacted
+	floor   uint64   // the new floor
+	keys    []rkey   // keys whose chains survive, in index order
+	keep    map[rkey][]bool
+	nh      *history // the new log's
+	npoints int      // points src held at the snapshot
+}
+
+// historyCopy decides what compaction of snap keeps at now and gives nix
+// the history it builds.
+func (db *DB) historyCopy(snap, nix *index, now time.Time) *historyCopy {
+	src := snap.hist
+	if src == nil {
+		src = newHistory()
+	}
+	hc := &historyCopy{src: src, floor: db.horizon(src, now), keep: map[rkey][]bool{}, nh: newHistory(), npoints: len(src.points)}
+	pins := src.pinList()
+	for k, c := range src.chains {
+		if keep, ok := keepVersions(c, hc.floor, pins); ok {
+			hc.keys = append(hc.keys, k)
+			hc.keep[k] = keep
+		}
+	}
+	slices.SortFunc(hc.keys, compareRkey)
+	for n, p := range src.pins {
+		hc.nh.pins[n] = p
+	}
+	hc.nh.floor, hc.nh.next, hc.nh.off = hc.floor, src.next, db.opts.History < 0
+	nix.hist = hc.nh
+	return hc
+}
+
+// writeHistory writes the time marks and history records kept into w.
+func (hc *historyCopy) writeHistory(db *DB, old *logFile, w *appender) error {
+	for _, p := range trimPoints(hc.src.points, hc.floor) {
+		if err := w.write(appendTimeMark(nil, w.pos(), p, hc.floor)); err != nil {
+			return fmt.Errorf("write %s: %w", compactName, err)
+		}
+		hc.nh.addPoint(p)
+	}
+	var buf, out []byte
+	for _, k := range hc.keys {
+		if db.stopping.Load() {
+			return errAborted
+		}
+		c, keep := hc.src.chains[k], hc.keep[k]
+		for i, v := range c {
+			if !keep[i] || (i == len(c)-1 && !v.deleted()) {
+				continue // dropped, or live (copied with the live records)
+			}
+			at := w.pos()
+			if v.deleted() {
+				out = appendRecord(out[:0], &record{seq: v.seq, kind: kindDelete, key: k.appendTo(nil)})
+				hc.nh.chains[k] = append(hc.nh.chains[k], version{seq: v.seq, off: -1, size: uint32(len(out))})
+			} else {
+				if cap(buf) < int(v.size) {
+					buf = make([]byte, v.size)
+				}
+				buf = buf[:v.size]
+				if n, err := old.f.ReadAt(buf, v.off); n < len(buf) {
+					return fmt.Errorf("read %s at %d: %w", logName, v.off, err)
+				}
+				r, _, err := decodeRecord(buf, buf[16]&0x80 == 0)
+				if err == nil && r.kind != kindPut && r.kind != kindBatchPut {
+					err = fmt.Errorf("record of kind %#x", r.kind)
+				}
+				if err != nil && db.repairing.Load() {
+					// Repair drops it, and raises the floor past it so that
+					// no read but a snapshot's can miss it.
+					if i+1 < len(c) {
+						hc.floor = max(hc.floor, c[i+1].seq)
+					}
+					db.opts.Logger.Warn("blazedb: repair dropped a damaged old version; reads before it fail with ErrHistory",
+						"dir", db.dir, "key", k.String(), "seq", v.seq, "offset", v.off, "err", err)
+					continue
+				}
+				if err != nil {
+					return corruptf(logName, v.off, "a version of %v the history keeps cannot be compacted (Repair, or blaze repair, drops it): %v", k, err)
+				}
+				r.kind = kindPut
+				out = appendRecord(out[:0], &r)
+				hc.nh.chains[k] = append(hc.nh.chains[k], version{seq: r.seq, off: at, size: uint32(len(out)), vsum: r.vsum})
+			}
+			if err := w.write(out); err != nil {
+				return fmt.Errorf("write %s: %w", compactName, err)
+			}
+		}
+	}
+	return nil
+}
+
+// addLive appends to the kept chains their live versions, once the live
+// records are copied into nix.
+func (hc *historyCopy) addLive(nix *index) {
+	for _, k := range hc.keys {
+		c := hc.src.chains[k]
+		last := c[len(c)-1]
+		if last.deleted() {
+			continue
+		}
+		if e, ok := nix.get(k); ok {
+			hc.nh.chains[k] = append(hc.nh.chains[k], version{seq: last.seq, off: e.off, size: e.size, vsum: e.vsum})
+		}
+	}
+}
+
+// finish writes, under the write lock, the time marks added since the
+// snapshot (cur is the history in use) and one for now, whose point is
+// next, and completes the new history.
+func (hc *historyCopy) finish(cur *history, next uint64, w *appender) error {
+	var tail []timePoint
+	if cur != nil && len(cur.points) >= hc.npoints {
+		tail = cur.points[hc.npoints:]
+	}
+	for _, p := range append(slices.Clone(tail), timePoint{seq: next, at: time.Now().UnixNano()}) {
+		if err := w.write(appendTimeMark(nil, w.pos(), p, hc.floor)); err != nil {
+			return fmt.Errorf("write %s: %w", compactName, err)
+		}
+		hc.nh.addPoint(p)
+	}
+	hc.nh.next = max(hc.nh.next, next)
+	hc.nh.floor = max(hc.nh.floor, hc.floor)
+	hc.nh.recount()
+	return nil
+}
