@@ -24,6 +24,9 @@ import (
 // some are batches of three. After a crash every write acknowledged as
 // durable must survive, and what survives of each writer must be the state
 // after some prefix of its writes that does not end inside a batch.
+// Snapshots are taken meanwhile (issue 36): each one whose creation
+// returned must survive and read, for every writer, what it read when it
+// was taken.
 
 const (
 	crashWriters    = 4
@@ -70,6 +73,7 @@ func runConcurrentCrash(t *testing.T, mode Durability, seed uint64) {
 		SyncBytes:       int64(1 + rng.IntN(4<<10)),
 		SyncInterval:    time.Duration(1+rng.IntN(5)) * time.Millisecond,
 		CompactMinBytes: int64(rng.IntN(8 << 10)),
+		History:         []time.Duration{0, -1, time.Nanosecond}[rng.IntN(3)],
 	}
 	db, err := Open("/db", opts)
 	if err != nil {
@@ -151,9 +155,43 @@ func runConcurrentCrash(t *testing.T, mode Durability, seed uint64) {
 			}
 		})
 	}
+	// The snapshotter takes snapshots between the writes and reads every
+	// writer's keys at each, until its first error.
+	type taken struct {
+		info  SnapshotInfo
+		state [crashWriters][]int // nil: a read failed, compared no further
+	}
+	var snaps []taken
+	var snapshotter sync.WaitGroup
+	srng := rand.New(rand.NewPCG(seed, 8))
+	snapshotter.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-writersDone:
+				return
+			default:
+			}
+			info, err := db.CreateSnapshot(fmt.Sprintf("s%d", i))
+			if err != nil {
+				return
+			}
+			tk := taken{info: info}
+			for w := range crashWriters {
+				st, err := snapshotState(db, w, info.Seq)
+				if err != nil {
+					tk.state = [crashWriters][]int{}
+					break
+				}
+				tk.state[w] = st
+			}
+			snaps = append(snaps, tk)
+			time.Sleep(time.Duration(srng.IntN(500)) * time.Microsecond)
+		}
+	})
 	wg.Wait()
 	close(writersDone)
 	syncer.Wait()
+	snapshotter.Wait()
 	keep := []float64{0, 0.3, 0.7, 1}[rng.IntN(4)]
 	clone := fs.CrashClone(rand.New(rand.NewPCG(seed, 7)), keep)
 	db.Close()
@@ -167,6 +205,25 @@ func runConcurrentCrash(t *testing.T, mode Durability, seed uint64) {
 	defer after.Close()
 	if err := after.Check(); err != nil {
 		t.Fatalf("%s: Check: %v", desc, err)
+	}
+	list, err := after.Snapshots()
+	if err != nil {
+		t.Fatalf("%s: Snapshots: %v", desc, err)
+	}
+	for _, tk := range snaps {
+		i := slices.IndexFunc(list, func(s SnapshotInfo) bool { return s.Name == tk.info.Name })
+		if i < 0 || list[i].Seq != tk.info.Seq {
+			t.Fatalf("%s: durable snapshot %+v lost (have %+v)", desc, tk.info, list)
+		}
+		for w := range crashWriters {
+			if tk.state[w] == nil {
+				continue
+			}
+			got, err := snapshotState(after, w, tk.info.Seq)
+			if err != nil || !slices.Equal(got, tk.state[w]) {
+				t.Fatalf("%s: snapshot %s: writer %d reads %v, %v; it read %v", desc, tk.info.Name, w, got, err, tk.state[w])
+			}
+		}
 	}
 	for w := range crashWriters {
 		got := writerState(t, after, w, desc)
@@ -186,6 +243,28 @@ func runConcurrentCrash(t *testing.T, mode Durability, seed uint64) {
 				desc, w, got, cuts, d, batches[w])
 		}
 	}
+}
+
+// snapshotState reads writer w's keys at point p, as writerState reads
+// them now.
+func snapshotState(db *DB, w int, p uint64) ([]int, error) {
+	var got []int
+	for k := range keysPerWriter {
+		v, err := db.GetAt(concurrentKey(w, k), p)
+		if errors.Is(err, ErrNotFound) {
+			got = append(got, -1)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var vw, i int
+		if _, err := fmt.Sscanf(string(v), "w%d#%d#", &vw, &i); err != nil {
+			return nil, fmt.Errorf("writer %d key %d holds %q", w, k, v)
+		}
+		got = append(got, i)
+	}
+	return got, nil
 }
 
 // stateAfter is the state of a writer's keys after its first c writes: for

@@ -41,6 +41,35 @@ type model struct {
 	// number, shared by the entries of a batch. clock counts operations.
 	at    map[string][]int
 	clock int
+	// snaps are the snapshots the workload took (issue 36), and points
+	// the durable points it noted, each with the state it named.
+	snaps  map[string]*snapRecord
+	points []pointRecord
+}
+
+// snapRecord is a snapshot the workload took: the state when it was taken
+// (every key's newest value, "" absent), whether CreateSnapshot returned
+// nil (so it is durable) and whether a DeleteSnapshot of it began.
+type snapRecord struct {
+	state    map[string]string
+	created  bool
+	deleting bool
+}
+
+// pointRecord is a point every write below which was durable, and the
+// state it named.
+type pointRecord struct {
+	seq   uint64
+	state map[string]string
+}
+
+// state returns every key's newest value.
+func (m *model) state() map[string]string {
+	st := make(map[string]string, len(m.history))
+	for k, h := range m.history {
+		st[k] = h[len(h)-1]
+	}
+	return st
 }
 
 const groupSize = 4
@@ -50,7 +79,7 @@ const groupSize = 4
 var witnessKey = Key{Dim: 6}
 
 func newModel() *model {
-	return &model{history: map[string][]string{}, durable: map[string]int{}, acked: map[string]int{}, at: map[string][]int{}}
+	return &model{history: map[string][]string{}, durable: map[string]int{}, acked: map[string]int{}, at: map[string][]int{}, snaps: map[string]*snapRecord{}}
 }
 
 // begin records an operation about to run (it may survive even if the
@@ -197,7 +226,7 @@ func (w *workload) safe() bool {
 
 // step runs one operation and reports whether the workload should go on.
 func (w *workload) step() bool {
-	return w.do(w.rng.IntN(100))
+	return w.do(w.rng.IntN(108))
 }
 
 // writeStep runs one put, delete or batch.
@@ -322,6 +351,37 @@ func (w *workload) do(r int) bool {
 		if err != nil || failed {
 			return false
 		}
+	case r >= 100 && r < 104:
+		// Issue 36: a snapshot, durable on return in every mode.
+		w.op++
+		name := "s" + strconv.Itoa(w.op)
+		rec := &snapRecord{state: w.m.state()}
+		w.m.snaps[name] = rec
+		if _, err := w.db.CreateSnapshot(name); err != nil {
+			return false
+		}
+		rec.created = true
+	case r >= 104 && r < 106:
+		for _, name := range slices.Sorted(maps.Keys(w.m.snaps)) {
+			if rec := w.m.snaps[name]; rec.created && !rec.deleting {
+				rec.deleting = true
+				if w.db.DeleteSnapshot(name) != nil {
+					return false
+				}
+				break
+			}
+		}
+	case r >= 106:
+		// A durable point: every write below it is durable.
+		if w.db.Sync() != nil {
+			return false
+		}
+		w.m.synced()
+		p, err := w.db.Seq()
+		if err != nil {
+			return false
+		}
+		w.m.points = append(w.m.points, pointRecord{seq: p, state: w.m.state()})
 	default:
 		if w.db.Close() != nil {
 			return false
@@ -431,6 +491,7 @@ func verify(t testing.TB, fs *vfs.MemFS, opts Options, m *model, desc string) {
 	if m.prefixCut(recovered) < 0 {
 		t.Fatalf("%s: no prefix of the operations leaves what was recovered\n%s", desc, m.describe(recovered))
 	}
+	verifyHistory(t, db, m, desc)
 	// The recovered database must take writes and survive a clean reopen.
 	if err := db.Put(Key{X: 1000}, []byte("after")); err != nil {
 		t.Fatalf("%s: write after recovery: %v", desc, err)
@@ -445,6 +506,75 @@ func verify(t testing.TB, fs *vfs.MemFS, opts Options, m *model, desc string) {
 	defer db.Close() // the deferred Close above holds the first one
 	if v, err := db.Get(Key{X: 1000}); err != nil || string(v) != "after" {
 		t.Fatalf("%s: write after recovery lost: %q %v", desc, v, err)
+	}
+}
+
+// crashReadAt reads a model key at point p; "" is absent.
+func crashReadAt(db *DB, key string, p uint64) (string, error) {
+	var got []byte
+	var err error
+	if name, ok := strings.CutPrefix(key, "n/"); ok {
+		got, err = db.GetNamedAt(name, p)
+	} else {
+		var k Key
+		fmt.Sscanf(key, "c/%d/%d/%d", &k.Dim, &k.X, &k.Z)
+		got, err = db.GetAt(k, p)
+	}
+	if errors.Is(err, ErrNotFound) {
+		return "", nil
+	}
+	return string(got), err
+}
+
+// verifyHistory checks, after a crash (issue 36), that every snapshot
+// whose creation returned survives unless its deletion began, that no
+// other does, that each one reads exactly the state it was taken in, and
+// that a read at a durable point gives what a read gave then, unless the
+// point is older than the history kept.
+func verifyHistory(t testing.TB, db *DB, m *model, desc string) {
+	t.Helper()
+	list, err := db.Snapshots()
+	if err != nil {
+		t.Fatalf("%s: Snapshots: %v", desc, err)
+	}
+	present := map[string]SnapshotInfo{}
+	for _, s := range list {
+		present[s.Name] = s
+	}
+	for name, rec := range m.snaps {
+		s, ok := present[name]
+		if !ok {
+			if rec.created && !rec.deleting {
+				t.Fatalf("%s: snapshot %s was durable and is lost", desc, name)
+			}
+			continue
+		}
+		for key := range m.history {
+			got, err := crashReadAt(db, key, s.Seq)
+			if err != nil || got != rec.state[key] {
+				t.Fatalf("%s: snapshot %s (point %d): key %s reads %.40q, %v; it held %.40q", desc, name, s.Seq, key, got, err, rec.state[key])
+			}
+		}
+	}
+	for name := range present {
+		if m.snaps[name] == nil {
+			t.Fatalf("%s: snapshot %s was never taken", desc, name)
+		}
+	}
+	floor, err := db.HistoryFloor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range m.points {
+		for key := range m.history {
+			got, err := crashReadAt(db, key, p.seq)
+			if errors.Is(err, ErrHistory) && p.seq < floor {
+				continue
+			}
+			if err != nil || got != p.state[key] {
+				t.Fatalf("%s: durable point %d (floor %d): key %s reads %.40q, %v; it held %.40q", desc, p.seq, floor, key, got, err, p.state[key])
+			}
+		}
 	}
 }
 
@@ -465,6 +595,9 @@ func runCrash(t testing.TB, mode Durability, seed uint64) {
 		CacheBytes:      int64(rng.IntN(3)-1) * 64 << 10,
 		// Checkpoints of index.dat every few records, or none.
 		IndexCheckpointBytes: []int64{-1, 2 << 10, 16 << 10}[rng.IntN(3)],
+		// History kept (the default), off (snapshots only), or a horizon
+		// that every compaction passes.
+		History: []time.Duration{0, -1, time.Nanosecond}[rng.IntN(3)],
 	}
 	db, err := Open("/db", opts)
 	if err != nil {
