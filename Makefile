@@ -53,6 +53,7 @@ fuzz-smoke:
 	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecodeRecord$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecodeIndex$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecompress$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
+	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecodeSnapshot$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzDecodeColumn$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzCanonicalNBT$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzParseDictCopy$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x

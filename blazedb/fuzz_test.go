@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
 )
@@ -24,6 +25,9 @@ func seedRecords() [][]byte {
 	inner = appendRecord(inner, &record{seq: 11, kind: kindBatchDelete, key: appendChunkKey(nil, Key{})})
 	out = append(out, appendRecord(nil, &record{seq: 10, kind: kindBatch, value: inner, rawLen: uint32(len(inner))}))
 	out = append(out, appendMark(nil, fileHeaderSize+100))
+	out = append(out, appendTimeMark(nil, fileHeaderSize, timePoint{seq: 7, at: 1e18}, 3))
+	snap := encodeSnapshot(time.Unix(0, 1e18))
+	out = append(out, appendRecord(nil, &record{seq: 12, kind: kindPut, key: appendNamedKey(nil, snapshotPrefix+"s"), value: snap, rawLen: uint32(len(snap)), vsum: crc(snap)}))
 	return out
 }
 
@@ -45,6 +49,9 @@ func FuzzDecodeRecord(f *testing.F) {
 			if again := appendRecord(nil, &r); !bytes.Equal(again, b[:n]) {
 				t.Fatalf("re-encoding differs")
 			}
+			if p, _, ok := r.timeMark(); ok && r.kind == kindMark && len(r.value) != timeMarkValueLen {
+				t.Fatalf("time mark %+v from a value of %d bytes", p, len(r.value))
+			}
 			if r.kind == kindPut || r.kind == kindBatchPut {
 				if v, err := r.rawValue(); err == nil && (len(v) != int(r.rawLen) || crc(v) != r.vsum) {
 					t.Fatal("rawValue returned unverified bytes")
@@ -63,6 +70,14 @@ func FuzzDecodeIndex(f *testing.F) {
 	ix.put(rkey{named: true, name: "spawn"}, entry{off: 130, size: 40, vsum: 7})
 	f.Add(encodeIndex(ix, indexMeta{generation: 3, covered: 170, nextSeq: 4}))
 	f.Add(encodeIndex(newIndex(), indexMeta{generation: 1, covered: 40, nextSeq: 0}))
+	// With history: an older version, a deletion, time points and a pin.
+	ix.hist = newHistory()
+	ix.hist.floor, ix.hist.next = 2, 9
+	ix.hist.points = []timePoint{{seq: 1, at: 100}, {seq: 5, at: 200}}
+	ix.hist.pins["s"] = 4
+	ix.hist.chains[rkey{chunk: Key{0, 1, 2}}] = []version{{seq: 1, off: 100, size: 30, vsum: 6}, {seq: 3, off: 40, size: 60, vsum: 5}}
+	ix.hist.chains[rkey{named: true, name: "gone"}] = []version{{seq: 2, off: 130, size: 40, vsum: 7}, {seq: 6, off: -1, size: 33}}
+	f.Add(encodeIndex(ix, indexMeta{generation: 3, covered: 170, nextSeq: 9}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ix, m, err := decodeIndex(b)
 		if err != nil {
@@ -71,9 +86,32 @@ func FuzzDecodeIndex(f *testing.F) {
 			}
 			return
 		}
-		ix2, m2, err := decodeIndex(encodeIndex(ix, m))
+		enc := encodeIndex(ix, m)
+		ix2, m2, err := decodeIndex(enc)
 		if err != nil || m2 != m || ix.diff(ix2) != "" {
 			t.Fatalf("round trip: %v %+v %+v %s", err, m, m2, ix.diff(ix2))
+		}
+		if !bytes.Equal(encodeIndex(ix2, m2), enc) {
+			t.Fatal("the history does not round-trip")
+		}
+	})
+}
+
+// FuzzDecodeSnapshot: a snapshot record's value decodes, or fails with
+// ErrCorrupt or ErrVersion, never a panic; what decodes re-encodes the same.
+func FuzzDecodeSnapshot(f *testing.F) {
+	f.Add(encodeSnapshot(time.Unix(0, 1e18)))
+	f.Add(encodeSnapshot(time.Time{}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		at, err := decodeSnapshot(b)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrVersion) {
+				t.Fatalf("unexpected error class: %v", err)
+			}
+			return
+		}
+		if !bytes.Equal(encodeSnapshot(at), b) {
+			t.Fatal("re-encoding differs")
 		}
 	})
 }

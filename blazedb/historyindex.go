@@ -2,7 +2,9 @@ package blazedb
 
 import (
 	"encoding/binary"
+	"maps"
 	"math"
+	"slices"
 )
 
 // The history section of index.dat (format version 2), after the named
@@ -47,15 +49,18 @@ func appendHistorySection(b []byte, h *history) []byte {
 		b = le.AppendUint64(b, p.seq)
 		b = le.AppendUint64(b, uint64(p.at))
 	}
+	// Pins and chains in order, so that the same history always encodes
+	// to the same bytes.
 	b = le.AppendUint64(b, uint64(len(h.pins)))
-	for n, p := range h.pins {
+	for _, n := range slices.Sorted(maps.Keys(h.pins)) {
 		b = le.AppendUint16(b, uint16(len(n)))
 		b = append(b, n...)
-		b = le.AppendUint64(b, p)
+		b = le.AppendUint64(b, h.pins[n])
 	}
 	b = le.AppendUint64(b, uint64(len(h.chains)))
 	var key []byte
-	for k, c := range h.chains {
+	for _, k := range slices.SortedFunc(maps.Keys(h.chains), compareRkey) {
+		c := h.chains[k]
 		key = k.appendTo(key[:0])
 		b = le.AppendUint16(b, uint16(len(key)))
 		b = append(b, key...)
