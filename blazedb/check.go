@@ -41,6 +41,7 @@ func (db *DB) Check() error {
 		}
 		return true
 	})
+	errs = append(errs, checkHistory(l, snap)...) // older versions (history.go)
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("blazedb: check: %w", err)
 	}

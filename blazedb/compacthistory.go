@@ -88,11 +88,14 @@ func (hc *historyCopy) writeHistory(db *DB, old *logFile, w *appender) error {
 				if err == nil && r.kind != kindPut && r.kind != kindBatchPut {
 					err = fmt.Errorf("record of kind %#x", r.kind)
 				}
+				if err == nil && db.repairing.Load() {
+					_, err = r.rawValue() // Repair verifies values as Check does
+				}
 				if err != nil && db.repairing.Load() {
 					// Repair drops it, and raises the floor past it so that
 					// no read but a snapshot's can miss it.
 					if i+1 < len(c) {
-						hc.floor = max(hc.floor, c[i+1].seq)
+						hc.floor = max(hc.floor, c[i+1].seq+1)
 					}
 					db.opts.Logger.Warn("blazedb: repair dropped a damaged old version; reads before it fail with ErrHistory",
 						"dir", db.dir, "key", k.String(), "seq", v.seq, "offset", v.off, "err", err)

@@ -13,7 +13,8 @@
 // LOCK. Keys are chunk keys (Key: dimension and chunk X, Z) or named keys
 // (short strings, for player data and the like); both live in the one log,
 // so one Batch can cover both. The formats are drawn in record.go and
-// index.go.
+// index.go, and history's in timeline.go, snapshot.go and historyindex.go
+// (docs/FORMAT.md lists every format).
 //
 // Every write appends a record. The index maps each live key to its newest
 // record; chunk keys are ordered by the Morton code of (X, Z) within their
@@ -24,6 +25,28 @@
 // rename cannot replace an open file (Windows), it renames the old log
 // aside first, and Open puts it back after a crash between the two
 // renames (files.go).
+//
+// # History
+//
+// Every write takes the next sequence number, which its record keeps for
+// good, compaction included. A point is a sequence number P naming the
+// state every write numbered below P made: Seq is the present point, SeqAt
+// the point of a past wall-clock time (to within a second: the log dates
+// writes with time marks, timeline.go), a snapshot's Seq the state when it
+// was taken. GetAt and GetNamedAt read a key at a point, and ChangedSince
+// lists the keys written at or after one, deletions included, with the
+// sequence number of each one's newest write.
+//
+// Compaction keeps every version a read at a point within Options.History
+// may need, and every version a named snapshot's point reads
+// (CreateSnapshot, Snapshots, DeleteSnapshot), and drops the rest as
+// before; so do reads: a point older than the history floor (HistoryFloor)
+// and not a snapshot's gives ErrHistory, never a guess. Older versions are
+// found through an in-memory history index (key to versions, with
+// sequence numbers and offsets, saved in index.dat and rebuilt by
+// recovery's scan), so a read at a point costs one search and one read,
+// with no copy and no scan. Snapshots are records of the log itself
+// (snapshot.go). The design is drawn in history.go and compacthistory.go.
 //
 // # Guarantees
 //
@@ -67,6 +90,11 @@
 //   - Putting the value a key already holds appends nothing, in a batch
 //     too: the record that holds it is earlier in the log, so it survives
 //     whenever the batch does.
+//   - A snapshot is durable when CreateSnapshot returns, whatever the
+//     durability mode; after a crash, each surviving snapshot reads exactly
+//     what it read before, and so does every point below which all writes
+//     were durable (a Sync's), for as long as the history keeps it. A
+//     snapshot survives restarts and compactions until DeleteSnapshot.
 //   - Backup copies an open database as it is at one moment (every write
 //     that returned before the call) while reads and writes go on; after a
 //     crash its destination is either absent or a whole database
@@ -91,4 +119,12 @@
 // instead (package segment runs many databases on one pool that way).
 // Background errors are returned by the next Sync, Compact, Maintain or
 // Close, and a failed background fsync by every later write.
+//
+// The history index is guarded with the index: a read at a point holds the
+// read lock only to find its version. Reads at points run beside writes
+// and compactions like any read; a version a compaction moves is read from
+// whichever log the read began in. Between compactions the history is
+// trimmed in memory at most once a minute (as a write checks whether a
+// compaction is due): writers wait while the history is copied, readers
+// only for the swap. Snapshots are created and deleted one at a time.
 package blazedb

@@ -3,6 +3,7 @@ package blazedb
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -457,4 +458,38 @@ func (h *history) recovered(points []timePoint, floor, next uint64) {
 func (db *DB) oldFormat() (bool, error) {
 	h, err := readFileHeader(db.log.f)
 	return h.version < logVersion, err
+}
+
+// checkHistory reads and verifies every older version the history of snap
+// holds in l, for Check: the first failure of each key.
+func checkHistory(l *logFile, snap *index) []error {
+	if snap.hist == nil {
+		return nil
+	}
+	var errs []error
+	for _, k := range slices.SortedFunc(maps.Keys(snap.hist.chains), compareRkey) {
+		c := snap.hist.chains[k]
+		for i, v := range c[:len(c)-1] {
+			if v.deleted() {
+				continue
+			}
+			if _, err := readEntry(l, v.entry(), k.appendTo(nil), nil, true); err != nil {
+				errs = append(errs, fmt.Errorf("key %v, version %d of %d (sequence %d): %w", k, i+1, len(c), v.seq, err))
+				break
+			}
+		}
+	}
+	return errs
+}
+
+// damagedHistory counts the keys with a damaged older version, for Repair.
+func (db *DB) damagedHistory() (int, error) {
+	db.compactMu.Lock()
+	defer db.compactMu.Unlock()
+	l, snap, _, _, err := db.snapshot()
+	if err != nil {
+		return 0, err
+	}
+	defer l.refs.Done()
+	return len(checkHistory(l, snap)), nil
 }

@@ -376,3 +376,35 @@ func TestKeepVersions(t *testing.T) {
 		}
 	}
 }
+
+// Issue 36 (engine): a damaged old version stops a compaction, as a damaged
+// live record does; Repair drops it and raises the floor past it, so that
+// no read at a point returns the version before it in its place.
+func TestRepairDropsDamagedOldVersion(t *testing.T) {
+	fs := vfs.NewMem()
+	opts := Options{FS: fs, Logger: quiet, DisableAutoCompaction: true, Compression: CompressionNone}
+	db := open(t, fs, "/db", opts)
+	k := Key{X: 1}
+	db.Put(k, value(1, 300))
+	db.Put(k, value(2, 300))
+	db.mu.RLock()
+	bad, _ := db.idx.get(rkey{chunk: k})
+	db.mu.RUnlock()
+	p2, _ := db.Seq() // value 2 is visible here
+	db.Put(k, value(3, 300))
+	db.Close()
+	log, _ := fs.ReadFile("/db/" + logName)
+	spoilValueSum(log[bad.off : bad.off+int64(bad.size)])
+	fs.WriteFile("/db/"+logName, log)
+
+	if _, err := Repair("/db", opts); err != nil {
+		t.Fatal(err)
+	}
+	db = open(t, fs, "/db", opts)
+	if _, err := db.GetAt(k, p2); !errors.Is(err, ErrHistory) {
+		t.Fatalf("a read where the dropped version was: %v", err)
+	}
+	if v, err := db.Get(k); err != nil || string(v) != string(value(3, 300)) {
+		t.Fatalf("the present value: %v", err)
+	}
+}

@@ -63,6 +63,10 @@ type RepairReport struct {
 	Found []CorruptRegion
 	// Keys are the live keys whose newest record was damaged, in key order.
 	Keys []Repaired
+	// OldVersions counts the damaged older versions the history held
+	// (history.go): the compaction drops them and raises the history floor
+	// past them.
+	OldVersions int
 	// Compacted reports that the log was rewritten without the damage.
 	Compacted bool
 }
@@ -104,7 +108,10 @@ func (db *DB) repair() (*RepairReport, error) {
 		}
 		rep.Keys = append(rep.Keys, r)
 	}
-	if len(rep.Keys) > 0 || len(rep.Skipped) > 0 || len(rep.Found) > 0 {
+	if rep.OldVersions, err = db.damagedHistory(); err != nil {
+		return rep, err
+	}
+	if len(rep.Keys) > 0 || len(rep.Skipped) > 0 || len(rep.Found) > 0 || rep.OldVersions > 0 {
 		if err := db.Compact(); err != nil {
 			return rep, err
 		}

@@ -83,9 +83,10 @@ func (h *history) addPoint(p timePoint) {
 }
 
 // pointDue returns the point a write made now should carry in a time mark,
-// if one is due (timeStep after the newest).
+// if one is due (timeStep after the newest; a clock set back marks again
+// once it passes the newest by timeStep).
 func (h *history) pointDue(now int64) (timePoint, bool) {
-	if n := len(h.points); n > 0 && now-h.points[n-1].at < int64(timeStep) && now >= h.points[n-1].at {
+	if n := len(h.points); n > 0 && now-h.points[n-1].at < int64(timeStep) {
 		return timePoint{}, false
 	}
 	return timePoint{seq: h.next, at: now}, true
