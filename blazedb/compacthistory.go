@@ -99,6 +99,12 @@ func (hc *historyCopy) writeHistory(db *DB, old *logFile, w *appender) error {
 					}
 					db.opts.Logger.Warn("blazedb: repair dropped a damaged old version; reads before it fail with ErrHistory",
 						"dir", db.dir, "key", k.String(), "seq", v.seq, "offset", v.off, "err", err)
+					for name, p := range hc.src.pins {
+						if p > v.seq && (i+1 == len(c) || p <= c[i+1].seq) {
+							db.opts.Logger.Warn("blazedb: a snapshot read the damaged version dropped; it now reads the version before it for this key",
+								"dir", db.dir, "snapshot", name, "key", k.String())
+						}
+					}
 					continue
 				}
 				if err != nil {
