@@ -277,7 +277,14 @@ func (db *DB) trimHistory(now time.Time) {
 	}
 	h := db.idx.hist
 	db.mu.RUnlock()
-	n := h.trimmed(db.horizon(h, now))
+	f := db.horizon(h, now)
+	if f <= h.floor && h.off == (db.opts.History < 0) {
+		// The floor has not moved: what a trim could drop is only what
+		// a scan found below it, which waits for the floor to move.
+		db.lastTrim.Store(now.UnixNano())
+		return
+	}
+	n := h.trimmed(f)
 	n.off = db.opts.History < 0
 	db.mu.Lock()
 	db.idx.hist = n

@@ -133,6 +133,9 @@ func decodeHistorySection(body []byte, p int, ix *index, covered int64) (int, er
 	if n > rest()/(2+2+4+histVersionSize) {
 		return bad(p, "%d chains cannot fit", n)
 	}
+	// One array holds every chain (each capped, so an append copies).
+	h.chains = make(map[rkey][]version, n)
+	slab := make([]version, 0, rest()/histVersionSize)
 	for i := uint64(0); i < n; i++ {
 		if rest() < 2 {
 			return bad(p, "chain %d is truncated", i)
@@ -153,7 +156,8 @@ func decodeHistorySection(body []byte, p int, ix *index, covered int64) (int, er
 		if cnt == 0 || cnt > rest()/histVersionSize {
 			return bad(p, "chain of %v with %d versions", k, cnt)
 		}
-		c := make([]version, cnt)
+		c := slab[len(slab) : len(slab)+int(cnt) : len(slab)+int(cnt)]
+		slab = slab[:len(slab)+int(cnt)]
 		for j := range c {
 			v := version{seq: le.Uint64(body[p:]), off: int64(le.Uint64(body[p+8:])), size: le.Uint32(body[p+16:]), vsum: le.Uint32(body[p+20:])}
 			if uint64(v.off) == histDeleted {
