@@ -39,7 +39,7 @@ func (db *DB) historyCopy(snap, nix *index, now time.Time) *historyCopy {
 	}
 	hc := &historyCopy{src: src, floor: db.horizon(src, now), keep: map[rkey][]bool{}, nh: newHistory(), npoints: len(src.points)}
 	pins := src.pinList()
-	for k, c := range src.chains {
+	for k, c := range src.chains.all() {
 		if keep, ok := keepVersions(c, hc.floor, pins); ok {
 			hc.keys = append(hc.keys, k)
 			hc.keep[k] = keep
@@ -67,7 +67,8 @@ func (hc *historyCopy) writeHistory(db *DB, old *logFile, w *appender) error {
 		if db.stopping.Load() {
 			return errAborted
 		}
-		c, keep := hc.src.chains[k], hc.keep[k]
+		c, _ := hc.src.chains.get(k)
+		keep := hc.keep[k]
 		for i, v := range c {
 			if !keep[i] || (i == len(c)-1 && !v.deleted()) {
 				continue // dropped, or live (copied with the live records)
@@ -75,7 +76,7 @@ func (hc *historyCopy) writeHistory(db *DB, old *logFile, w *appender) error {
 			at := w.pos()
 			if v.deleted() {
 				out = appendRecord(out[:0], &record{seq: v.seq, kind: kindDelete, key: k.appendTo(nil)})
-				hc.nh.chains[k] = append(hc.nh.chains[k], version{seq: v.seq, off: -1, size: uint32(len(out))})
+				hc.nh.appendVersion(k, version{seq: v.seq, off: -1, size: uint32(len(out))})
 			} else {
 				if cap(buf) < int(v.size) {
 					buf = make([]byte, v.size)
@@ -112,7 +113,7 @@ func (hc *historyCopy) writeHistory(db *DB, old *logFile, w *appender) error {
 				}
 				r.kind = kindPut
 				out = appendRecord(out[:0], &r)
-				hc.nh.chains[k] = append(hc.nh.chains[k], version{seq: r.seq, off: at, size: uint32(len(out)), vsum: r.vsum})
+				hc.nh.appendVersion(k, version{seq: r.seq, off: at, size: uint32(len(out)), vsum: r.vsum})
 			}
 			if err := w.write(out); err != nil {
 				return fmt.Errorf("write %s: %w", compactName, err)
@@ -126,13 +127,13 @@ func (hc *historyCopy) writeHistory(db *DB, old *logFile, w *appender) error {
 // records are copied into nix.
 func (hc *historyCopy) addLive(nix *index) {
 	for _, k := range hc.keys {
-		c := hc.src.chains[k]
+		c, _ := hc.src.chains.get(k)
 		last := c[len(c)-1]
 		if last.deleted() {
 			continue
 		}
 		if e, ok := nix.get(k); ok {
-			hc.nh.chains[k] = append(hc.nh.chains[k], version{seq: last.seq, off: e.off, size: e.size, vsum: e.vsum})
+			hc.nh.appendVersion(k, version{seq: last.seq, off: e.off, size: e.size, vsum: e.vsum})
 		}
 	}
 }

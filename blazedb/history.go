@@ -3,7 +3,6 @@ package blazedb
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -54,7 +53,7 @@ func (v version) entry() entry  { return entry{off: v.off, size: v.size, vsum: v
 // read-only: chains are never modified in place, only appended to past
 // what a clone sees, or replaced.
 type history struct {
-	chains map[rkey][]version
+	chains chainMap
 	floor  uint64            // reads at points >= floor are exact
 	points []timePoint       // the timeline (timeline.go), ascending
 	pins   map[string]uint64 // snapshot name -> its point
@@ -67,15 +66,12 @@ type history struct {
 }
 
 func newHistory() *history {
-	return &history{chains: map[rkey][]version{}, pins: map[string]uint64{}}
+	return &history{chains: newChainMap(0), pins: map[string]uint64{}}
 }
 
 func (h *history) clone() *history {
 	c := *h
-	c.chains = make(map[rkey][]version, len(h.chains))
-	for k, v := range h.chains {
-		c.chains[k] = v[:len(v):len(v)]
-	}
+	c.chains = h.chains.clone()
 	c.points = h.points[:len(h.points):len(h.points)]
 	c.pins = make(map[string]uint64, len(h.pins))
 	for n, p := range h.pins {
@@ -121,7 +117,7 @@ func (h *history) note(k rkey, old entry, had bool, v version) {
 			h.pins[name] = v.seq
 		}
 	}
-	c, ok := h.chains[k]
+	c, ok := h.chains.get(k)
 	if !ok && h.off && len(h.pins) == 0 {
 		h.floor = max(h.floor, v.seq+1) // nothing to keep
 		return
@@ -136,7 +132,7 @@ func (h *history) note(k rkey, old entry, had bool, v version) {
 	if v.deleted() {
 		h.bytes += int64(v.size)
 	}
-	h.chains[k] = append(c, v)
+	h.chains.set(k, append(c, v))
 	h.count++
 }
 
@@ -156,7 +152,7 @@ func (h *history) exact(p uint64) bool {
 // at returns the version of k visible at p, given its present entry (cur,
 // ok): found is false when k had no value at p.
 func (h *history) at(k rkey, p uint64, cur entry, ok bool) (e entry, found bool) {
-	c, has := h.chains[k]
+	c, has := h.chains.get(k)
 	if !has {
 		return cur, ok
 	}
@@ -205,7 +201,7 @@ func (h *history) trimmed(f uint64) *history {
 	for name, p := range h.pins {
 		n.pins[name] = p
 	}
-	for k, c := range h.chains {
+	for k, c := range h.chains.all() {
 		keep, ok := keepVersions(c, f, pins)
 		if !ok {
 			continue
@@ -216,7 +212,7 @@ func (h *history) trimmed(f uint64) *history {
 				kept = append(kept, v)
 			}
 		}
-		n.chains[k] = kept
+		n.chains.set(k, kept)
 	}
 	n.points = trimPoints(h.points, f)
 	n.recount()
@@ -226,7 +222,7 @@ func (h *history) trimmed(f uint64) *history {
 // recount sets bytes and count from the chains.
 func (h *history) recount() {
 	h.bytes, h.count = 0, 0
-	for _, c := range h.chains {
+	for _, c := range h.chains.all() {
 		h.count += len(c)
 		for i, v := range c {
 			if i < len(c)-1 || v.deleted() {
@@ -419,7 +415,7 @@ func (db *DB) ChangedSince(seq uint64) ([]Change, error) {
 		return nil, fmt.Errorf("blazedb: changed since %d: %w: older than the history kept (floor %d)", seq, ErrHistory, h.floor)
 	}
 	var out []Change
-	for k, c := range h.chains {
+	for k, c := range h.chains.all() {
 		last := c[len(c)-1]
 		if last.seq < seq || (k.named && isSnapshotName(k.name)) || (last.seq == 0 && len(c) == 1) {
 			continue
@@ -474,8 +470,8 @@ func checkHistory(l *logFile, snap *index) []error {
 		return nil
 	}
 	var errs []error
-	for _, k := range slices.SortedFunc(maps.Keys(snap.hist.chains), compareRkey) {
-		c := snap.hist.chains[k]
+	for _, k := range slices.SortedFunc(snap.hist.chains.keys(), compareRkey) {
+		c, _ := snap.hist.chains.get(k)
 		for i, v := range c[:len(c)-1] {
 			if v.deleted() {
 				continue
@@ -499,4 +495,10 @@ func (db *DB) damagedHistory() (int, error) {
 	}
 	defer l.refs.Done()
 	return len(checkHistory(l, snap)), nil
+}
+
+// appendVersion appends v to k's chain.
+func (h *history) appendVersion(k rkey, v version) {
+	c, _ := h.chains.get(k)
+	h.chains.set(k, append(c, v))
 }

@@ -57,10 +57,10 @@ func appendHistorySection(b []byte, h *history) []byte {
 		b = append(b, n...)
 		b = le.AppendUint64(b, h.pins[n])
 	}
-	b = le.AppendUint64(b, uint64(len(h.chains)))
+	b = le.AppendUint64(b, uint64(h.chains.len()))
 	var key []byte
-	for _, k := range slices.SortedFunc(maps.Keys(h.chains), compareRkey) {
-		c := h.chains[k]
+	for _, k := range slices.SortedFunc(h.chains.keys(), compareRkey) {
+		c, _ := h.chains.get(k)
 		key = k.appendTo(key[:0])
 		b = le.AppendUint16(b, uint16(len(key)))
 		b = append(b, key...)
@@ -134,7 +134,7 @@ func decodeHistorySection(body []byte, p int, ix *index, covered int64) (int, er
 		return bad(p, "%d chains cannot fit", n)
 	}
 	// One array holds every chain (each capped, so an append copies).
-	h.chains = make(map[rkey][]version, n)
+	h.chains = newChainMap(int(n))
 	slab := make([]version, 0, rest()/histVersionSize)
 	for i := uint64(0); i < n; i++ {
 		if rest() < 2 {
@@ -148,7 +148,7 @@ func decodeHistorySection(body []byte, p int, ix *index, covered int64) (int, er
 		if err != nil {
 			return bad(p, "chain %d: %v", i, err)
 		}
-		if _, dup := h.chains[k]; dup {
+		if _, dup := h.chains.get(k); dup {
 			return bad(p, "chain of %v twice", k)
 		}
 		cnt := uint64(le.Uint32(body[p+2+l:]))
@@ -179,9 +179,14 @@ func decodeHistorySection(body []byte, p int, ix *index, covered int64) (int, er
 		if last := c[len(c)-1]; last.deleted() == live || (live && last.entry() != e) {
 			return bad(p, "the newest version of %v is not its entry", k)
 		}
-		h.chains[k] = c
+		h.chains.set(k, c)
+		h.count += len(c)
+		for j, v := range c {
+			if j < len(c)-1 || v.deleted() {
+				h.bytes += int64(v.size)
+			}
+		}
 	}
-	h.recount()
 	ix.hist = h
 	return p, nil
 }
