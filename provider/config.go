@@ -38,6 +38,10 @@ type Config struct {
 	ColumnCacheBytes int64
 	// SyncInterval is DurabilityBalanced's longest fsync delay. Default 1s.
 	SyncInterval time.Duration
+	// History is how long the engine keeps older versions of columns (see
+	// blazedb.Options.History). Default blazedb.DefaultHistory; negative
+	// keeps none beyond what snapshots need.
+	History time.Duration
 	// ExternalMaintenance starts no goroutine: the owner calls DB.Maintain
 	// regularly (see blazedb.Options.ExternalMaintenance). Cold loads are
 	// then cached by Maintain instead of a background worker.
@@ -91,6 +95,7 @@ func (c Config) engineOptions() blazedb.Options {
 		CacheBytes:   c.CacheBytes,
 		SyncInterval: c.SyncInterval,
 		ReadOnly:     c.ReadOnly,
+		History:      c.History,
 
 		ExternalMaintenance: c.ExternalMaintenance,
 		FS:                  c.FS,

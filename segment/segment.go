@@ -85,6 +85,8 @@ type Config struct {
 	// Durability and Compression of every segment (see blazedb).
 	Durability  blazedb.Durability
 	Compression blazedb.Compression
+	// History of every segment (see blazedb.Options.History).
+	History time.Duration
 	// CacheBytes and ColumnCacheBytes are each segment's caches. Default 8
 	// MiB each.
 	CacheBytes, ColumnCacheBytes int64
@@ -289,7 +291,7 @@ func (p *Provider) acquire(k segKey, create bool) (*seg, error) {
 		p.closeAll(victims, true)
 		s.db, s.err = provider.Config{
 			Log: p.conf.Log, Blocks: reg, Durability: p.conf.Durability, Compression: p.conf.Compression,
-			CacheBytes: p.conf.CacheBytes, ColumnCacheBytes: p.conf.ColumnCacheBytes, FS: p.conf.FS,
+			CacheBytes: p.conf.CacheBytes, ColumnCacheBytes: p.conf.ColumnCacheBytes, FS: p.conf.FS, History: p.conf.History,
 			ExternalMaintenance: true, NoLevelDat: true, // the root world keeps the settings
 		}.Open(p.segDir(k))
 		if s.err == nil {
