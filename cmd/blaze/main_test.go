@@ -16,11 +16,12 @@ import (
 )
 
 // A world whose columns were each stored four times, changed: three
-// quarters of its log is garbage.
+// quarters of its log is garbage, as it keeps no history (its history
+// floor, kept in the log, says the old versions are beyond it).
 func garbageWorld(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	db, err := provider.Config{Log: slog.New(slog.DiscardHandler)}.Open(dir)
+	db, err := provider.Config{Log: slog.New(slog.DiscardHandler), History: -1}.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestToolsRefuse(t *testing.T) {
 func segmentedGarbageWorld(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	p, err := segment.Config{Log: slog.New(slog.DiscardHandler), SegmentSize: 4}.Open(dir)
+	p, err := segment.Config{Log: slog.New(slog.DiscardHandler), SegmentSize: 4, History: -1}.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
