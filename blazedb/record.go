@@ -62,7 +62,7 @@ import (
 // Recovery uses marks to tell damage apart (recover.go):
 // damage that a later mark shows was synced is decay of durable data, and
 // is skipped; any other damage is a write a crash left unsynced, so the log
-// ends there. Version 1 logs have no marks; Open rewrites them as version 2
+// ends there. Version 1 logs have no marks; Open rewrites them as version 3
 // (a compaction) before appending to them.
 //
 // All integers are little-endian. Part of the on-disk format: these
