@@ -75,6 +75,7 @@ func FuzzDecodeIndex(f *testing.F) {
 	ix.hist.floor, ix.hist.next = 2, 9
 	ix.hist.points = []timePoint{{seq: 1, at: 100}, {seq: 5, at: 200}}
 	ix.hist.pins["s"] = 4
+	ix.put(rkey{named: true, name: snapshotPrefix + "s"}, entry{off: 100, size: 30, vsum: 8})
 	ix.hist.chains.set(rkey{chunk: Key{0, 1, 2}}, []version{{seq: 1, off: 100, size: 30, vsum: 6}, {seq: 3, off: 40, size: 60, vsum: 5}})
 	ix.hist.chains.set(rkey{named: true, name: "gone"}, []version{{seq: 2, off: 130, size: 40, vsum: 7}, {seq: 6, off: -1, size: 33}})
 	f.Add(encodeIndex(ix, indexMeta{generation: 3, covered: 170, nextSeq: 9}))

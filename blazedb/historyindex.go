@@ -29,8 +29,9 @@ import (
 //	+--------+------+-------------------------------------------------+
 //
 // Every version lies inside the covered log, sequence numbers ascend
-// within a chain, and a chain's last version is its key's entry in the
-// index (or, for a deletion, the key is absent): anything else is
+// within a chain, a chain's last version is its key's entry in the index
+// (or, for a deletion, the key is absent), and every pin has its snapshot's
+// record in the index: anything else is
 // ErrCorrupt, and Open rebuilds by scanning. Part of the on-disk format.
 const (
 	histVersionSize = 24
@@ -121,6 +122,9 @@ func decodeHistorySection(body []byte, p int, ix *index, covered int64) (int, er
 		name := string(body[p+2 : p+2+l])
 		if _, dup := h.pins[name]; dup {
 			return bad(p, "pin %q twice", name)
+		}
+		if _, ok := ix.named[snapshotPrefix+name]; !ok {
+			return bad(p, "pin %q of no snapshot", name)
 		}
 		h.pins[name] = le.Uint64(body[p+2+l:])
 		p += 2 + l + 8
