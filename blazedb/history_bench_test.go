@@ -116,3 +116,18 @@ func BenchmarkHistoryTrim(b *testing.B) {
 		h.trimmed(h.next / 2)
 	}
 }
+
+// BenchmarkHistoryClone is what a history of 100,000 changed keys adds to
+// the instant writers wait while compaction, a checkpoint or a backup
+// clones the index.
+func BenchmarkHistoryClone(b *testing.B) {
+	h := newHistory()
+	for i := range 100_000 {
+		k := rkey{chunk: Key{X: int32(i % 1000), Z: int32(i / 1000)}}
+		h.note(k, entry{}, false, version{seq: uint64(i), off: int64(i) * 100, size: 100})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		h.clone()
+	}
+}
