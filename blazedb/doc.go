@@ -19,8 +19,8 @@
 // Every write appends a record. The index maps each live key to its newest
 // record; chunk keys are ordered by the Morton code of (X, Z) within their
 // dimension, so Keys returns an area in spatial order and compaction lays
-// neighbours out together. Overwritten and deleted records are garbage;
-// compaction (Compact, or automatically past Options.CompactGarbageRatio)
+// neighbours out together. Overwritten and deleted records are garbage
+// once the history no longer needs them (see History below); compaction (Compact, or automatically past Options.CompactGarbageRatio)
 // rewrites the log without them while reads and writes go on. Where a
 // rename cannot replace an open file (Windows), it renames the old log
 // aside first, and Open puts it back after a crash between the two
@@ -46,7 +46,10 @@
 // sequence numbers and offsets, saved in index.dat and rebuilt by
 // recovery's scan), so a read at a point costs one search and one read,
 // with no copy and no scan. Snapshots are records of the log itself
-// (snapshot.go). The design is drawn in history.go and compacthistory.go.
+// (snapshot.go), named keys in a reserved space that Names and ReadNamed
+// leave out and writers cannot use (ErrReservedName); Stats counts them
+// among the named keys. The design is drawn in history.go and
+// compacthistory.go.
 //
 // # Guarantees
 //
