@@ -242,13 +242,13 @@ func (h *history) pinList() []uint64 {
 }
 
 // horizon returns the floor the history should have at now under
-// Options.History: the point of the newest timeline point at or before
-// now minus the horizon (the present point when history is off).
+// Options.History: the point of the state at now minus the horizon, as the
+// timeline knows it (the present point when history is off).
 func (db *DB) horizon(h *history, now time.Time) uint64 {
 	if db.opts.History < 0 {
 		return h.next
 	}
-	f, ok := h.pointBefore(now.Add(-db.opts.History).UnixNano())
+	f, ok := h.pointAt(now.Add(-db.opts.History).UnixNano())
 	if !ok {
 		return h.floor
 	}

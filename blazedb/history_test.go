@@ -442,3 +442,56 @@ func TestVersion2LogIsRewritten(t *testing.T) {
 		t.Fatalf("a time before the version 2 log's first time mark: %v", err)
 	}
 }
+
+// Issue 36 (engine): between compactions the history is trimmed in memory
+// as the horizon moves, and what falls out of it becomes garbage that
+// automatic compaction reclaims; reads before the new floor fail.
+func TestTrimMakesOldVersionsGarbage(t *testing.T) {
+	db := open(t, vfs.NewMem(), "/db", Options{DisableAutoCompaction: true, History: time.Nanosecond})
+	for i := range 20 {
+		if err := db.Put(Key{X: int32(i % 2)}, value(i, 500)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	early := uint64(5)
+	if _, err := db.GetAt(Key{X: 0}, early); err != nil {
+		t.Fatalf("before the trim: %v", err)
+	}
+	before := db.Stats()
+	if before.GarbageBytes != 0 || before.HistoryBytes == 0 {
+		t.Fatalf("before the trim: %+v", before)
+	}
+	time.Sleep(timeStep + 10*time.Millisecond) // past the writes' time mark
+	db.trimHistory(time.Now())
+	after := db.Stats()
+	if after.GarbageBytes < before.HistoryBytes/2 || after.HistoryBytes >= before.HistoryBytes/2 {
+		t.Fatalf("after the trim: %d garbage, %d history bytes (%d before)", after.GarbageBytes, after.HistoryBytes, before.HistoryBytes)
+	}
+	if _, err := db.GetAt(Key{X: 0}, early); !errors.Is(err, ErrHistory) {
+		t.Fatalf("a read before the new floor: %v", err)
+	}
+}
+
+// Issue 36 (engine): a backup holds the snapshots, which read there what
+// they read in the database.
+func TestBackupKeepsSnapshots(t *testing.T) {
+	fs := vfs.NewMem()
+	db := open(t, fs, "/db", Options{History: -1})
+	db.Put(Key{X: 1}, []byte("old"))
+	s, err := db.CreateSnapshot("before")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Put(Key{X: 1}, []byte("new"))
+	if err := db.Backup("/copy"); err != nil {
+		t.Fatal(err)
+	}
+	b := open(t, fs, "/copy", Options{History: -1})
+	list, err := b.Snapshots()
+	if err != nil || len(list) != 1 || list[0].Seq != s.Seq {
+		t.Fatalf("snapshots in the backup: %+v %v", list, err)
+	}
+	if v, err := b.GetAt(Key{X: 1}, s.Seq); err != nil || string(v) != "old" {
+		t.Fatalf("the snapshot in the backup reads %q, %v", v, err)
+	}
+}

@@ -92,16 +92,6 @@ func (h *history) pointDue(now int64) (timePoint, bool) {
 	return timePoint{seq: h.next, at: now}, true
 }
 
-// pointBefore returns the point of the newest time mark at or before t: a
-// point every write below which was made by t.
-func (h *history) pointBefore(t int64) (uint64, bool) {
-	i := sort.Search(len(h.points), func(i int) bool { return h.points[i].at > t })
-	if i == 0 {
-		return 0, false
-	}
-	return h.points[i-1].seq, true
-}
-
 // trimPoints drops the points a history with floor f no longer needs: all
 // before the newest one at or below f.
 func trimPoints(ps []timePoint, f uint64) []timePoint {
@@ -117,18 +107,14 @@ func trimPoints(ps []timePoint, f uint64) []timePoint {
 // history makes them garbage.
 func (h *history) pointBytes() int64 { return int64(len(h.points)) * timeMarkSize }
 
-// seqAt returns the point of the state at time t.
-func (h *history) seqAt(t int64) (uint64, error) {
+// pointAt returns the point of the state at time t, as far as the timeline
+// knows it: ok is false for a time before it.
+func (h *history) pointAt(t int64) (uint64, bool) {
 	ps := h.points
 	i := sort.Search(len(ps), func(i int) bool { return ps[i].at > t })
 	if i == 0 {
-		if len(ps) > 0 && ps[0].seq == 0 {
-			return 0, nil // before the first write
-		}
-		if len(ps) == 0 && h.next == 0 {
-			return 0, nil
-		}
-		return 0, fmt.Errorf("%w: no record of the time %v", ErrHistory, time.Unix(0, t).UTC())
+		// Before the first write, or before anything the timeline knows.
+		return 0, (len(ps) > 0 && ps[0].seq == 0) || (len(ps) == 0 && h.next == 0)
 	}
 	p := ps[i-1]
 	var p1 uint64
@@ -138,9 +124,17 @@ func (h *history) seqAt(t int64) (uint64, error) {
 		p1 = h.next
 	}
 	// The writes from p.seq to p1 were made within timeStep of p.at.
-	r := p.seq
 	if t-p.at >= int64(timeStep) {
-		r = p1
+		return p1, true
+	}
+	return p.seq, true
+}
+
+// seqAt returns the point of the state at time t.
+func (h *history) seqAt(t int64) (uint64, error) {
+	r, ok := h.pointAt(t)
+	if !ok {
+		return 0, fmt.Errorf("%w: no record of the time %v", ErrHistory, time.Unix(0, t).UTC())
 	}
 	if !h.exact(r) {
 		return 0, fmt.Errorf("%w: the time %v is older than the history kept", ErrHistory, time.Unix(0, t).UTC())
