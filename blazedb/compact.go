@@ -208,6 +208,7 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	if dirErr != nil {
 		db.poison(fmt.Errorf("sync directory after compaction: %w", dirErr))
 	}
+	f = db.renamedHandle(f)
 	nix.settle()
 	nl := newLogFile(f, nh, w.off, w.off)
 	nl.marked = w.off
@@ -272,6 +273,25 @@ func (db *DB) install(tmp string, gen uint64) (aside string, err error) {
 		return "", err
 	}
 	return aside, nil
+}
+
+// renamedHandle returns a handle on the installed log opened by its name,
+// chunks.dat, in place of f, the one compaction created as
+// chunks.dat.compact: errors through a handle name the file it was opened
+// as (the operating system's, and vfs.Inject's), and that name is gone. f
+// is synced whole, so closing it loses nothing. Should the open fail, f
+// serves on: the same file, only misnamed in errors.
+func (db *DB) renamedHandle(f vfs.File) vfs.File {
+	g, err := db.fs.OpenReadWrite(db.path(logName))
+	if err != nil {
+		db.opts.Logger.Warn("blazedb: cannot reopen the compacted log by its name; errors will name it "+compactName, "dir", db.dir, "err", err)
+		return f
+	}
+	if err := f.Close(); err != nil {
+		// Synced before the rename: the close cannot lose a byte of it.
+		db.opts.Logger.Warn("blazedb: closing the compacted log's first handle", "dir", db.dir, "err", err)
+	}
+	return g
 }
 
 // copyLive copies the live record e of k from old into w as a top-level put
