@@ -1,14 +1,23 @@
 package blazedb
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Check verifies the database: it rebuilds an index by scanning the whole
 // log, compares it with the index in use, and reads and verifies every live
-// record. Damage skipped at Open does not count against it. It returns an
-// error wrapping ErrCorrupt describing the first problem of each kind.
+// record. Every damaged stretch the scan passes over is reported, with the
+// keys the damaged records' headers name and where each of those keys
+// stands now, for as long as the bytes are in chunks.dat: damage that Open
+// skipped (Recovery.Corrupt), in this open or an earlier one whose
+// index.dat now covers it, counts until compaction or Repair drops it. A
+// stretch a scan must pass over is a risk while it stays: should index.dat
+// be lost, an Open after a crash may take it for a torn tail and cut
+// everything after it. Check returns an error wrapping ErrCorrupt that
+// names each damaged stretch and the first problem of every other kind.
 // Writes continue while it runs; compaction waits for it.
 func (db *DB) Check() error {
 	if db.closed.Load() {
@@ -28,6 +37,10 @@ func (db *DB) Check() error {
 		return fmt.Errorf("blazedb: check: %w", err)
 	}
 	var errs []error
+	for _, c := range res.corrupt {
+		errs = append(errs, corruptf(logName, c.Offset, "%d damaged bytes, still in the log until compaction or Repair drops them (%s)%s",
+			c.Length, c.Reason, damagedKeys(l, snap, c)))
+	}
 	if res.end != end {
 		errs = append(errs, corruptf(logName, res.end, "the log's last %d bytes do not decode", end-res.end))
 	}
@@ -35,6 +48,9 @@ func (db *DB) Check() error {
 		errs = append(errs, fmt.Errorf("%w: the index does not match a scan of the log: %s", ErrCorrupt, d))
 	}
 	snap.each(func(k rkey, e entry) bool {
+		if inRegion(res.corrupt, e.off) {
+			return true // named with its stretch above
+		}
 		if _, err := readEntry(l, e, k.appendTo(nil), nil, true); err != nil {
 			errs = append(errs, fmt.Errorf("key %v: %w", k, err))
 			return false
@@ -45,4 +61,91 @@ func (db *DB) Check() error {
 		return fmt.Errorf("blazedb: check: %w", err)
 	}
 	return nil
+}
+
+// inRegion reports whether off lies in one of the regions.
+func inRegion(regions []CorruptRegion, off int64) bool {
+	for _, c := range regions {
+		if off >= c.Offset && off < c.Offset+c.Length {
+			return true
+		}
+	}
+	return false
+}
+
+// maxNamedRegion is the most of a damaged stretch damagedKeys reads for
+// the keys its record names: a batch's entries are spread over its body.
+const maxNamedRegion = 16 << 20
+
+// damagedKeys describes, for a report, the keys that the damaged record in
+// c names, and where each stands in ix: still pointing into the damaged
+// bytes (its reads fail), fallen back to an older version, written again
+// since, or without a value. The bytes failed their checksum, so what they
+// name is unverified, and said to be: a key is named only when the
+// record's header is well formed and its length spans exactly the damaged
+// stretch (a batch's entries likewise), which a flipped byte in a value
+// leaves true and a damaged header almost never does. Otherwise the
+// stretch is reported without keys.
+func damagedKeys(l *logFile, ix *index, c CorruptRegion) string {
+	const unnamed = "; the keys written there cannot be read from it"
+	b := make([]byte, min(c.Length, maxNamedRegion))
+	if m, err := l.f.ReadAt(b, c.Offset); m < len(b) {
+		return fmt.Sprintf("; it cannot be read again to name its keys (%v)", err)
+	}
+	size, err := checkHeader(b, true)
+	if err != nil || int64(size) != c.Length {
+		return unnamed
+	}
+	var keys []string
+	name := func(at int64, h []byte) bool {
+		kl := int(binary.LittleEndian.Uint16(h[18:]))
+		if recHeaderSize+kl > len(h) {
+			return false
+		}
+		k, err := parseKey(h[recHeaderSize : recHeaderSize+kl])
+		if err != nil {
+			return false
+		}
+		what := k.String()
+		if h[16]&0x7f == kindDelete {
+			what = "the delete of " + what
+		}
+		keys = append(keys, what+" "+keyStanding(ix, k, c, at))
+		return true
+	}
+	if b[16] != kindBatch {
+		if !name(c.Offset, b) {
+			return unnamed
+		}
+	} else {
+		body := b[recHeaderSize:]
+		if len(body) < size-recHeaderSize {
+			return unnamed
+		}
+		for p := 0; p < len(body); {
+			n, err := checkHeader(body[p:], false)
+			if err != nil || p+n > len(body) || !name(c.Offset+recHeaderSize+int64(p), body[p:p+n]) {
+				keys = append(keys, "and entries that cannot be read")
+				break
+			}
+			p += n
+		}
+	}
+	return "; its header, unverified, names " + strings.Join(keys, ", ")
+}
+
+// keyStanding says where k stands in ix, next to the damaged stretch c
+// whose record of k lies at at.
+func keyStanding(ix *index, k rkey, c CorruptRegion, at int64) string {
+	e, ok := ix.get(k)
+	switch {
+	case !ok:
+		return "(now without a value)"
+	case e.off == at:
+		return "(still live there: its reads fail)"
+	case e.off < c.Offset:
+		return "(fell back to an older version)"
+	default:
+		return "(written again since)"
+	}
 }

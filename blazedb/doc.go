@@ -52,7 +52,10 @@
 //     mark looks like a crash's damage, and the records after it are cut
 //     with it. Open scans only the log past what index.dat covers; damage
 //     in the part it covers is found by Check (and by reads) and mended
-//     the same way by Repair.
+//     the same way by Repair. Damage Open skipped stays in chunks.dat until
+//     compaction or Repair drops it, and Check reports it as long as it
+//     is there (with the keys its records name and where each stands),
+//     whichever open skipped it.
 //   - A database Open creates is durable before anything is written to it:
 //     the directories it makes and the database directory's entry in its
 //     parent are synced (vfs.MkdirAll), so a power loss never takes a whole

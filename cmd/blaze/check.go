@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -25,11 +26,17 @@ func runCheck(out, progress io.Writer, dir string) int {
 		if rec.TornBytes > 0 {
 			fmt.Fprintf(out, "%s: the last %d bytes of chunks.dat are writes a crash left unsynced, which the durability mode never promised to keep, so nothing promised is lost; the next read-write open removes them\n", d.Dir, rec.TornBytes)
 		}
-		for _, c := range rec.Corrupt {
-			fmt.Fprintf(out, "%s: damaged: %d bytes of chunks.dat at offset %d (%s); the columns written there are read from their previous versions\n", d.Dir, c.Length, c.Offset, c.Reason)
+		// The engine's check names every damaged stretch still in
+		// chunks.dat, those this open skipped (rec.Corrupt) and those an
+		// earlier open skipped alike, with the keys written there and
+		// where each stands now, so rec.Corrupt is not listed twice.
+		if d.Engine == nil {
+			for _, c := range rec.Corrupt {
+				fmt.Fprintf(out, "%s: damaged: %d bytes of chunks.dat at offset %d (%s); the columns written there are read from their previous versions\n", d.Dir, c.Length, c.Offset, c.Reason)
+			}
 		}
-		if d.Engine != nil {
-			fmt.Fprintf(out, "%s: damaged: %v\n", d.Dir, d.Engine)
+		for _, err := range findings(d.Engine) {
+			fmt.Fprintf(out, "%s: damaged: %v\n", d.Dir, err)
 		}
 		if d.DictionaryCopyStale {
 			fmt.Fprintf(out, "%s: dictionary.dat, the copy of the block dictionary, is missing or not current: the next time the world is opened to write, it is written\n", d.Dir)
@@ -53,4 +60,16 @@ func runCheck(out, progress io.Writer, dir string) int {
 	}
 	fmt.Fprintln(out, "; no damage found")
 	return exitOK
+}
+
+// findings splits the engine's check error into its findings, one for each
+// damaged stretch or problem, for a line each.
+func findings(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := errors.Unwrap(err).(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }

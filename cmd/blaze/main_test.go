@@ -263,3 +263,73 @@ func TestConvertExitStatus(t *testing.T) {
 		t.Fatalf("a world with a damaged column: exit %d", got)
 	}
 }
+
+// Issue 35 item 10: a server's open skipped a damaged record, so its
+// column is gone (it had no older version), and its close wrote index.dat
+// over the damaged bytes. check said "no damage found"; it must exit 2
+// naming the damaged stretch and the column, until compaction drops it.
+func TestCheckAfterOpenSkippedDamage(t *testing.T) {
+	dir := t.TempDir()
+	quiet := slog.New(slog.DiscardHandler)
+	db, err := provider.Config{Log: quiet}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := world.DefaultBlockRegistry
+	for i := range 4 {
+		if err := db.StoreColumn(world.ChunkPos{int32(i), 0}, world.Overworld, worldtest.Synthetic(uint64(i), world.Overworld, br)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := filepath.Join(dir, "blaze", "chunks.dat")
+	size := func() int64 {
+		db.Engine().Sync()
+		st, _ := os.Stat(log)
+		return st.Size()
+	}
+	before := size()
+	// The states of column 0 again: the store appends its record alone.
+	if err := db.StoreColumn(world.ChunkPos{9, 0}, world.Overworld, worldtest.Synthetic(0, world.Overworld, br)); err != nil {
+		t.Fatal(err)
+	}
+	after := size()
+	for i := range 4 {
+		if err := db.StoreColumn(world.ChunkPos{int32(i), 1}, world.Overworld, worldtest.Synthetic(uint64(i), world.Overworld, br)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(log)
+	b[(before+after)/2] ^= 0x55
+	os.WriteFile(log, b, 0o644)
+	os.Remove(filepath.Join(dir, "blaze", "index.dat"))
+
+	// A server opens the world: the damage is skipped and column (9, 0)
+	// is gone; its close covers the log with index.dat again.
+	db, err = provider.Config{Log: quiet}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(db.Engine().Recovery().Corrupt) != 1 {
+		t.Fatalf("recovery %+v", db.Engine().Recovery())
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	var out bytes.Buffer
+	code := runCheck(&out, nil, dir)
+	if code != exitDamaged || !strings.Contains(out.String(), "(9, 0, dim 0) (now without a value)") || !strings.Contains(out.String(), "blaze repair") {
+		t.Fatalf("check after the open skipped damage: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runRepair(&out, dir); code != exitOK {
+		t.Fatalf("repair: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runCheck(&out, nil, dir); code != exitOK {
+		t.Fatalf("check after repair: status %d: %s", code, out.String())
+	}
+}
