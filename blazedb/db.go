@@ -64,6 +64,12 @@ type DB struct {
 	recovery Recovery
 	stats    counters
 
+	// carried is what the last compaction carried of damaged live records
+	// (damage.go); swapped with the log, under mu. carriedFresh: a
+	// compaction carried some since Maintain last reported them.
+	carried      atomic.Pointer[carriedSet]
+	carriedFresh atomic.Bool
+
 	// onCompactCopied, set only by tests, runs inside an explicit Compact
 	// after the snapshot is copied and before the catch-up with later
 	// writes. Background compactions never run it.
@@ -218,7 +224,8 @@ func (db *DB) open() error {
 // once the oldest unsynced write is SyncInterval/2 old or SyncBytes are
 // pending, and compacts if garbage passed the ratio. Call it at least every
 // SyncInterval/2 to keep DurabilityBalanced's promise.
-// It returns the background errors not yet reported.
+// It returns the background errors not yet reported and, after each
+// compaction that carried damaged live records (damage.go), their report.
 func (db *DB) Maintain() error {
 	if err := db.checkWritable(); err != nil {
 		return err
@@ -246,7 +253,14 @@ func (db *DB) Maintain() error {
 			db.bg.mu.Unlock()
 		}
 	}
-	return db.takeBackgroundErr()
+	// Damage compaction carries is reported after each compaction that
+	// carried it, not at every call: an owner calls Maintain twice a
+	// second, and would log it as often.
+	var damage error
+	if db.carriedFresh.Swap(false) {
+		damage = db.damageErr()
+	}
+	return errors.Join(db.takeBackgroundErr(), damage)
 }
 
 func (db *DB) readHeader() (fileHeader, error) {
@@ -340,7 +354,8 @@ func (db *DB) Recovery() Recovery {
 // Close syncs the log, writes index.dat (unless the one on disk already
 // describes the whole log: a database only read closes without writing),
 // stops background work and releases the directory. It returns every error
-// it met, joined, including a background error no call has reported yet.
+// it met, joined, including a background error no call has reported yet
+// and the report of damaged live records compaction carries (damage.go).
 // Close is idempotent: a second call returns nil. Every other method
 // returns ErrClosed after it.
 func (db *DB) Close() error { return db.close(true) }
@@ -365,6 +380,7 @@ func (db *DB) close(persist bool) error {
 	db.writeMu.Lock()
 	db.mu.Lock()
 	l, ix := db.log, db.idx
+	damage := standingDamage(db.carried.Load(), ix, l.gen)
 	db.log = nil
 	db.mu.Unlock()
 	if !db.opts.ReadOnly && persist {
@@ -398,6 +414,9 @@ func (db *DB) close(persist bool) error {
 	if err := db.takeBackgroundErr(); err != nil {
 		errs = append(errs, err)
 	}
+	if persist {
+		errs = append(errs, damageError(damage))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("blazedb: close %s: %w", db.dir, err)
 	}
@@ -426,7 +445,10 @@ func (db *DB) markEnd(l *logFile) error {
 }
 
 // Sync makes every write that has returned durable, whatever the
-// durability mode, and returns any background error not yet reported.
+// durability mode, and returns any background error not yet reported. It
+// also returns, every time, the report of damaged live records compaction
+// carries (damage.go): an error wrapping ErrCorrupt that does not mean
+// the sync failed (a failed one wraps ErrPoisoned).
 func (db *DB) Sync() error {
 	l, err := db.acquireLog()
 	if err != nil {
@@ -436,7 +458,7 @@ func (db *DB) Sync() error {
 	if !db.opts.ReadOnly {
 		err = db.syncTo(l, l.written.Load(), true)
 	}
-	if err = errors.Join(err, db.takeBackgroundErr()); err != nil {
+	if err = errors.Join(err, db.takeBackgroundErr(), db.damageErr()); err != nil {
 		return fmt.Errorf("blazedb: sync: %w", err)
 	}
 	return nil

@@ -56,6 +56,16 @@
 //     compaction or Repair drops it, and Check reports it as long as it
 //     is there (with the keys its records name and where each stands),
 //     whichever open skipped it.
+//   - A live record damaged where Open does not look (decay after
+//     index.dat covered it) is never dropped by compaction, nor does it
+//     stop it: compaction copies its bytes as they are, with the key's
+//     newest intact older version just before it, and goes on with the
+//     rest, so the log stays bounded, reads of the key fail as before, and
+//     Repair can still go back to that version. The damage is reported by
+//     every Sync, Compact and Close (IsDamageReport tells such a report
+//     from a failure), by Maintain after each compaction that carried it,
+//     in a log line at each, and in Stats.DamagedKeys, until the key is
+//     written, deleted or repaired (damage.go).
 //   - A database Open creates is durable before anything is written to it:
 //     the directories it makes and the database directory's entry in its
 //     parent are synced (vfs.MkdirAll), so a power loss never takes a whole

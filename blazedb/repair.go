@@ -12,8 +12,9 @@ import (
 // Repair mends damage in live records: the damage Check reports and reads
 // return as ErrCorrupt. Open sees damage only in the part of the log it
 // scans, so a record damaged after index.dat was written (a failing disk,
-// a bad copy) stays live, unreadable, and stops every compaction, which
-// refuses to copy it.
+// a bad copy) stays live and unreadable; compaction carries it as it is,
+// with the key's newest intact older version beside it (damage.go), and
+// reports it until Repair mends it.
 //
 // Repair opens the database in dir read-write and reads every live record.
 // A key whose newest record is damaged is put back at its newest intact
@@ -132,43 +133,28 @@ func (db *DB) damagedKeys() ([]damage, []CorruptRegion, error) {
 		return nil, nil, err
 	}
 	defer l.refs.Done()
-	bad := map[rkey]entry{}
+	bad := map[rkey]int64{}
 	var found []damage
 	snap.each(func(k rkey, e entry) bool {
 		if _, err := readEntry(l, e, k.appendTo(nil), nil, true); err != nil {
-			bad[k] = e
+			bad[k] = e.off
 			found = append(found, damage{k: k, err: err})
 		}
 		return true
 	})
-	// The newest version of each damaged key before its damaged record
-	// whose value reads: later puts replace earlier ones, a delete forgets
-	// them. The scan passes over records damaged outright; a whole record
-	// whose value does not verify is passed over here.
-	older := map[rkey]entry{}
-	res, err := scanLog(l.f, fileHeaderSize, end, false, func(off int64, r *record) error {
-		return eachEntry(off, r, func(at int64, k rkey, e *record) error {
-			if d, ok := bad[k]; !ok || at >= d.off {
-				return nil
-			}
-			if e.kind == kindDelete || e.kind == kindBatchDelete {
-				delete(older, k)
-			} else if _, err := e.rawValue(); err == nil {
-				older[k] = entry{off: at, size: uint32(e.size()), vsum: e.vsum}
-			}
-			return nil
-		})
-	})
+	older, corrupt, err := olderVersions(l, end, bad)
 	if err != nil {
 		return nil, nil, err
 	}
 	for i := range found {
 		if e, ok := older[found[i].k]; ok {
-			// A version that does not read either is no better than none.
 			v, err := readEntry(l, e, found[i].k.appendTo(nil), nil, true)
-			found[i].older, found[i].restore = v, err == nil
+			if err != nil {
+				return nil, nil, err
+			}
+			found[i].older, found[i].restore = v, true
 		}
 	}
 	slices.SortFunc(found, func(a, b damage) int { return cmp.Compare(a.k.String(), b.k.String()) })
-	return found, res.corrupt, nil
+	return found, corrupt, nil
 }

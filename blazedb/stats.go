@@ -15,6 +15,11 @@ type Stats struct {
 	LogBytes     int64  // size of chunks.dat
 	LiveBytes    int64  // bytes of records that hold live values
 	GarbageBytes int64  // bytes compaction would reclaim
+	// DamagedKeys counts live keys whose record is damaged and that
+	// compaction carries as it is (damage.go), until they are written,
+	// deleted or repaired. Known from the first compaction that meets
+	// them; Check finds every one at any time.
+	DamagedKeys int
 
 	Appends     int64 // writes handed to the operating system
 	AppendBytes int64
@@ -69,6 +74,7 @@ func (db *DB) Stats() Stats {
 		s.Generation = db.log.gen
 		s.LogBytes = db.log.written.Load()
 		s.GarbageBytes = db.log.garbage(s.LiveBytes)
+		s.DamagedKeys = len(standingDamage(db.carried.Load(), db.idx, db.log.gen))
 	}
 	db.mu.RUnlock()
 	return s

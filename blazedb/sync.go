@@ -27,6 +27,10 @@ type logFile struct {
 	// overhead that compaction does not reclaim, so not garbage. Marks
 	// in the part of the log index.dat covered at Open are not known.
 	markBytes atomic.Int64
+	// keptBytes counts the bytes of the older versions compaction keeps
+	// beside damaged live records (damage.go): not garbage either, or
+	// every compaction would be followed by another.
+	keptBytes atomic.Int64
 
 	written atomic.Int64 // bytes in the file; advanced under DB.writeMu
 	// dirtyAt is when (unix nanoseconds) the oldest write not yet known
@@ -169,9 +173,10 @@ func (db *DB) maintainSync() {
 }
 
 // garbage is what compaction would reclaim from l, with live bytes of
-// live records: all but the header, those and the sync marks known.
+// live records: all but the header, those, the sync marks known and the
+// older versions kept beside damaged records.
 func (l *logFile) garbage(live int64) int64 {
-	return l.written.Load() - fileHeaderSize - live - l.markBytes.Load()
+	return l.written.Load() - fileHeaderSize - live - l.markBytes.Load() - l.keptBytes.Load()
 }
 
 // durable reports how many bytes of l are known durable.

@@ -418,9 +418,12 @@ func (db *DB) close(persist bool) error {
 		closeEngine = db.eng.Discard
 	}
 	gen := db.eng.Stats().Generation // a compaction ending in Close moves it on, as sameLineage allows
-	if err := closeEngine(); err != nil {
+	err := closeEngine()
+	if err != nil {
 		errs = append(errs, err)
-	} else if persist && !db.conf.ReadOnly && db.dict.needsCopy(db.conf.FS, db.dir, gen) {
+	}
+	// A report of damaged records compaction carries is no failed close.
+	if (err == nil || blazedb.IsDamageReport(err)) && persist && !db.conf.ReadOnly && db.dict.needsCopy(db.conf.FS, db.dir, gen) {
 		// After the engine's close has made the new entries durable: the
 		// copy never holds an entry the log might still lose.
 		if err := db.dict.writeCopy(db.conf.FS, db.dir, gen); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/worldcheck"
 )
 
@@ -62,14 +63,28 @@ func runCheck(out, progress io.Writer, dir string) int {
 	return exitOK
 }
 
-// findings splits the engine's check error into its findings, one for each
-// damaged stretch or problem, for a line each.
+// findings splits an engine error into its findings, one for each damaged
+// stretch or record or other problem, for a line each: the errors it joins,
+// found through the context wrapped around them.
 func findings(err error) []error {
-	if err == nil {
+	switch e := err.(type) {
+	case nil:
 		return nil
+	case *blazedb.CorruptionError:
+		return []error{e}
+	case interface{ Unwrap() []error }:
+		var out []error
+		for _, x := range e.Unwrap() {
+			out = append(out, findings(x)...)
+		}
+		return out
 	}
-	if j, ok := errors.Unwrap(err).(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
+	u := errors.Unwrap(err)
+	if u == nil {
+		return []error{err}
 	}
-	return []error{err}
+	if sub := findings(u); len(sub) != 1 || sub[0] != u {
+		return sub
+	}
+	return []error{err} // with its context
 }

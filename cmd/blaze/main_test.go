@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/blazeworld/blaze/segment"
@@ -331,5 +332,96 @@ func TestCheckAfterOpenSkippedDamage(t *testing.T) {
 	out.Reset()
 	if code := runCheck(&out, nil, dir); code != exitOK {
 		t.Fatalf("check after repair: status %d: %s", code, out.String())
+	}
+}
+
+// Issue 35 item 11: a column whose newest record is damaged no longer stops
+// compaction. A server's compaction and close go on around it and report
+// it (and still write the dictionary's copy), blaze compact compacts and
+// exits 2 naming it, check names it, and repair still finds the older
+// version that compaction kept beside it.
+func TestCompactAroundDamagedColumn(t *testing.T) {
+	dir := t.TempDir()
+	quiet := slog.New(slog.DiscardHandler)
+	db, err := provider.Config{Log: quiet}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := world.DefaultBlockRegistry
+	for i := range 4 {
+		if err := db.StoreColumn(world.ChunkPos{int32(i), 0}, world.Overworld, worldtest.Synthetic(uint64(i), world.Overworld, br)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := filepath.Join(dir, "blaze", "chunks.dat")
+	size := func() int64 {
+		db.Engine().Sync()
+		st, _ := os.Stat(log)
+		return st.Size()
+	}
+	before := size()
+	changed := worldtest.Synthetic(0, world.Overworld, br)
+	changed.Chunk.SetBlock(3, 100, 3, 0, worldtest.States(br)["minecraft:stone"])
+	if err := db.StoreColumn(world.ChunkPos{0, 0}, world.Overworld, changed); err != nil {
+		t.Fatal(err)
+	}
+	after := size()
+	for i := range 4 { // garbage
+		if err := db.StoreColumn(world.ChunkPos{int32(i), 1}, world.Overworld, worldtest.Synthetic(uint64(i), world.Overworld, br)); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.StoreColumn(world.ChunkPos{int32(i), 1}, world.Overworld, worldtest.Synthetic(uint64(i+1), world.Overworld, br)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil { // index.dat covers the record: no open scans it
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(log)
+	b[(before+after)/2] ^= 0x55
+	os.WriteFile(log, b, 0o644)
+
+	// A server: new block states, a compaction, a close.
+	db, err = provider.Config{Log: quiet}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.StoreColumn(world.ChunkPos{7, 7}, world.Nether, worldtest.Synthetic(7, world.Nether, br)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Engine().Compact(); !blazedb.IsDamageReport(err) || !strings.Contains(err.Error(), "(0, 0, dim 0)") {
+		t.Fatalf("Compact: %v", err)
+	}
+	if err := db.Close(); !blazedb.IsDamageReport(err) {
+		t.Fatalf("Close: %v", err)
+	}
+
+	var out bytes.Buffer
+	if code := runCheck(&out, nil, dir); code != exitDamaged || !strings.Contains(out.String(), "(0, 0, dim 0) (still live there") || strings.Contains(out.String(), "not current") {
+		t.Fatalf("check: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runCompact(&out, dir); code != exitDamaged || !strings.Contains(out.String(), "(0, 0, dim 0)") || !strings.Contains(out.String(), "blaze repair") {
+		t.Fatalf("compact: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runRepair(&out, dir); code != exitOK || !strings.Contains(out.String(), "newest intact version") {
+		t.Fatalf("repair: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runCheck(&out, nil, dir); code != exitOK {
+		t.Fatalf("check after repair: status %d: %s", code, out.String())
+	}
+	q, err := provider.Config{Log: quiet, ReadOnly: true}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	got, err := q.LoadColumn(world.ChunkPos{0, 0}, world.Overworld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := worldtest.Compare(worldtest.Synthetic(0, world.Overworld, br), got); err != nil {
+		t.Fatalf("column (0, 0) is not its older version: %v", err)
 	}
 }
