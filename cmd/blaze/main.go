@@ -47,12 +47,15 @@ const usage = `usage:
   blaze check [-q] DIR
       Verifies the Blaze world in DIR without writing to it: the log and its
       index, every record's checksums, and every column and player spawn
-      read back as a server reads them. Lists what is damaged; the exit
-      status is then 2.
+      read back as a server reads them. Lists what is damaged, including
+      damaged stretches of chunks.dat an earlier open skipped, until
+      compaction or repair drops them; the exit status is then 2.
   blaze compact DIR
       Rewrites DIR's chunks.dat without the records that newer ones replaced
       (a server also does this by itself, in the background) and prints the
-      sizes before and after.
+      sizes before and after. A column whose newest record is damaged is
+      kept as it is, with its newest intact older version, and named; the
+      exit status is then 2 (blaze repair mends it).
   blaze repair DIR
       Mends what check reports as damaged: block dictionary entries that
       do not read are written back from the world's copy (dictionary.dat);

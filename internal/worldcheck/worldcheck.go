@@ -51,7 +51,9 @@ type Database struct {
 	// regions are damage.
 	Recovery blazedb.Recovery
 	// Engine is blazedb.DB.Check's finding: nil when the index matches a
-	// scan of the log and every live record verifies. When damage kept the
+	// scan of the log, the scan passes over no damaged stretch (one an
+	// earlier open skipped counts until compaction drops it) and every
+	// live record verifies. When damage kept the
 	// database from opening (its block dictionary does not read), it is
 	// that error, and nothing of the database was read.
 	Engine error
