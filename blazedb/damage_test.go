@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -224,5 +225,56 @@ func TestIsDamageReport(t *testing.T) {
 	}
 	if !errors.Is(d, ErrCorrupt) {
 		t.Error("a damage report does not wrap ErrCorrupt")
+	}
+}
+
+// Issue 35 item 11: a crash at any point of a compaction that carries
+// damaged records loses nothing: the database opens with every intact
+// value, and a repair then leaves what it leaves without the crash (the
+// older versions compaction kept are there to go back to).
+func TestCarryingCompactionCrashSafe(t *testing.T) {
+	base := damagedDB(t)
+	opts := Options{Logger: quiet, DisableAutoCompaction: true}
+	run := func(fs vfs.FS) error {
+		o := opts
+		o.FS = fs
+		db, err := Open("/db", o)
+		if err != nil {
+			return err
+		}
+		err = db.Compact()
+		return errors.Join(err, db.Close())
+	}
+	whole := base.CrashClone(nil, 0)
+	start := whole.Ops()
+	if err := run(whole); !IsDamageReport(err) {
+		t.Fatalf("a compaction over damage: %v", err)
+	}
+	total := whole.Ops() - start
+	t.Logf("%d operations", total)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for k := 1; k <= total; k++ {
+		fs := base.CrashClone(nil, 0)
+		fs.CrashAfter(k)
+		if err := run(fs); err == nil || IsDamageReport(err) {
+			t.Fatalf("crash at operation %d of %d: no failure: %v", k, total, err)
+		}
+		for _, keep := range []float64{0, 0.5} {
+			after := fs.CrashClone(rng, keep)
+			db, err := Open("/db", Options{FS: after, Logger: quiet, DisableAutoCompaction: true})
+			if err != nil {
+				t.Fatalf("crash at operation %d, keep %v: open: %v", k, keep, err)
+			}
+			if got, err := db.Get(repD); err != nil || !bytes.Equal(got, repairedValues[repD]) {
+				t.Fatalf("crash at operation %d, keep %v: the intact key: %v", k, keep, err)
+			}
+			db.Close()
+			if _, err := Repair("/db", Options{FS: after, Logger: quiet}); err != nil {
+				t.Fatalf("crash at operation %d, keep %v: repair: %v", k, keep, err)
+			}
+			db = open(t, after, "/db", Options{}) // the cleanup runs Check
+			checkRepaired(t, db)
+			db.Close()
+		}
 	}
 }
