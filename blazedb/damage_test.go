@@ -278,3 +278,53 @@ func TestCarryingCompactionCrashSafe(t *testing.T) {
 		}
 	}
 }
+
+// A compaction that meets damage for the first time after it has written
+// more than its buffer starts its file again (appender.restart), and the
+// file it installs holds every record once.
+func TestCarryingCompactionRestartsItsFile(t *testing.T) {
+	fs := vfs.NewMem()
+	opts := Options{FS: fs, Logger: quiet, DisableAutoCompaction: true, Compression: CompressionNone}
+	db := open(t, fs, "/db", opts)
+	last := Key{X: 1000}
+	for i := range 40 {
+		if err := db.Put(Key{X: int32(i)}, value(i, 64<<10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Put(last, value(1, 1000))
+	db.Put(last, value(2, 1000))
+	db.mu.RLock()
+	e, _ := db.idx.get(rkey{chunk: last})
+	live := db.idx.live
+	db.mu.RUnlock()
+	db.Close()
+	log, _ := fs.ReadFile("/db/chunks.dat")
+	log[e.off+int64(e.size)/2] ^= 0xff
+	fs.WriteFile("/db/chunks.dat", log)
+
+	db, err := Open("/db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Compact(); !IsDamageReport(err) {
+		t.Fatalf("Compact: %v", err)
+	}
+	st := db.Stats()
+	if want := fileHeaderSize + live + int64(e.size) + markSize; st.LogBytes != want || st.DamagedKeys != 1 {
+		t.Fatalf("compacted log of %d bytes, want %d (live, the older version, a mark); %d damaged keys", st.LogBytes, want, st.DamagedKeys)
+	}
+	for i := range 40 {
+		if got, err := db.Get(Key{X: int32(i)}); err != nil || !bytes.Equal(got, value(i, 64<<10)) {
+			t.Fatalf("key %d after compaction: %v", i, err)
+		}
+	}
+	db.Close()
+	if rep, err := Repair("/db", opts); err != nil || len(rep.Keys) != 1 || !rep.Keys[0].Restored {
+		t.Fatalf("repair: %+v, %v", rep, err)
+	}
+	db = open(t, fs, "/db", opts)
+	if got, err := db.Get(last); err != nil || !bytes.Equal(got, value(1, 1000)) {
+		t.Fatalf("the damaged key after repair: %v", err)
+	}
+}
