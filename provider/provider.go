@@ -44,10 +44,13 @@ type DB struct {
 	// that registry or a later one (quarantine).
 	regGen atomic.Uint64
 
-	setMu   sync.Mutex // guards ldat, set and writing level.dat
-	ldat    *leveldat.Data
-	set     *world.Settings
-	saveErr error // a failed SaveSettings, returned by Close
+	setMu sync.Mutex // guards ldat, set and writing level.dat
+	ldat  *leveldat.Data
+	// settingsRec is what Open found of level.dat and its copy; never
+	// modified after.
+	settingsRec SettingsRecovery
+	set         *world.Settings
+	saveErr     error // a failed SaveSettings, returned by Close
 
 	quarantine *quarantine // columns that failed to load: never overwritten while unreadable
 
@@ -110,18 +113,19 @@ func (conf Config) open(dir string) (*DB, error) {
 	if slices.Contains(names, segmentRegions) && !conf.SegmentRoot {
 		return nil, fmt.Errorf("%w: %s/%s holds its chunks; open it with segment.Config", ErrSegmentedWorld, dir, segmentRegions)
 	}
-	var ldat *leveldat.Data
+	var sr settingsRead
 	if conf.NoLevelDat {
-		ldat = &leveldat.Data{}
-		ldat.FillDefault()
-	} else if ldat, err = readLevelDat(fs, dir); err != nil {
+		sr.data = &leveldat.Data{}
+		sr.data.FillDefault()
+	} else if sr, err = conf.readSettings(dir); err != nil {
 		return nil, fmt.Errorf("read level.dat: %w", err)
 	}
+	ldat := sr.data
 	eng, err := blazedb.Open(filepath.Join(dir, engineDir), conf.engineOptions())
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{conf: conf, dir: dir, eng: eng, dict: newDictionary(), ldat: ldat, quarantine: newQuarantine(), born: time.Now()}
+	db := &DB{conf: conf, dir: dir, eng: eng, dict: newDictionary(), ldat: ldat, settingsRec: sr.rec, quarantine: newQuarantine(), born: time.Now()}
 	db.quiet.Store(int64(snapshotQuiet))
 	if conf.ColumnCacheBytes > 0 {
 		db.cols = newColumnCache(conf.ColumnCacheBytes)
@@ -139,8 +143,14 @@ func (conf Config) open(dir string) (*DB, error) {
 	db.edited.Store(renewed)
 	db.SetBlockRegistry(conf.Blocks)
 	db.set = ldat.Settings()
-	if !slices.Contains(names, levelDatName) && !conf.ReadOnly && !conf.NoLevelDat {
-		if err := writeLevelDat(fs, dir, ldat); err != nil {
+	if sr.rewrite && !conf.ReadOnly && !conf.NoLevelDat {
+		write := func() error { return writeLevelDat(fs, dir, ldat) }
+		if sr.raw != nil {
+			// Only the copy is missing or damaged: level.dat keeps its
+			// bytes, fields Dragonfly does not know included.
+			write = func() error { return writeLevelDatBytes(fs, dir, sr.raw, ldat.LevelName) }
+		}
+		if err := write(); err != nil {
 			eng.Close()
 			return nil, fmt.Errorf("write level.dat: %w", err)
 		}
