@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/df-mc/dragonfly/server/world/mcdb/leveldat"
 )
 
 // Repair mends damaged records in the world in dir, which must not be
@@ -19,11 +21,21 @@ import (
 // dictionary.dat holds intact is deleted: the columns using it then fail
 // to load with an error wrapping both ErrUnknownState and
 // ErrColumnCorrupt. When anything was put back or deleted, the
-// world gets a new Edition. level.dat is not touched.
+// world gets a new Edition. First, unless conf.NoLevelDat, level.dat and
+// its checksummed copy (leveldat.go): level.dat is written again from the
+// copy when it is missing, damaged or differs from it, and the copy from
+// level.dat when the copy is missing or damaged; with neither intact,
+// level.dat is written with Dragonfly's default settings and the name in
+// levelname.txt, and the report says the settings were lost.
 func (conf Config) Repair(dir string) (*RepairReport, error) {
 	conf = conf.withDefaults()
 	rep := &RepairReport{}
 	var err error
+	if !conf.NoLevelDat && conf.Exists(dir) {
+		if rep.LevelDat, err = conf.repairSettings(dir); err != nil {
+			return rep, err
+		}
+	}
 	if conf.Exists(dir) {
 		// Opening restores the dictionary. When it cannot (an entry
 		// neither copy holds), the engine's repair deletes the entry.
@@ -52,10 +64,56 @@ func (conf Config) Repair(dir string) (*RepairReport, error) {
 	return rep, nil
 }
 
+// repairSettings mends level.dat and its copy in dir, as Repair says, and
+// returns what it did: "" when both were intact and agreed.
+func (conf Config) repairSettings(dir string) (string, error) {
+	fs := conf.FS
+	sr, err := readSettings(fs, dir, true)
+	if errors.Is(err, blazedb.ErrCorrupt) {
+		d := &leveldat.Data{}
+		d.FillDefault()
+		if name, rerr := vfs.ReadFile(fs, filepath.Join(dir, levelNameName)); rerr == nil && len(name) > 0 {
+			d.LevelName = string(name)
+		}
+		if werr := writeLevelDat(fs, dir, d); werr != nil {
+			return "", fmt.Errorf("provider: repair %s: write level.dat: %w", dir, werr)
+		}
+		return fmt.Sprintf("level.dat did not read and has no intact copy (%v): written again with Dragonfly's default settings, named %q; the world's settings are lost", err, d.LevelName), nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("provider: repair %s: read level.dat: %w", dir, err)
+	}
+	if !sr.rewrite {
+		return "", nil
+	}
+	write := func() error { return writeLevelDat(fs, dir, sr.data) }
+	if sr.raw != nil {
+		write = func() error { return writeLevelDatBytes(fs, dir, sr.raw, sr.data.LevelName) }
+	}
+	if err := write(); err != nil {
+		return "", fmt.Errorf("provider: repair %s: write level.dat: %w", dir, err)
+	}
+	rec := sr.rec
+	switch {
+	case rec.Defaults:
+		return fmt.Sprintf("%v: level.dat written again with Dragonfly's default settings, named %q; the world's settings are lost", rec.LevelDat, sr.data.LevelName), nil
+	case rec.FromCopy && rec.LevelDat != nil:
+		return fmt.Sprintf("%v: level.dat written again from its checksummed copy, %s", rec.LevelDat, levelCopyName), nil
+	case rec.FromCopy:
+		return "", nil // a new world's first write, cut short: not damage
+	case rec.Damaged():
+		return fmt.Sprintf("%v: %s written again from level.dat", rec.Copy, levelCopyName), nil
+	}
+	return "", nil // only the copy was missing: written, and not damage
+}
+
 // RepairReport says what Repair did: the engine's report, and the block
 // dictionary entries written back from dictionary.dat. It is a plain value
 // that nothing else refers to, safe to use from any goroutine.
 type RepairReport struct {
 	*blazedb.RepairReport
 	Dictionary []int32
+	// LevelDat says what was done to level.dat or its copy because one of
+	// them was missing or damaged: empty when nothing was.
+	LevelDat string
 }

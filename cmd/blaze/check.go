@@ -3,10 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/worldcheck"
+	"io"
 )
 
 // runCheck checks the world in dir, drawing progress on progress (nil for
@@ -21,7 +20,7 @@ func runCheck(out, progress io.Writer, dir string) int {
 	}
 	for _, d := range r.Databases {
 		rec := d.Recovery
-		if !rec.IndexLoaded {
+		if d.Opened && !rec.IndexLoaded {
 			fmt.Fprintf(out, "%s: index.dat was not used (%s): the log was scanned\n", d.Dir, rec.IndexProblem)
 		}
 		if rec.TornBytes > 0 {
@@ -39,6 +38,7 @@ func runCheck(out, progress io.Writer, dir string) int {
 		for _, err := range findings(d.Engine) {
 			fmt.Fprintf(out, "%s: damaged: %v\n", d.Dir, err)
 		}
+		printSettings(out, d)
 		if d.DictionaryCopyStale {
 			fmt.Fprintf(out, "%s: dictionary.dat, the copy of the block dictionary, is missing or not current: the next time the world is opened to write, it is written\n", d.Dir)
 		}
@@ -87,4 +87,24 @@ func findings(err error) []error {
 		return sub
 	}
 	return []error{err} // with its context
+}
+
+// printSettings prints what opening the database d found of level.dat and
+// its checksummed copy, level.dat.blaze.
+func printSettings(out io.Writer, d worldcheck.Database) {
+	s := d.Settings
+	switch {
+	case s.Defaults:
+		fmt.Fprintf(out, "%s: damaged: %v: the settings are lost; a server would use Dragonfly's defaults, named after levelname.txt\n", d.Dir, s.LevelDat)
+	case s.FromCopy && s.LevelDat != nil:
+		fmt.Fprintf(out, "%s: damaged: %v: the settings read from its checksummed copy, level.dat.blaze; repair writes level.dat back\n", d.Dir, s.LevelDat)
+	}
+	if s.Copy == nil {
+		return
+	}
+	if s.Damaged() && !s.FromCopy && !s.Defaults {
+		fmt.Fprintf(out, "%s: damaged: %v; level.dat reads: repair writes the copy again\n", d.Dir, s.Copy)
+	} else if !s.Damaged() {
+		fmt.Fprintf(out, "%s: %v: the next time the world is opened to write, it is written\n", d.Dir, s.Copy)
+	}
 }

@@ -23,6 +23,7 @@ type worldInfo struct {
 	scanned   []string // the databases whose index.dat was not used, and why
 	damaged   int      // damaged stretches skipped by opening
 	torn      int64    // bytes of torn tails (a crash's unsynced writes)
+	settings  error    // what was wrong with level.dat or its copy, if anything
 }
 
 // runInfo prints on out what the Blaze world in dir holds, without writing
@@ -56,6 +57,12 @@ func (w *worldInfo) add(dir string, region bool) error {
 	defer db.Close() // for the returns before the last: Close is idempotent
 	if !region {
 		w.name = db.Settings().Name
+		if s := db.SettingsRecovery(); s.Damaged() {
+			w.settings = s.LevelDat
+			if w.settings == nil {
+				w.settings = s.Copy
+			}
+		}
 	}
 	w.databases++
 	places, err := db.Columns()
@@ -107,6 +114,9 @@ func (w *worldInfo) print(out io.Writer, dir string) {
 	if w.damaged > 0 {
 		fmt.Fprintf(out, "  damage:        %s skipped on opening: run blaze check, then blaze repair\n",
 			count(w.damaged, "damaged stretch of a log", "damaged stretches of logs"))
+	}
+	if w.settings != nil {
+		fmt.Fprintf(out, "  level.dat:     damaged (%v): run blaze check, then blaze repair\n", w.settings)
 	}
 	if w.torn > 0 {
 		fmt.Fprintf(out, "  torn tail:     %s of writes a crash left unsynced, cut when a server next opens the world\n", size(w.torn))

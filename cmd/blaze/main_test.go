@@ -2,18 +2,18 @@ package main
 
 import (
 	"bytes"
-	"log/slog"
-	"os"
-	"path/filepath"
-	"strings"
-	"testing"
-
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/blazeworld/blaze/segment"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
 )
 
 // A world whose columns were each stored four times, changed: three
@@ -423,5 +423,57 @@ func TestCompactAroundDamagedColumn(t *testing.T) {
 	}
 	if err := worldtest.Compare(worldtest.Synthetic(0, world.Overworld, br), got); err != nil {
 		t.Fatalf("column (0, 0) is not its older version: %v", err)
+	}
+}
+
+// Issue 35 item 3: a flipped byte in level.dat is damage to check (status
+// 2, naming level.dat), the world still reads with its settings from the
+// checksummed copy, and repair writes level.dat back, which check then
+// finds whole. Issue 35 item 14: no line says "index.dat was not used ()"
+// about a database that did not even open.
+func TestCheckAndRepairLevelDat(t *testing.T) {
+	dir := garbageWorld(t)
+	ld := filepath.Join(dir, "level.dat")
+	orig, _ := os.ReadFile(ld)
+	b := slices.Clone(orig)
+	b[len(b)/2] ^= 0x20
+	os.WriteFile(ld, b, 0o644)
+	var out bytes.Buffer
+	if code := runCheck(&out, nil, dir); code != exitDamaged || !strings.Contains(out.String(), "level.dat") ||
+		!strings.Contains(out.String(), "16 columns") || strings.Contains(out.String(), "index.dat was not used") {
+		t.Fatalf("check of a damaged level.dat: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runInfo(&out, dir); code != exitOK || !strings.Contains(out.String(), "level.dat:     damaged") {
+		t.Fatalf("info of a damaged level.dat: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runRepair(&out, dir); code != exitOK || !strings.Contains(out.String(), "level.dat written again from its checksummed copy") {
+		t.Fatalf("repair: status %d: %s", code, out.String())
+	}
+	if now, _ := os.ReadFile(ld); !bytes.Equal(now, orig) {
+		t.Fatal("repair did not write level.dat back as it was")
+	}
+	out.Reset()
+	if code := runCheck(&out, nil, dir); code != exitOK {
+		t.Fatalf("check after repair: status %d: %s", code, out.String())
+	}
+
+	// Without the copy the world does not open: check names level.dat,
+	// not index.dat, and repair writes the default settings, saying so.
+	os.Remove(filepath.Join(dir, "level.dat.blaze"))
+	os.WriteFile(ld, orig[:len(orig)/2], 0o644)
+	out.Reset()
+	if code := runCheck(&out, nil, dir); code != exitDamaged || !strings.Contains(out.String(), "level.dat") ||
+		strings.Contains(out.String(), "index.dat was not used") {
+		t.Fatalf("check of a truncated level.dat without a copy: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runRepair(&out, dir); code != exitOK || !strings.Contains(out.String(), "settings are lost") {
+		t.Fatalf("repair without a copy: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runCheck(&out, nil, dir); code != exitOK || !strings.Contains(out.String(), "16 columns") {
+		t.Fatalf("check after repair: status %d: %s", code, out.String())
 	}
 }

@@ -17,10 +17,15 @@ func runRepair(out io.Writer, dir string) int {
 	}
 	conf := provider.Config{Log: slog.New(slog.DiscardHandler), SegmentRoot: true} // repair generates nothing
 	mended := 0
-	for _, d := range dbs {
-		rep, err := conf.Repair(d)
+	for i, d := range dbs {
+		c := conf
+		c.NoLevelDat = i > 0 // regions keep no settings
+		rep, err := c.Repair(d)
 		if err != nil {
 			return failed("repair", err)
+		}
+		if rep.LevelDat != "" {
+			fmt.Fprintf(out, "%s: %s\n", d, rep.LevelDat)
 		}
 		if ids := rep.Dictionary; len(ids) > 0 {
 			fmt.Fprintf(out, "%s: %s (ids %v) did not read from chunks.dat: written back from dictionary.dat\n", d, count(len(ids), "block dictionary entry", "block dictionary entries"), ids)
@@ -42,7 +47,7 @@ func runRepair(out io.Writer, dir string) int {
 		if n := len(rep.Found); n > 0 {
 			fmt.Fprintf(out, "%s: %s of chunks.dat in all, live or old versions: compacted away\n", d, count(n, "damaged stretch", "damaged stretches"))
 		}
-		if rep.Compacted {
+		if rep.Compacted || rep.LevelDat != "" {
 			mended++
 		}
 	}
