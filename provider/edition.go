@@ -210,5 +210,8 @@ func (db *DB) putColumn(b *blazedb.Batch, k blazedb.Key, rec []byte, fresh []int
 		return err
 	}
 	db.dict.markPersisted(ids)
+	if len(ids) > 0 {
+		db.copier.added()
+	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
@@ -11,22 +13,25 @@ import (
 )
 
 // Repair mends damaged records in the world in dir, which must not be
-// open (see blazedb.Repair). First the block dictionary: entries that do
-// not read are written back from dictionary.dat, as opening the world
-// does. Then the engine: a column whose newest record is damaged goes back
-// to its newest intact version, or is deleted when none is left, and the
-// world generates it again when it is next loaded. Column records name
-// block states by dictionary ids, which are never reused, so an older
-// record still reads. A dictionary entry that neither the engine nor
-// dictionary.dat holds intact is deleted: the columns using it then fail
-// to load with an error wrapping both ErrUnknownState and
-// ErrColumnCorrupt. When anything was put back or deleted, the
-// world gets a new Edition. First, unless conf.NoLevelDat, level.dat and
+// open (see blazedb.Repair). First, unless conf.NoLevelDat, level.dat and
 // its checksummed copy (leveldat.go): level.dat is written again from the
 // copy when it is missing, damaged or differs from it, and the copy from
 // level.dat when the copy is missing or damaged; with neither intact,
 // level.dat is written with Dragonfly's default settings and the name in
-// levelname.txt, and the report says the settings were lost.
+// levelname.txt, and the report says the settings were lost. Then the
+// block dictionary: entries that do not read are written back from
+// dictionary.dat, as opening the world does. An entry that neither the
+// engine nor dictionary.dat holds intact is never deleted, since columns
+// may use it: it is kept as a lost entry (lostEntry), so that its id is
+// never given to another state, and the columns using it fail to load with
+// an error wrapping both ErrUnknownState and ErrColumnCorrupt, and are
+// never overwritten, until a dictionary.dat holding it is put back. Then
+// the engine: a column whose newest record is damaged goes back to its
+// newest intact version, or is deleted when none is left, and the world
+// generates it again when it is next loaded. Column records name block
+// states by dictionary ids, which are never reused, so an older record
+// still reads. When anything was put back or deleted, the world gets a new
+// Edition.
 func (conf Config) Repair(dir string) (*RepairReport, error) {
 	conf = conf.withDefaults()
 	rep := &RepairReport{}
@@ -37,22 +42,27 @@ func (conf Config) Repair(dir string) (*RepairReport, error) {
 		}
 	}
 	if conf.Exists(dir) {
-		// Opening restores the dictionary. When it cannot (an entry
-		// neither copy holds), the engine's repair deletes the entry.
-		c := Config{Log: conf.Log, FS: conf.FS, Durability: conf.Durability, NoLevelDat: true,
-			ExternalMaintenance: true, ColumnCacheBytes: -1, CacheBytes: -1}
-		if db, oerr := c.withDefaults().open(dir); oerr == nil {
-			rep.Dictionary = db.DictionaryRestored()
-			if err = db.Close(); err != nil {
-				return rep, fmt.Errorf("provider: repair %s: %w", dir, err)
-			}
-		} else if !errors.Is(oerr, blazedb.ErrCorrupt) {
-			return rep, fmt.Errorf("provider: repair %s: %w", dir, oerr)
+		if err := conf.repairDictionary(dir, rep); err != nil {
+			return rep, fmt.Errorf("provider: repair %s: %w", dir, err)
 		}
 	}
 	rep.RepairReport, err = blazedb.Repair(filepath.Join(dir, engineDir), conf.engineOptions())
 	if err != nil {
 		return rep, fmt.Errorf("provider: repair %s: %w", dir, err)
+	}
+	// The entries were marked lost before, so the engine found no damaged
+	// one; should it have deleted one all the same, its id is kept.
+	var deleted []int32
+	for _, k := range rep.Keys {
+		if id, err := dictID(k.Name); err == nil && k.Named && !k.Restored && strings.HasPrefix(k.Name, dictPrefix) {
+			deleted = append(deleted, id)
+		}
+	}
+	if len(deleted) > 0 {
+		if err := markLost(filepath.Join(dir, engineDir), conf.engineOptions(), deleted); err != nil {
+			return rep, fmt.Errorf("provider: repair %s: %w", dir, err)
+		}
+		rep.DictionaryLost = append(rep.DictionaryLost, deleted...)
 	}
 	if len(rep.Skipped) > 0 || len(rep.Keys) > 0 {
 		// Columns went back to older versions or were deleted: the
@@ -62,6 +72,74 @@ func (conf Config) Repair(dir string) (*RepairReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// repairDictionary restores the block dictionary of the world in dir as
+// opening it does, from dictionary.dat. An entry that neither the log nor
+// the copy holds intact is never deleted, as columns may use it: its
+// record is replaced with lostEntry, which keeps its id from being given
+// to another state, and the world opens again.
+func (conf Config) repairDictionary(dir string, rep *RepairReport) error {
+	c := Config{Log: conf.Log, FS: conf.FS, Durability: conf.Durability, NoLevelDat: true,
+		ExternalMaintenance: true, ColumnCacheBytes: -1, CacheBytes: -1}.withDefaults()
+	for try := 0; ; try++ {
+		db, err := c.open(dir)
+		var lost *entriesLostError
+		if errors.As(err, &lost) && try == 0 {
+			if err := markLost(filepath.Join(dir, engineDir), conf.engineOptions(), lost.ids); err != nil {
+				return err
+			}
+			rep.DictionaryLost = lost.ids
+			continue
+		}
+		if errors.Is(err, blazedb.ErrCorrupt) {
+			return nil // the engine's repair below mends what it can
+		}
+		if err != nil {
+			return err
+		}
+		rep.Dictionary = db.DictionaryRestored()
+		return db.Close()
+	}
+}
+
+// markLost replaces the records of the block dictionary entries ids, in
+// the engine in dir, with lostEntry.
+func markLost(dir string, opts blazedb.Options, ids []int32) error {
+	opts.DisableAutoCompaction = true
+	eng, err := blazedb.Open(dir, opts)
+	if err != nil {
+		return err
+	}
+	var b blazedb.Batch
+	for _, id := range ids {
+		b.PutNamed(dictPrefix+strconv.FormatUint(uint64(id), 16), []byte(lostEntry))
+	}
+	err = eng.Apply(&b)
+	if err == nil {
+		err = eng.Sync()
+	}
+	if err = errors.Join(err, eng.Close()); err != nil {
+		return fmt.Errorf("mark block dictionary entries %v lost: %w", ids, err)
+	}
+	return nil
+}
+
+// DescribeRecord names what the engine record called name holds, for
+// reports: "block dictionary entry 1a", "player spawn <uuid>", "the
+// world's edition", or the record's name.
+func DescribeRecord(name string) string {
+	switch {
+	case strings.HasPrefix(name, dictPrefix):
+		if id, err := dictID(name); err == nil {
+			return fmt.Sprintf("block dictionary entry %d", id)
+		}
+	case strings.HasPrefix(name, playerPrefix):
+		return "player spawn " + strings.TrimPrefix(name, playerPrefix)
+	case name == editionName:
+		return "the world's edition"
+	}
+	return fmt.Sprintf("record %q", name)
 }
 
 // repairSettings mends level.dat and its copy in dir, as Repair says, and
@@ -112,7 +190,15 @@ func (conf Config) repairSettings(dir string) (string, error) {
 // that nothing else refers to, safe to use from any goroutine.
 type RepairReport struct {
 	*blazedb.RepairReport
+	// Dictionary lists the block dictionary entries written back from
+	// dictionary.dat.
 	Dictionary []int32
+	// DictionaryLost lists the block dictionary entries that were damaged
+	// and that no copy held intact: each is kept as a lost entry
+	// (lostEntry), never deleted, so that its id is never given to another
+	// block state; the columns using it fail to load, and are never
+	// overwritten, until a dictionary.dat that holds it is put back.
+	DictionaryLost []int32
 	// LevelDat says what was done to level.dat or its copy because one of
 	// them was missing or damaged: empty when nothing was.
 	LevelDat string

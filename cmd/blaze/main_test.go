@@ -477,3 +477,35 @@ func TestCheckAndRepairLevelDat(t *testing.T) {
 		t.Fatalf("check after repair: status %d: %s", code, out.String())
 	}
 }
+
+// Issue 35 item 4: with dictionary.dat missing, repair used to delete
+// damaged block dictionary entries, calling them columns ("a removed
+// column is generated again"). Now it keeps them as lost, says what they
+// are, and the world opens.
+func TestRepairNamesDictionaryEntries(t *testing.T) {
+	dir := garbageWorld(t)
+	log := filepath.Join(dir, "blaze", "chunks.dat")
+	b, _ := os.ReadFile(log)
+	b[200] ^= 0xff // among the first store's dictionary entries
+	os.WriteFile(log, b, 0o644)
+	os.Remove(filepath.Join(dir, "dictionary.dat"))
+	var out bytes.Buffer
+	if code := runCheck(&out, nil, dir); code != exitDamaged || !strings.Contains(out.String(), "block dictionary entr") {
+		t.Fatalf("check: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	code := runRepair(&out, dir)
+	if code != exitOK || !strings.Contains(out.String(), "kept as lost") {
+		t.Fatalf("repair: status %d: %s", code, out.String())
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.Contains(line, "dict/") || (strings.Contains(line, "generated again") && !strings.Contains(line, ": column ")) {
+			t.Fatalf("a line that does not say what it is about: %s", line)
+		}
+	}
+	db, err := provider.Config{Log: slog.New(slog.DiscardHandler), ReadOnly: true}.Open(dir)
+	if err != nil {
+		t.Fatalf("the repaired world does not open: %v", err)
+	}
+	db.Close()
+}

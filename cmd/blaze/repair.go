@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/blazeworld/blaze/provider"
 )
@@ -33,21 +34,32 @@ func runRepair(out io.Writer, dir string) int {
 		for _, c := range rep.Skipped {
 			fmt.Fprintf(out, "%s: %d damaged bytes at offset %d were skipped; the columns written there went back to their previous versions\n", d, c.Length, c.Offset)
 		}
+		if ids := rep.DictionaryLost; len(ids) > 0 {
+			them, their := "it", "its id"
+			if len(ids) > 1 {
+				them, their = "them", "their ids"
+			}
+			fmt.Fprintf(out, "%s: %s (ids %v) damaged, and neither chunks.dat nor dictionary.dat holds %s intact: kept as lost, never removed, so that no other block state takes %s; the columns using %s stay unreadable, and are never overwritten, until a dictionary.dat holding %s (from a backup) is put back\n",
+				d, count(len(ids), "block dictionary entry", "block dictionary entries"), ids, them, their, them, them)
+		}
 		for _, k := range rep.Keys {
-			what := "column " + k.Key.String()
+			what, gone := "column "+k.Key.String(), "a removed column is generated again"
 			if k.Named {
-				what = fmt.Sprintf("record %q", k.Name)
+				what, gone = provider.DescribeRecord(k.Name), "it is as if it had never been written"
+				if strings.HasPrefix(what, "player spawn") {
+					gone = "the player next spawns at the world's spawn"
+				}
 			}
 			if k.Restored {
 				fmt.Fprintf(out, "%s: %s was damaged (%v): back to its newest intact version\n", d, what, k.Err)
 			} else {
-				fmt.Fprintf(out, "%s: %s was damaged (%v) and no intact version is left: removed (a removed column is generated again)\n", d, what, k.Err)
+				fmt.Fprintf(out, "%s: %s was damaged (%v) and no intact version is left: removed (%s)\n", d, what, k.Err, gone)
 			}
 		}
 		if n := len(rep.Found); n > 0 {
 			fmt.Fprintf(out, "%s: %s of chunks.dat in all, live or old versions: compacted away\n", d, count(n, "damaged stretch", "damaged stretches"))
 		}
-		if rep.Compacted || rep.LevelDat != "" {
+		if rep.Compacted || rep.LevelDat != "" || len(rep.DictionaryLost) > 0 {
 			mended++
 		}
 	}

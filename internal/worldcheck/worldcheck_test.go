@@ -253,9 +253,10 @@ func TestCheckDamagedDictionaryWithoutCopy(t *testing.T) {
 	if !r.Damaged() || len(r.Databases) != 1 || !errors.Is(r.Databases[0].Engine, blazedb.ErrCorrupt) {
 		t.Fatalf("report %+v", r)
 	}
-	// Repair removes what it cannot restore (dictionary entries are written
-	// once); the world opens again, and the columns whose block states went
-	// with them fail loudly instead of loading wrong.
+	// Repair keeps what it cannot restore as lost entries (dictionary
+	// entries are written once); the world opens again, and the columns
+	// whose block states went with them fail loudly instead of loading
+	// wrong.
 	if _, err := (provider.Config{Log: quiet}).Repair(dir); err != nil {
 		t.Fatal(err)
 	}
