@@ -722,3 +722,38 @@ func TestDescribeRecord(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkStoreAddingEntry times stores that each add a block dictionary
+// entry (a column holding a state the world has not seen), the stores
+// whose entries dictionary.dat must follow (issue 35 item 4): the store
+// only wakes the copy's writer, which syncs the log and writes the copy
+// off its path. Run it for fewer stores than the registry has states
+// (-benchtime 2000x).
+func BenchmarkStoreAddingEntry(b *testing.B) {
+	br := world.DefaultBlockRegistry
+	br.Finalize()
+	db, err := Config{Log: quiet}.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	col := worldtest.Synthetic(0, world.Overworld, br)
+	if err := db.StoreColumn(world.ChunkPos{0, 0}, world.Overworld, col); err != nil {
+		b.Fatal(err)
+	}
+	n := uint32(br.BlockCount())
+	added := int64(0)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if uint32(i) >= n {
+			b.Fatalf("more stores than the registry's %d states", n)
+		}
+		before := db.eng.Stats().NamedKeys
+		col.Chunk.SetBlock(0, 0, 0, 0, uint32(i))
+		if err := db.StoreColumn(world.ChunkPos{int32(i + 1), 0}, world.Overworld, col); err != nil {
+			b.Fatal(err)
+		}
+		added += int64(db.eng.Stats().NamedKeys - before)
+	}
+	b.ReportMetric(float64(added)/float64(b.N), "entries/op")
+}
