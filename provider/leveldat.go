@@ -160,7 +160,8 @@ type settingsRead struct {
 	// rewrite reports that level.dat, or its copy, is to be written
 	// again (by a read-write open, or repair).
 	rewrite bool
-	// raw is level.dat's bytes as found, nil when they are not used.
+	// raw is level.dat's bytes as found, when they are used: then only
+	// the copy is to be written, of them.
 	raw []byte
 }
 
@@ -266,22 +267,23 @@ func writeLevelDat(fs vfs.FS, dir string, d *leveldat.Data) error {
 	if err != nil {
 		return err
 	}
-	return writeLevelDatBytes(fs, dir, b, d.LevelName)
-}
-
-// writeLevelDatBytes writes the level.dat b (whose world is called name)
-// as writeLevelDat does.
-func writeLevelDatBytes(fs vfs.FS, dir string, b []byte, name string) error {
-	if err := vfs.ReplaceFile(fs, dir, levelCopyName, appendLevelCopy(nil, b)); err != nil {
+	if err := writeLevelCopy(fs, dir, b); err != nil {
 		return err
 	}
 	if err := vfs.ReplaceFile(fs, dir, levelDatName, b); err != nil {
 		return err
 	}
-	if cur, err := vfs.ReadFile(fs, filepath.Join(dir, levelNameName)); err == nil && bytes.Equal(cur, []byte(name)) {
+	name := []byte(d.LevelName)
+	if cur, err := vfs.ReadFile(fs, filepath.Join(dir, levelNameName)); err == nil && bytes.Equal(cur, name) {
 		return nil
 	}
-	return vfs.ReplaceFile(fs, dir, levelNameName, []byte(name))
+	return vfs.ReplaceFile(fs, dir, levelNameName, name)
+}
+
+// writeLevelCopy replaces dir/level.dat.blaze with a copy of the level.dat
+// b, leaving level.dat as it is: for a copy that is missing or damaged.
+func writeLevelCopy(fs vfs.FS, dir string, b []byte) error {
+	return vfs.ReplaceFile(fs, dir, levelCopyName, appendLevelCopy(nil, b))
 }
 
 // WriteSettings creates dir/level.dat holding s (every other field at

@@ -150,7 +150,7 @@ func (conf Config) open(dir string) (*DB, error) {
 		if sr.raw != nil {
 			// Only the copy is missing or damaged: level.dat keeps its
 			// bytes, fields Dragonfly does not know included.
-			write = func() error { return writeLevelDatBytes(fs, dir, sr.raw, ldat.LevelName) }
+			write = func() error { return writeLevelCopy(fs, dir, sr.raw) }
 		}
 		if err := write(); err != nil {
 			eng.Close()

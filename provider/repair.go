@@ -166,7 +166,7 @@ func (conf Config) repairSettings(dir string) (string, error) {
 	}
 	write := func() error { return writeLevelDat(fs, dir, sr.data) }
 	if sr.raw != nil {
-		write = func() error { return writeLevelDatBytes(fs, dir, sr.raw, sr.data.LevelName) }
+		write = func() error { return writeLevelCopy(fs, dir, sr.raw) }
 	}
 	if err := write(); err != nil {
 		return "", fmt.Errorf("provider: repair %s: write level.dat: %w", dir, err)
