@@ -333,7 +333,7 @@ func (db *DB) Maintain() error {
 	for job, ok := db.fill.pop(); ok; job, ok = db.fill.pop() {
 		db.snapshot(job)
 	}
-	if !db.conf.ReadOnly && db.conf.ExternalMaintenance {
+	if !db.conf.ReadOnly && db.conf.ExternalMaintenance && !db.closed.Load() {
 		select {
 		case <-db.copier.kick:
 			db.refreshDictCopy()
