@@ -147,6 +147,7 @@ func TestLevelDatDamageRecoveredFromCopy(t *testing.T) {
 	}
 	trials = append(trials, trial{"zero 20 bytes", func(b []byte) []byte { clear(b[len(b)/3 : len(b)/3+20]); return b }})
 	trials = append(trials, trial{"delete", nil})
+	t.Logf("%d trials on a level.dat of %d bytes", len(trials), len(orig))
 	for _, tr := range trials {
 		dir := t.TempDir()
 		copyTree(t, base, dir)
