@@ -192,7 +192,7 @@ func readSettings(fs vfs.FS, dir string, exists bool) (settingsRead, error) {
 			}
 		}
 	} else if errors.Is(cerr, vfs.ErrNotExist) {
-		cerr = fmt.Errorf("%s is missing: %w", levelCopyName, cerr)
+		cerr = fmt.Errorf("%s is missing (%w)", levelCopyName, vfs.ErrNotExist)
 	} else {
 		return r, cerr
 	}

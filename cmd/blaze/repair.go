@@ -66,7 +66,7 @@ func runRepair(out io.Writer, dir string) int {
 	if mended == 0 {
 		fmt.Fprintf(out, "%s: no damage found; nothing changed\n", dir)
 	} else {
-		fmt.Fprintf(out, "%s: %d of %d databases repaired and compacted\n", dir, mended, len(dbs))
+		fmt.Fprintf(out, "%s: %d of %d databases repaired\n", dir, mended, len(dbs))
 	}
 	return exitOK
 }
