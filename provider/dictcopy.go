@@ -232,7 +232,9 @@ func (db *DB) loadDictionary(names []string) error {
 			if err := db.eng.Apply(&b); err != nil {
 				return fmt.Errorf("write back dictionary entries: %w", err)
 			}
-			if err := db.eng.Sync(); err != nil {
+			// A report of damaged records compaction carries is no
+			// failed sync: the entries are durable.
+			if err := db.eng.Sync(); err != nil && !blazedb.IsDamageReport(err) {
 				return fmt.Errorf("write back dictionary entries: %w", err)
 			}
 		}
@@ -345,6 +347,11 @@ func (db *DB) refreshDictCopy() {
 	// Every entry taken was applied before this Sync, which makes it
 	// durable; one added meanwhile waits for the next write.
 	err := db.eng.Sync()
+	if blazedb.IsDamageReport(err) {
+		// Damaged records that compaction carries, reported by every
+		// Sync: the entries taken are durable all the same.
+		err = nil
+	}
 	if err == nil {
 		err = db.dict.writeCopyOf(fs, db.dir, db.eng.Stats().Generation, entries)
 	}

@@ -757,3 +757,52 @@ func BenchmarkStoreAddingEntry(b *testing.B) {
 	}
 	b.ReportMetric(float64(added)/float64(b.N), "entries/op")
 }
+
+// Issue 35 item 4, with item 11: once compaction carries a damaged live
+// record, every Sync reports it. The writer that keeps dictionary.dat
+// current syncs before it writes the copy, and took that report for a
+// failed sync: the copy stopped following new entries for as long as the
+// damage stayed, so one more fault could lose them.
+func TestDictionaryCopyCurrentBesideCarriedDamage(t *testing.T) {
+	dir := t.TempDir()
+	dictWorld(t, dir, 4)
+	// Damage column (1, 0)'s record, which index.dat covers: no open
+	// scans it, so it stays live, and compaction carries it.
+	log := filepath.Join(dir, engineDir, "chunks.dat")
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x55
+	if err := os.WriteFile(log, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	db := openDB(t, dir, Config{})
+	if err := db.Engine().Compact(); !blazedb.IsDamageReport(err) {
+		t.Fatalf("Compact over a damaged live record: %v, want a damage report", err)
+	}
+	col := worldtest.Synthetic(0, world.Overworld, world.DefaultBlockRegistry)
+	col.Chunk.SetBlock(0, 0, 0, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
+	if err := db.StoreColumn(world.ChunkPos{5, 5}, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	want := map[int32][]byte{}
+	db.dict.mu.Lock()
+	maps.Copy(want, db.dict.persistedEntries())
+	db.dict.mu.Unlock()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		b, err := os.ReadFile(filepath.Join(dir, dictCopyName))
+		if err == nil {
+			if cp, err := parseDictCopy(b); err == nil && maps.EqualFunc(cp.entries, want, bytes.Equal) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("dictionary.dat did not take the entry added beside a carried damaged record")
+		}
+	}
+	if err := db.Sync(); !blazedb.IsDamageReport(err) {
+		t.Fatalf("Sync: %v, want only the damage report", err)
+	}
+}
