@@ -136,18 +136,15 @@ func (c Config) Open(template world.Provider, dir string) (*Provider, error) {
 	if err := vfs.MkdirAll(c.FS, dir); err != nil {
 		return nil, fmt.Errorf("overlay: open %s: %w", dir, err)
 	}
-	lock, err := c.FS.Lock(filepath.Join(dir, "LOCK"), true)
-	if errors.Is(err, vfs.ErrLocked) {
-		return nil, fmt.Errorf("overlay: open %s: %w (%v)", dir, blazedb.ErrLocked, err)
-	} else if err != nil {
+	if err := p.lockDir(); err != nil {
 		return nil, fmt.Errorf("overlay: open %s: %w", dir, err)
 	}
-	p.lock = lock
 	if err := p.open(); err != nil {
-		lock.Close()
+		p.lock.Close()
 		return nil, fmt.Errorf("overlay: open %s: %w", dir, err)
 	}
 	p.prepareSpare(p.gen + 1)
+	p.hold()
 	return p, nil
 }
 
@@ -233,7 +230,7 @@ func (p *Provider) ResetOverlay() error {
 	spare, err := p.takeSpare()
 	if errors.Is(spare.err, ErrShutdown) {
 		p.bg.spare <- spare // stays shut down
-		return fmt.Errorf("overlay: reset %s: %w", p.dir, ErrShutdown)
+		return fmt.Errorf("overlay: reset %s: %w", p.dir, errors.Join(spare.err, p.takeBackgroundErr()))
 	}
 	if err != nil {
 		p.mu.RLock()
@@ -416,8 +413,11 @@ func (p *Provider) SavePlayerSpawnPosition(id uuid.UUID, pos cube.Pos) error {
 }
 
 // Close closes the overlay's current generation (never the template). It
-// is idempotent, ResetOverlay opens the overlay again, and the arena stays
-// reserved (dir/LOCK) until Shutdown.
+// is idempotent, and ResetOverlay opens the overlay again. The arena stays
+// reserved (dir/LOCK), its spare generation ready, until Shutdown, or
+// until a new Open of its directory in this process takes it over: that
+// Open shuts the closed overlay down, and its ResetOverlay then returns
+// ErrShutdown (holder.go).
 func (p *Provider) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -437,6 +437,12 @@ func (p *Provider) Close() error {
 func (p *Provider) Shutdown() error {
 	p.resetMu.Lock()
 	defer p.resetMu.Unlock()
+	return p.shutdown(ErrShutdown)
+}
+
+// shutdown is Shutdown with p.resetMu held; why, which wraps ErrShutdown,
+// is what a later ResetOverlay returns.
+func (p *Provider) shutdown(why error) error {
 	err := p.Close()
 	p.pinMu.Lock()
 	p.unpinTemplate()
@@ -444,13 +450,15 @@ func (p *Provider) Shutdown() error {
 	spare := <-p.bg.spare
 	if errors.Is(spare.err, ErrShutdown) {
 		p.bg.spare <- spare
-		return err // already shut down
+		return err // already shut down; err holds what a takeover left to report
 	}
 	if spare.db != nil {
 		err = errors.Join(err, spare.db.Discard())
 	}
 	p.bg.wg.Wait()
 	err = errors.Join(err, vfs.RemoveAll(p.conf.FS, filepath.Join(p.dir, genName(spare.n))), p.takeBackgroundErr())
-	p.bg.spare <- spareGen{n: spare.n, err: ErrShutdown}
-	return errors.Join(err, p.lock.Close())
+	p.bg.spare <- spareGen{n: spare.n, err: why}
+	err = errors.Join(err, p.lock.Close())
+	p.unhold() // after the lock is released: an Open that found p retries it
+	return err
 }

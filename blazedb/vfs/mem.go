@@ -381,7 +381,7 @@ func (m *MemFS) Lock(name string, exclusive bool) (io.Closer, error) {
 	}
 	held := m.locks[name]
 	if held < 0 || (exclusive && held > 0) {
-		return nil, fmt.Errorf("%s: %w", name, ErrLocked)
+		return nil, fmt.Errorf("%s: %w by this process (a MemFS lives in one)", name, ErrLocked)
 	}
 	if exclusive {
 		m.locks[name] = -1

@@ -86,8 +86,10 @@ type FS interface {
 	Lock(name string, exclusive bool) (io.Closer, error)
 }
 
-// ErrLocked is returned by FS.Lock when the lock is held elsewhere.
-var ErrLocked = errors.New("vfs: lock held by another user")
+// ErrLocked is returned by FS.Lock when a conflicting lock is held. The
+// error wrapping it says by whom where the FS can tell: Default and MemFS
+// tell a lock of this process from another process's.
+var ErrLocked = errors.New("vfs: lock held")
 
 // ErrNotExist is returned for a missing file. It is os.ErrNotExist, so
 // errors.Is(err, os.ErrNotExist) works for every FS.
