@@ -29,14 +29,18 @@
 //	dir/gen-000007/    a Blaze world (level.dat, blaze/) holding the changes
 //
 // An empty generation (the spare) is prepared in the background after Open
-// and after every reset, so ResetOverlay only atomically replaces CURRENT
-// (temp file, fsync, rename, fsync of the directory: the commit point) and
-// swaps the spare in; the old generation is discarded unsynced and deleted
-// in the background. After a crash at any point the overlay opens either
-// reset or not, never half: Open follows CURRENT and deletes every other
-// generation it finds. A reset that returns an error leaves the match in
-// place, on disk too: if its commit fails, the CURRENT before it is
-// written back.
+// and after every reset, so ResetOverlay only renames a new CURRENT into
+// place (the commit point) and swaps the spare in. It waits for no fsync:
+// the commit is made durable in the background, and before any fsync of
+// the new generation, so before any write of the new match is promised
+// durable (commit.go). The old generation is discarded unsynced and deleted
+// in the background once the commit is durable. After a crash at any point
+// the overlay opens either reset or not, never half: Open follows CURRENT
+// (completing a reset whose CURRENT the crash cut short) and deletes every
+// other generation it finds. A crash may undo a reset that returned, as
+// the demo resets its arena at every start anyway; a write to the new
+// generation that was promised durable is never lost. A reset that returns
+// an error leaves the match in place, on disk too.
 package overlay
 
 import (
@@ -86,9 +90,13 @@ type Provider struct {
 	// file work, which mu never is.
 	resetMu sync.Mutex
 
-	// committed is CURRENT as last committed, for a reset to write back
-	// when its own commit fails. Guarded by resetMu after Open.
-	committed []byte
+	// commit records which generation CURRENT names and whether durably
+	// (commit.go). commitMu guards it and is never held across I/O; syncMu
+	// serialises the syncs of CURRENT and is held across them. syncMu
+	// comes before commitMu.
+	commitMu sync.Mutex
+	commit   commitState
+	syncMu   sync.Mutex
 
 	// pinMu guards pins, the Pin calls not yet undone (prefetch.go). It
 	// comes after resetMu and before mu.
@@ -159,11 +167,22 @@ func (p *Provider) takeBackgroundErr() error {
 func (p *Provider) open() error {
 	fs := p.conf.FS
 	var cur current
+	cutShort := false // CURRENT was cut short by a crash during a reset
 	b, err := vfs.ReadFile(fs, filepath.Join(p.dir, currentName))
 	switch {
 	case errors.Is(err, vfs.ErrNotExist):
 	case err != nil:
 		return err
+	case len(b) == 0 || b[len(b)-1] != '\n':
+		// A reset renamed it into place, and the crash came before its
+		// data was durable (commit.go): the reset is completed, from the
+		// newest generation.
+		cutShort = true
+		if cur.gen, err = p.newestGeneration(); err != nil {
+			return err
+		}
+		p.conf.Log.Warn("overlay: a crash cut CURRENT short during a reset; completing the reset",
+			"dir", p.dir, "current", string(b))
 	default:
 		if cur, err = parseCurrent(b); err != nil {
 			return err
@@ -173,22 +192,24 @@ func (p *Provider) open() error {
 		return err
 	}
 	tmpl := p.templateEdition()
-	if cur.gen != 0 && (!cur.known || cur.template == tmpl) {
+	if cur.gen != 0 && !cutShort && (!cur.known || cur.template == tmpl) {
 		db, err := p.openGeneration(cur.gen, false, p.reg)
 		if err != nil {
 			return err
 		}
-		p.gen, p.cur, p.committed = cur.gen, db, b
+		p.gen, p.cur = cur.gen, db
+		p.commitDurable(cur.gen)
 		return nil
 	}
-	if cur.gen != 0 {
+	if cur.gen != 0 && !cutShort {
 		// The changes were made on another template, or on this one before
 		// it changed: over it they would show the old map through the new.
 		p.conf.Log.Warn("overlay: the template changed since the overlay's changes were made; forgetting them",
 			"dir", p.dir, "generation", cur.gen, "was", editionText(cur.template), "now", editionText(tmpl))
 	}
-	// A new overlay, or a stale one: a fresh generation, committed like a
-	// reset. A stale one is deleted in the background (or by the next Open).
+	// A new overlay, a stale one or a reset to complete: a fresh
+	// generation, committed durably. The one it replaces is deleted in the
+	// background (or by the next Open).
 	n := cur.gen + 1
 	db, err := p.openGeneration(n, true, p.reg)
 	if err != nil {
@@ -199,10 +220,11 @@ func (p *Provider) open() error {
 		db.Close()
 		return err
 	}
+	p.commitDurable(n)
 	if cur.gen != 0 {
 		p.discard(cur.gen, nil)
 	}
-	p.gen, p.cur, p.committed = n, db, commit
+	p.gen, p.cur = n, db
 	return nil
 }
 
@@ -244,20 +266,14 @@ func (p *Provider) ResetOverlay() error {
 		p.bg.spare <- spare
 		return fmt.Errorf("overlay: reset %s: %w", p.dir, err)
 	}
-	// The commit point; calls on the overlay go on meanwhile.
-	commit := encodeCurrent(spare.n, p.templateEdition())
-	if err := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, commit); err != nil {
-		// The new CURRENT may be in place with its directory's sync
-		// failed: the last commit goes back, or a reopen would find the
-		// reset that this call reports as failed.
-		if rerr := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, p.committed); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("restore %s: %w", currentName, rerr))
-		}
+	// The commit point, made durable in the background (commit.go); calls
+	// on the overlay go on meanwhile.
+	if err := p.writeCommit(encodeCurrent(spare.n, p.templateEdition())); err != nil {
 		p.unpinSpare(spare)
 		p.bg.spare <- spare // not committed: the spare stays spare
 		return fmt.Errorf("overlay: reset %s: commit generation %d: %w", p.dir, spare.n, err)
 	}
-	p.committed = commit
+	p.commitMade(spare.n)
 	p.mu.Lock()
 	if p.reg != nil {
 		spare.db.SetBlockRegistry(p.reg)
@@ -389,6 +405,9 @@ func (p *Provider) Sync() error {
 	if p.cur == nil {
 		return fmt.Errorf("overlay: sync %s: %w", p.dir, blazedb.ErrClosed)
 	}
+	if err := p.syncCommit(); err != nil { // the last reset too
+		return fmt.Errorf("overlay: sync %s: %w", p.dir, err)
+	}
 	return p.cur.Sync()
 }
 
@@ -425,7 +444,7 @@ func (p *Provider) Close() error {
 		return p.takeBackgroundErr()
 	}
 	p.lastSet = p.cur.Settings()
-	err := p.cur.Close()
+	err := errors.Join(p.syncCommit(), p.cur.Close())
 	p.cur = nil
 	return errors.Join(err, p.takeBackgroundErr())
 }
