@@ -125,7 +125,9 @@ var _ world.Provider = (*Provider)(nil)
 // Open opens (or creates) the overlay in dir over template. The template is
 // only read; closing the overlay does not close it. When the template's
 // edition is not the one the overlay's changes were made on, Open forgets
-// them, as ResetOverlay would (see the package doc).
+// them, as ResetOverlay would (see the package doc). A closed overlay of
+// this process that still holds dir is taken over (shut down); an open one
+// makes Open fail with blazedb.ErrLocked (holder.go).
 func (c Config) Open(template world.Provider, dir string) (*Provider, error) {
 	if c.Log == nil {
 		c.Log = slog.Default()

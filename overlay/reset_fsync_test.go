@@ -2,7 +2,9 @@ package overlay
 
 import (
 	"errors"
+	"math/rand/v2"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/df-mc/dragonfly/server/world"
 )
 
 // Issue 35 item 18: ResetOverlay waits for no fsync, so its cost does not
@@ -175,5 +180,50 @@ func TestOpenCompletesCutShortReset(t *testing.T) {
 		}) {
 			t.Fatalf("CURRENT %q: generations after the completed reset: %v, want %s alone", cut, names, genName(cur.gen))
 		}
+	}
+}
+
+// Issue 35 item 18: a reset returns before its commit is durable, but no
+// write of the new match is acknowledged as durable before it is: a crash
+// right after a DurabilitySafe store keeps both the reset and the store,
+// however late the background makes the commit durable.
+func TestDurableWriteAfterResetKeepsTheReset(t *testing.T) {
+	tp := openTemplate(t, template(t, 2))
+	mem := vfs.NewMem()
+	var late atomic.Bool
+	fs := vfs.Inject(mem, func(op vfs.Op, name string) error {
+		if late.Load() && op == vfs.OpSync && path.Base(name) == currentName {
+			time.Sleep(300 * time.Millisecond)
+		}
+		return nil
+	})
+	o, err := Config{Log: quiet, FS: fs, Durability: blazedb.DurabilitySafe}.Open(tp, "/arena")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Shutdown()
+	changeOneColumn(t, tp, o) // the last match
+	o.bg.wg.Wait()
+	late.Store(true)
+	if err := o.ResetOverlay(); err != nil {
+		t.Fatal(err)
+	}
+	pos := world.ChunkPos{1, 0} // the new match
+	col, err := o.LoadColumn(pos, world.Overworld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col.Chunk.SetBlock(2, 2, 2, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
+	if err := o.StoreColumn(pos, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	clone := mem.CrashClone(rand.New(rand.NewPCG(1, 2)), 0) // the power goes now
+	o2, err := Config{Log: quiet, FS: clone}.Open(tp, "/arena")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o2.Shutdown()
+	if dirty, err := o2.Dirty(); err != nil || len(dirty) != 1 || dirty[0].Pos != pos {
+		t.Fatalf("after a crash right after a durable store of the new match the overlay holds %v, %v; want that store alone", dirty, err)
 	}
 }
