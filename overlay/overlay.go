@@ -40,7 +40,10 @@
 // other generation it finds. A crash may undo a reset that returned, as
 // the demo resets its arena at every start anyway; a write to the new
 // generation that was promised durable is never lost. A reset that returns
-// an error leaves the match in place, on disk too.
+// an error leaves the match in place, on disk too. A damaged CURRENT (one
+// that is not the format of generation.go) names no generation and no
+// template edition that can be trusted: Open logs an error and resets,
+// rather than refuse to serve the arena.
 package overlay
 
 import (
@@ -186,8 +189,20 @@ func (p *Provider) open() error {
 		p.conf.Log.Warn("overlay: a crash cut CURRENT short during a reset; completing the reset",
 			"dir", p.dir, "current", string(b))
 	default:
-		if cur, err = parseCurrent(b); err != nil {
+		cur, err = parseCurrent(b)
+		if errors.Is(err, blazedb.ErrVersion) {
 			return err
+		}
+		if err != nil {
+			// Damage: which generation the match is in, and which template
+			// it began on, are unknown. An arena is disposable, so it is
+			// reset, loudly, rather than refused: a server must start.
+			cutShort = true
+			if cur.gen, err = p.newestGeneration(); err != nil {
+				return err
+			}
+			p.conf.Log.Error("overlay: CURRENT is damaged; forgetting the match (a reset)",
+				"dir", p.dir, "current", string(b))
 		}
 	}
 	if err := p.removeGenerationsBut(cur.gen); err != nil {

@@ -1,7 +1,9 @@
 package overlay
 
 import (
+	"bytes"
 	"errors"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path"
@@ -225,5 +227,59 @@ func TestDurableWriteAfterResetKeepsTheReset(t *testing.T) {
 	defer o2.Shutdown()
 	if dirty, err := o2.Dirty(); err != nil || len(dirty) != 1 || dirty[0].Pos != pos {
 		t.Fatalf("after a crash right after a durable store of the new match the overlay holds %v, %v; want that store alone", dirty, err)
+	}
+}
+
+// Issue 35 ("Done when", the overlay's CURRENT): a flipped byte in
+// CURRENT made the arena refuse to open, so its server could not start.
+// Which generation holds the match and which template it began on are
+// then unknown, and an arena is disposable: Open forgets the match (a
+// reset, logged as an error) and serves the template. A CURRENT of a newer
+// version is still refused.
+func TestOpenResetsOverDamagedCurrent(t *testing.T) {
+	tp := openTemplate(t, template(t, 2))
+	full := encodeCurrent(2, tp.Edition())
+	for i := range len(full) - 1 { // the newline's loss is a cut-short reset
+		o, mem := matchInMemory(t, tp)
+		if err := o.Shutdown(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := mem.ReadFile("/arena/" + currentName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[i] ^= 0x21
+		if _, err := parseCurrent(b); err == nil {
+			continue // still names a generation; the template check decides
+		}
+		f, err := mem.Create("/arena/" + currentName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteAt(b, 0)
+		f.Sync()
+		f.Close()
+		var logged bytes.Buffer
+		o2, err := Config{Log: slog.New(slog.NewTextHandler(&logged, nil)), FS: mem}.Open(tp, "/arena")
+		if err != nil {
+			t.Fatalf("CURRENT %q: open: %v", b, err)
+		}
+		if dirty, err := o2.Dirty(); err != nil || len(dirty) != 0 {
+			t.Fatalf("CURRENT %q: the match was not forgotten: dirty %v, %v", b, dirty, err)
+		}
+		if !strings.Contains(logged.String(), "level=ERROR") || !strings.Contains(logged.String(), "CURRENT is damaged") {
+			t.Fatalf("CURRENT %q: the reset was not reported as an error: %s", b, logged.String())
+		}
+		if err := o2.Shutdown(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o, mem := matchInMemory(t, tp)
+	o.Shutdown()
+	f, _ := mem.Create("/arena/" + currentName)
+	f.WriteAt([]byte("blaze-overlay 9 gen-000002 -\n"), 0)
+	f.Close()
+	if _, err := (Config{Log: quiet, FS: mem}).Open(tp, "/arena"); !errors.Is(err, blazedb.ErrVersion) {
+		t.Fatalf("a CURRENT of a newer version: %v, want ErrVersion", err)
 	}
 }
