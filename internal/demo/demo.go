@@ -131,7 +131,7 @@ func (c Config) New() (*Running, error) {
 	case errors.Is(err, provider.ErrLevelDBWorld):
 		return nil, fmt.Errorf("%s holds a LevelDB world; convert it to Blaze first (`blaze convert`): %w", c.Dir, err)
 	case errors.Is(err, blazedb.ErrLocked):
-		return nil, fmt.Errorf("%s is in use by another server: %w", c.Dir, err)
+		return nil, fmt.Errorf("%s is in use: %w", c.Dir, err)
 	case err != nil:
 		return nil, fmt.Errorf("cannot open the world in %s: %w", c.Dir, err)
 	}
