@@ -80,7 +80,7 @@ func (conf Config) Repair(dir string) (*RepairReport, error) {
 // record is replaced with lostEntry, which keeps its id from being given
 // to another state, and the world opens again.
 func (conf Config) repairDictionary(dir string, rep *RepairReport) error {
-	c := Config{Log: conf.Log, FS: conf.FS, Durability: conf.Durability, NoLevelDat: true,
+	c := Config{Log: conf.Log, FS: conf.FS, Durability: conf.Durability, NoLevelDat: true, SegmentRoot: conf.SegmentRoot,
 		ExternalMaintenance: true, ColumnCacheBytes: -1, CacheBytes: -1}.withDefaults()
 	for try := 0; ; try++ {
 		db, err := c.open(dir)

@@ -509,3 +509,19 @@ func TestRepairNamesDictionaryEntries(t *testing.T) {
 	}
 	db.Close()
 }
+
+// blaze repair mends a segmented world region by region, its root too:
+// the root's repair opened it as a plain world for its block dictionary,
+// which refuses the root of a segmented world, so repair failed on every
+// segmented world (found by issue 35's damage sweep).
+func TestRepairSegmentedWorld(t *testing.T) {
+	dir := segmentedGarbageWorld(t)
+	var out bytes.Buffer
+	if code := runRepair(&out, dir); code != exitOK {
+		t.Fatalf("repair: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runCheck(&out, nil, dir); code != exitOK || !strings.Contains(out.String(), "8 columns") {
+		t.Fatalf("check after repair: status %d: %s", code, out.String())
+	}
+}
