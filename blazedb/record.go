@@ -74,6 +74,7 @@ const (
 	kindDelete      = 0x02
 	kindBatch       = 0x03
 	kindMark        = 0x04
+	kindHeaderCopy  = 0x05
 	kindBatchPut    = 0x81
 	kindBatchDelete = 0x82
 	markValueLen    = 8
@@ -175,8 +176,78 @@ var (
 // without the body and returns the record's total size. topLevel selects the
 // kinds allowed at the top level of the log, as opposed to inside a batch.
 func checkHeader(h []byte, topLevel bool) (int, error) {
-	if len(h) < recHeaderSize {
+	size, fault := inspectHeader(h, topLevel)
+	if fault == headerOK {
+		return size, nil
+	}
+	if fault == headerShort {
 		return 0, errShortRecord
+	}
+	n := binary.LittleEndian.Uint32(h[4:])
+	kind, c := h[16], codec(h[17])
+	k := binary.LittleEndian.Uint16(h[18:])
+	raw := binary.LittleEndian.Uint32(h[20:])
+	var why string
+	switch fault {
+	case headerLengths:
+		why = fmt.Sprintf("body length %d, key length %d", n, k)
+	case headerCodec:
+		why = fmt.Sprintf("codec %d", c)
+	case headerRaw:
+		why = fmt.Sprintf("raw length %d", raw)
+	case headerInBatch:
+		why = fmt.Sprintf("kind %#x inside a batch", kind)
+	case headerOutsideBatch:
+		why = fmt.Sprintf("batch entry kind %#x outside a batch", kind)
+	case headerKind:
+		why = fmt.Sprintf("kind %#x", kind)
+	case headerKey:
+		why = fmt.Sprintf("kind %#x with key length %d", kind, k)
+	case headerFixedSize:
+		why = fmt.Sprintf("%s of %d bytes", kindName(kind), n)
+	case headerCodecKind:
+		why = fmt.Sprintf("kind %#x with codec %d", kind, c)
+	}
+	return 0, fmt.Errorf("%w: %s", errBadRecord, why)
+}
+
+// plausibleHeader reports whether checkHeader would accept h, without
+// building the explanation: a resync tries it at every offset of a
+// damaged stretch.
+func plausibleHeader(h []byte, topLevel bool) bool {
+	_, fault := inspectHeader(h, topLevel)
+	return fault == headerOK
+}
+
+// headerFault is what inspectHeader found wrong with a record header.
+type headerFault uint8
+
+const (
+	headerOK headerFault = iota
+	headerShort
+	headerLengths
+	headerCodec
+	headerRaw
+	headerInBatch
+	headerOutsideBatch
+	headerKind
+	headerKey
+	headerFixedSize
+	headerCodecKind
+)
+
+// kindName names the key-less kinds of a fixed size.
+func kindName(kind uint8) string {
+	if kind == kindHeaderCopy {
+		return "header copy"
+	}
+	return "sync mark"
+}
+
+// inspectHeader is checkHeader's test, with the fault as a code.
+func inspectHeader(h []byte, topLevel bool) (int, headerFault) {
+	if len(h) < recHeaderSize {
+		return 0, headerShort
 	}
 	n := binary.LittleEndian.Uint32(h[4:])
 	kind, c := h[16], codec(h[17])
@@ -184,34 +255,36 @@ func checkHeader(h []byte, topLevel bool) (int, error) {
 	raw := binary.LittleEndian.Uint32(h[20:])
 	switch {
 	case n > maxBodyLen || k > n:
-		return 0, fmt.Errorf("%w: body length %d, key length %d", errBadRecord, n, k)
+		return 0, headerLengths
 	case !c.valid():
-		return 0, fmt.Errorf("%w: codec %d", errBadRecord, c)
+		return 0, headerCodec
 	case raw > maxValueLen && kind != kindBatch:
-		return 0, fmt.Errorf("%w: raw length %d", errBadRecord, raw)
+		return 0, headerRaw
 	}
 	switch kind {
-	case kindPut, kindDelete, kindBatch, kindMark:
+	case kindPut, kindDelete, kindBatch, kindMark, kindHeaderCopy:
 		if !topLevel {
-			return 0, fmt.Errorf("%w: kind %#x inside a batch", errBadRecord, kind)
+			return 0, headerInBatch
 		}
 	case kindBatchPut, kindBatchDelete:
 		if topLevel {
-			return 0, fmt.Errorf("%w: batch entry kind %#x outside a batch", errBadRecord, kind)
+			return 0, headerOutsideBatch
 		}
 	default:
-		return 0, fmt.Errorf("%w: kind %#x", errBadRecord, kind)
+		return 0, headerKind
 	}
-	if (kind == kindBatch || kind == kindMark) != (k == 0) {
-		return 0, fmt.Errorf("%w: kind %#x with key length %d", errBadRecord, kind, k)
+	keyless := kind == kindBatch || kind == kindMark || kind == kindHeaderCopy
+	if keyless != (k == 0) {
+		return 0, headerKey
 	}
-	if kind == kindMark && (n != markValueLen || raw != markValueLen) {
-		return 0, fmt.Errorf("%w: sync mark of %d bytes", errBadRecord, n)
+	if kind == kindMark && (n != markValueLen || raw != markValueLen) ||
+		kind == kindHeaderCopy && (n != fileHeaderSize || raw != fileHeaderSize) {
+		return 0, headerFixedSize
 	}
-	if (kind == kindDelete || kind == kindBatchDelete || kind == kindBatch || kind == kindMark) && c != codecNone {
-		return 0, fmt.Errorf("%w: kind %#x with codec %d", errBadRecord, kind, c)
+	if (kind == kindDelete || kind == kindBatchDelete || keyless) && c != codecNone {
+		return 0, headerCodecKind
 	}
-	return recHeaderSize + int(n), nil
+	return recHeaderSize + int(n), headerOK
 }
 
 // decodeRecord decodes the record at the start of b and returns it with its
@@ -239,7 +312,7 @@ func decodeRecord(b []byte, topLevel bool) (record, int, error) {
 		rawLen: binary.LittleEndian.Uint32(b[20:]),
 		vsum:   binary.LittleEndian.Uint32(b[24:]),
 	}
-	if r.kind != kindBatch && r.kind != kindMark {
+	if r.kind != kindBatch && r.kind != kindMark && r.kind != kindHeaderCopy {
 		if _, err := parseKey(r.key); err != nil {
 			return record{}, 0, fmt.Errorf("%w: %v", errBadRecord, err)
 		}
@@ -249,9 +322,9 @@ func decodeRecord(b []byte, topLevel bool) (record, int, error) {
 		if len(r.value) != 0 || r.rawLen != 0 {
 			return record{}, 0, fmt.Errorf("%w: delete with a value", errBadRecord)
 		}
-	case kindMark:
+	case kindMark, kindHeaderCopy:
 		if r.seq != 0 || crc(r.value) != r.vsum {
-			return record{}, 0, fmt.Errorf("%w: sync mark with sequence %d or a bad value checksum", errBadRecord, r.seq)
+			return record{}, 0, fmt.Errorf("%w: %s with sequence %d or a bad value checksum", errBadRecord, kindName(r.kind), r.seq)
 		}
 	case kindBatch:
 		if int(r.rawLen) != len(r.value) {
