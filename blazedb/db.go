@@ -344,10 +344,11 @@ func (db *DB) openLog(f vfs.File) error {
 }
 
 // Recovery reports what Open found: whether index.dat was used, damaged
-// regions skipped and the torn tail cut.
+// regions skipped, the torn tail cut and durable data lost.
 func (db *DB) Recovery() Recovery {
 	r := db.recovery
 	r.Corrupt = slices.Clone(r.Corrupt)
+	r.Lost = slices.Clone(r.Lost)
 	return r
 }
 

@@ -31,6 +31,12 @@ var (
 	ErrTooLarge = errors.New("blazedb: key or value too large")
 	// ErrInvalidOptions: Options failed validation.
 	ErrInvalidOptions = errors.New("blazedb: invalid options")
+	// ErrDurableLoss: bytes that Blaze has evidence were durable (index.dat
+	// covered them) are missing from the log or damaged, so keys lost their
+	// newest durable versions. A read-write Open refuses such a database
+	// unless Options.AcceptDurableLoss is set; the error names what is
+	// lost. It wraps ErrCorrupt.
+	ErrDurableLoss = fmt.Errorf("%w: durable data lost", ErrCorrupt)
 )
 
 // CorruptionError describes damaged bytes. It wraps ErrCorrupt. Nothing

@@ -1,11 +1,13 @@
 package blazedb
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
 )
@@ -28,8 +30,47 @@ type Recovery struct {
 	// TornBytes is the length of the torn tail: from the first damage that
 	// was never durable to the end, whole records after it included, as a
 	// crash left them unsynced. Cut in a read-write open, ignored in a
-	// read-only one.
+	// read-only one. When LostBytes is set, the tail includes bytes that
+	// were durable.
 	TornBytes int64
+	// LostBytes counts bytes that were durable, as index.dat showed
+	// (it covered them, and it is written only over durable bytes), but
+	// that the log no longer holds: it is shorter than index.dat covers,
+	// or the last part of it does not decode. Open refuses such a
+	// database in a read-write open (ErrDurableLoss) unless
+	// Options.AcceptDurableLoss is set. Lost names the keys it cost.
+	LostBytes int64
+	// Lost lists, in key order, every key whose state differs from the
+	// durable one index.dat recorded: lost in LostBytes, or whose newest
+	// durable record was found damaged by the scan.
+	Lost []LostKey
+}
+
+// LostKey is a key whose newest durable state is lost (see
+// Recovery.Lost): a plain value, safe to copy and to use from any
+// goroutine.
+type LostKey struct {
+	Key   Key    // the chunk key, unless Named
+	Name  string // the named key, if Named
+	Named bool
+	// Older: the key now holds an older version the log still had;
+	// otherwise it has none. Revived: index.dat had the key deleted, and
+	// the delete is what was lost, so an older version came back.
+	Older, Revived bool
+}
+
+func (k LostKey) String() string {
+	what := k.Key.String()
+	if k.Named {
+		what = fmt.Sprintf("%q", k.Name)
+	}
+	switch {
+	case k.Revived:
+		return what + " (deleted; an older version came back)"
+	case k.Older:
+		return what + " (back to an older version)"
+	}
+	return what + " (gone)"
 }
 
 // CorruptRegion is a damaged stretch of chunks.dat: a plain value, safe to
@@ -340,11 +381,26 @@ type recovered struct {
 // recoverIndex builds the index for a log of the given size: from
 // index.dat when it is valid for this log, then by replaying what follows.
 // In a read-write open a torn tail is cut (and the cut synced).
+//
+// index.dat is evidence as well as an accelerator: it covers only bytes
+// that were durable when it was written. A log shorter than it covers has
+// lost durable bytes (a copy cut short, a filesystem that lost the end of
+// the file), which no crash explains. Then the whole log is scanned, as
+// without index.dat, and each key whose state differs from the one
+// index.dat recorded is lost; a read-write open refuses with
+// ErrDurableLoss unless Options.AcceptDurableLoss is set, and nothing has
+// been changed on disk when it does.
 func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (recovered, error) {
 	rec := &db.recovery
 	ix, meta, problem := db.loadIndex(h.generation, size)
 	from := int64(fileHeaderSize)
 	nextSeq := h.baseSeq
+	var durable *index // index.dat's entries, when it shows durable bytes lost
+	if problem == "" && meta.covered > size {
+		durable, ix = ix, nil
+		problem = fmt.Sprintf("index.dat covers %d bytes of %s, which were durable when it was written, but the log has %d", meta.covered, logName, size)
+		nextSeq = max(nextSeq, meta.nextSeq)
+	}
 	if problem == "" {
 		rec.IndexLoaded = true
 		from = meta.covered
@@ -353,7 +409,7 @@ func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (recovered, err
 	} else {
 		rec.IndexProblem = problem
 		ix = newIndex()
-		if size > fileHeaderSize {
+		if size > fileHeaderSize && durable == nil {
 			db.opts.Logger.Info("blazedb: rebuilding the index by scanning the log", "dir", db.dir, "reason", problem)
 		}
 	}
@@ -369,6 +425,13 @@ func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (recovered, err
 	rec.ScannedRecords = res.records
 	rec.Corrupt = res.corrupt
 	rec.TornBytes = size - res.end
+	if durable != nil {
+		rec.LostBytes = meta.covered - res.end
+		rec.Lost = lostKeys(durable, ix)
+		if err := db.reportLoss(meta.covered); err != nil {
+			return recovered{}, err
+		}
+	}
 	for _, c := range res.corrupt {
 		db.opts.Logger.Warn("blazedb: skipped a damaged region of the log; its keys fall back to their previous versions",
 			"dir", db.dir, "offset", c.Offset, "length", c.Length, "reason", c.Reason)
@@ -394,6 +457,79 @@ func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (recovered, err
 	return out, nil
 }
 
+// reportLoss reports the durable loss db.recovery describes: an error
+// (ErrDurableLoss) for a read-write open that does not accept it, else a
+// log entry at error level. Accepted in a read-write open, index.dat goes
+// (durably) before the log is cut, so that it is not taken for evidence
+// of a loss that was accepted; the next Open after a crash scans instead.
+func (db *DB) reportLoss(covered int64) error {
+	rec := &db.recovery
+	keys := make([]string, 0, min(len(rec.Lost), 10))
+	for _, k := range rec.Lost[:min(len(rec.Lost), 10)] {
+		keys = append(keys, k.String())
+	}
+	list := strings.Join(keys, ", ")
+	if len(rec.Lost) > len(keys) {
+		list += fmt.Sprintf(" and %d more", len(rec.Lost)-len(keys))
+	}
+	what := fmt.Sprintf("%d of the %d bytes of %s that index.dat shows were durable are missing or do not decode; %d keys lost their newest durable state", rec.LostBytes, covered, logName, len(rec.Lost))
+	if len(rec.Lost) > 0 {
+		what += ": " + list
+	}
+	if !db.opts.ReadOnly && !db.opts.AcceptDurableLoss {
+		return fmt.Errorf("%w: %s (Options.AcceptDurableLoss opens it without them; blaze repair does, and names them)", ErrDurableLoss, what)
+	}
+	db.opts.Logger.Error("blazedb: durable data lost", "dir", db.dir, "lost", what)
+	if db.opts.ReadOnly {
+		return nil
+	}
+	if err := db.fs.Remove(db.path(indexName)); err != nil && !errors.Is(err, vfs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", indexName, err)
+	}
+	if err := db.fs.SyncDir(db.dir); err != nil {
+		return fmt.Errorf("remove %s: %w", indexName, err)
+	}
+	return nil
+}
+
+// lostKeys compares the index recovered by a scan with the durable one
+// index.dat recorded and returns every key whose state differs, in key
+// order.
+func lostKeys(durable, now *index) []LostKey {
+	var lost []LostKey
+	add := func(k rkey, older, revived bool) {
+		lost = append(lost, LostKey{Key: k.chunk, Name: k.name, Named: k.named, Older: older, Revived: revived})
+	}
+	durable.each(func(k rkey, e entry) bool {
+		if cur, ok := now.get(k); !ok {
+			add(k, false, false)
+		} else if cur != e {
+			add(k, true, false)
+		}
+		return true
+	})
+	now.each(func(k rkey, _ entry) bool {
+		if _, ok := durable.get(k); !ok {
+			add(k, true, true)
+		}
+		return true
+	})
+	slices.SortFunc(lost, compareLost)
+	return lost
+}
+
+// compareLost orders lost keys as Keys does: chunk keys by dimension, X
+// and Z, then named keys by name.
+func compareLost(a, b LostKey) int {
+	if a.Named != b.Named {
+		if a.Named {
+			return 1
+		}
+		return -1
+	}
+	return cmp.Or(cmp.Compare(a.Key.Dim, b.Key.Dim), cmp.Compare(a.Key.X, b.Key.X), cmp.Compare(a.Key.Z, b.Key.Z), cmp.Compare(a.Name, b.Name))
+}
+
 // endsInMark reports whether the log's last record is a sync mark saying
 // everything before it is durable.
 func endsInMark(f vfs.File, end int64) (bool, error) {
@@ -409,8 +545,9 @@ func endsInMark(f vfs.File, end int64) (bool, error) {
 	return err == nil && r.kind == kindMark && r.markValue() == end-markSize, nil
 }
 
-// loadIndex reads index.dat and returns it if it describes this log; else
-// the reason it cannot be used.
+// loadIndex reads index.dat and returns it if it describes this log
+// generation; else the reason it cannot be used. The caller checks that it
+// covers no more than the log holds.
 func (db *DB) loadIndex(gen uint64, size int64) (*index, indexMeta, string) {
 	b, err := vfs.ReadFile(db.fs, filepath.Join(db.dir, indexName))
 	if err != nil {
@@ -425,8 +562,6 @@ func (db *DB) loadIndex(gen uint64, size int64) (*index, indexMeta, string) {
 		return nil, meta, err.Error()
 	case meta.generation != gen:
 		return nil, meta, fmt.Sprintf("index.dat describes log generation %d, the log is generation %d", meta.generation, gen)
-	case meta.covered > size:
-		return nil, meta, fmt.Sprintf("index.dat covers %d bytes but the log has %d", meta.covered, size)
 	}
 	return ix, meta, ""
 }

@@ -25,6 +25,12 @@ import (
 // itself skipped), it compacts, which leaves the damaged bytes behind.
 // Like a scan at Open, it can only go back to versions the log still
 // holds: a key whose damaged record was a delete keeps its last value.
+//
+// Durable data lost (ErrDurableLoss: the log is shorter than index.dat
+// shows was durable) is accepted and named in the report: each key that
+// lost its newest durable state keeps the older version the log still
+// holds, or is gone, except that a key index.dat had deleted (the delete
+// was lost, and an older version came back) is deleted again.
 func Repair(dir string, opts Options) (*RepairReport, error) {
 	if opts.ReadOnly {
 		return nil, fmt.Errorf("blazedb: repair %s: %w", dir, ErrReadOnly)
@@ -40,6 +46,9 @@ func Repair(dir string, opts Options) (*RepairReport, error) {
 	// A compaction of its own starting before the damage is mended would
 	// fail on it, and its error would be the next Compact's.
 	opts.DisableAutoCompaction = true
+	// Durable bytes the log no longer holds cannot be brought back: Repair
+	// gives up the keys they cost, and names them (RepairReport.Lost).
+	opts.AcceptDurableLoss = true
 	db, err := Open(dir, opts)
 	if err != nil {
 		return nil, err
@@ -63,6 +72,11 @@ type RepairReport struct {
 	Found []CorruptRegion
 	// Keys are the live keys whose newest record was damaged, in key order.
 	Keys []Repaired
+	// LostBytes and Lost are the durable data Open found lost
+	// (Recovery.LostBytes, Recovery.Lost): the keys Repair gave up, each
+	// left at the older version the log still had, or gone.
+	LostBytes int64
+	Lost      []LostKey
 	// Compacted reports that the log was rewritten without the damage.
 	Compacted bool
 }
@@ -81,12 +95,25 @@ type Repaired struct {
 }
 
 func (db *DB) repair() (*RepairReport, error) {
-	rep := &RepairReport{Skipped: slices.Clone(db.recovery.Corrupt)}
+	rep := &RepairReport{Skipped: slices.Clone(db.recovery.Corrupt), LostBytes: db.recovery.LostBytes, Lost: slices.Clone(db.recovery.Lost)}
 	found, scanned, err := db.damagedKeys()
 	if err != nil {
 		return rep, err
 	}
 	rep.Found = scanned
+	for _, k := range rep.Lost {
+		if !k.Revived {
+			continue
+		}
+		if k.Named {
+			err = db.DeleteNamed(k.Name)
+		} else {
+			err = db.Delete(k.Key)
+		}
+		if err != nil {
+			return rep, fmt.Errorf("repair: delete %v again: %w", k, err)
+		}
+	}
 	for _, d := range found {
 		r := Repaired{Key: d.k.chunk, Name: d.k.name, Named: d.k.named, Err: d.err, Restored: d.restore}
 		switch {
@@ -104,7 +131,7 @@ func (db *DB) repair() (*RepairReport, error) {
 		}
 		rep.Keys = append(rep.Keys, r)
 	}
-	if len(rep.Keys) > 0 || len(rep.Skipped) > 0 || len(rep.Found) > 0 {
+	if len(rep.Keys) > 0 || len(rep.Skipped) > 0 || len(rep.Found) > 0 || rep.LostBytes > 0 {
 		if err := db.Compact(); err != nil {
 			return rep, err
 		}

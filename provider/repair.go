@@ -64,7 +64,7 @@ func (conf Config) Repair(dir string) (*RepairReport, error) {
 		}
 		rep.DictionaryLost = append(rep.DictionaryLost, deleted...)
 	}
-	if len(rep.Skipped) > 0 || len(rep.Keys) > 0 {
+	if len(rep.Skipped) > 0 || len(rep.Keys) > 0 || len(rep.Lost) > 0 {
 		// Columns went back to older versions or were deleted: the
 		// world's columns are no longer those its edition names.
 		if err := renewEdition(filepath.Join(dir, engineDir), conf.engineOptions()); err != nil {

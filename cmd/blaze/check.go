@@ -23,7 +23,12 @@ func runCheck(out, progress io.Writer, dir string) int {
 		if d.Opened && !rec.IndexLoaded {
 			fmt.Fprintf(out, "%s: index.dat was not used (%s): the log was scanned\n", d.Dir, rec.IndexProblem)
 		}
-		if rec.TornBytes > 0 {
+		if rec.LostBytes > 0 || len(rec.Lost) > 0 {
+			fmt.Fprintf(out, "%s: DURABLE DATA LOST: %d bytes of chunks.dat that index.dat shows were durable are missing or do not decode (the file was cut short or damaged, which no crash does)\n", d.Dir, rec.LostBytes)
+			for _, k := range rec.Lost {
+				fmt.Fprintf(out, "%s: lost: %s\n", d.Dir, lostName(k, false))
+			}
+		} else if rec.TornBytes > 0 {
 			fmt.Fprintf(out, "%s: the last %d bytes of chunks.dat are writes a crash left unsynced, which the durability mode never promised to keep, so nothing promised is lost; the next read-write open removes them\n", d.Dir, rec.TornBytes)
 		}
 		// The engine's check names every damaged stretch still in

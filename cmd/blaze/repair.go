@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/blazeworld/blaze/blazedb"
+
 	"github.com/blazeworld/blaze/provider"
 )
 
@@ -30,6 +32,12 @@ func runRepair(out io.Writer, dir string) int {
 		}
 		if ids := rep.Dictionary; len(ids) > 0 {
 			fmt.Fprintf(out, "%s: %s (ids %v) did not read from chunks.dat: written back from dictionary.dat\n", d, count(len(ids), "block dictionary entry", "block dictionary entries"), ids)
+		}
+		if rep.LostBytes > 0 || len(rep.Lost) > 0 {
+			fmt.Fprintf(out, "%s: %d bytes of chunks.dat that index.dat showed were durable were missing or did not decode; given up:\n", d, rep.LostBytes)
+			for _, k := range rep.Lost {
+				fmt.Fprintf(out, "%s: given up: %s\n", d, lostName(k, true))
+			}
 		}
 		for _, c := range rep.Skipped {
 			fmt.Fprintf(out, "%s: %d damaged bytes at offset %d were skipped; the columns written there went back to their previous versions\n", d, c.Length, c.Offset)
@@ -59,7 +67,7 @@ func runRepair(out io.Writer, dir string) int {
 		if n := len(rep.Found); n > 0 {
 			fmt.Fprintf(out, "%s: %s of chunks.dat in all, live or old versions: compacted away\n", d, count(n, "damaged stretch", "damaged stretches"))
 		}
-		if rep.Compacted || rep.LevelDat != "" || len(rep.DictionaryLost) > 0 {
+		if rep.Compacted || rep.LevelDat != "" || len(rep.DictionaryLost) > 0 || rep.LostBytes > 0 {
 			mended++
 		}
 	}
@@ -69,4 +77,24 @@ func runRepair(out io.Writer, dir string) int {
 		fmt.Fprintf(out, "%s: %d of %d databases repaired\n", dir, mended, len(dbs))
 	}
 	return exitOK
+}
+
+// lostName says what a lost key was and what became of it (repaired: what
+// blaze repair made of it), naming a chunk key as the column it holds.
+func lostName(k blazedb.LostKey, repaired bool) string {
+	what := "column " + k.Key.String()
+	if k.Named {
+		what = fmt.Sprintf("record %q", k.Name)
+	}
+	switch {
+	case k.Revived && repaired:
+		return what + ": its delete was lost; deleted again"
+	case k.Revived:
+		return what + ": its delete is lost, so an older version came back (blaze repair deletes it again)"
+	case k.Older:
+		return what + ": its newest version is lost; it reads as an older one"
+	case k.Named:
+		return what + ": lost; no older version is left"
+	}
+	return what + ": lost; no older version is left (a missing column is generated again)"
 }

@@ -51,8 +51,9 @@ type Database struct {
 	// database was read.
 	Opened bool
 	// Recovery is what opening the database found. A torn tail is what a
-	// crash left of writes that were not yet durable, not damage; Corrupt
-	// regions are damage.
+	// crash left of writes that were not yet durable, not damage, unless
+	// LostBytes says durable bytes were lost; Corrupt regions and lost
+	// durable data are damage.
 	Recovery blazedb.Recovery
 	// Engine is blazedb.DB.Check's finding: nil when the index matches a
 	// scan of the log, the scan passes over no damaged stretch (one an
@@ -79,7 +80,7 @@ type Database struct {
 
 // Damaged reports whether the database holds damage.
 func (d Database) Damaged() bool {
-	return len(d.Recovery.Corrupt) > 0 || d.Engine != nil || len(d.DictionaryRestored) > 0 || d.Settings.Damaged()
+	return len(d.Recovery.Corrupt) > 0 || d.Recovery.LostBytes > 0 || len(d.Recovery.Lost) > 0 || d.Engine != nil || len(d.DictionaryRestored) > 0 || d.Settings.Damaged()
 }
 
 // Report says what a check found. The check that returns it keeps no

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/blazeworld/blaze/provider"
+	"github.com/df-mc/dragonfly/server/world"
+)
+
+// Issue 35 item 1: a cleanly closed world whose chunks.dat lost its second
+// half. check used to exit 0 saying that nothing promised was lost, and a
+// server's open cut the rest as a torn tail. Now check exits 2 naming the
+// lost columns, a server's open refuses, and repair names each column it
+// gives up.
+func TestCheckAndRepairNameDurableLoss(t *testing.T) {
+	dir := t.TempDir()
+	conf := provider.Config{Log: slog.New(slog.DiscardHandler)}
+	db, err := conf.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 56 {
+		col := worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry)
+		if err := db.StoreColumn(world.ChunkPos{int32(i), 7}, world.Overworld, col); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "blaze", "chunks.dat")
+	b, _ := os.ReadFile(log)
+	if err := os.WriteFile(log, b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	var out bytes.Buffer
+	code := runCheck(&out, nil, dir)
+	text := out.String()
+	if code != exitDamaged || strings.Contains(text, "nothing promised is lost") || !strings.Contains(text, "DURABLE DATA LOST") ||
+		!strings.Contains(text, "lost: column (55, 7, dim 0)") {
+		t.Fatalf("check: status %d:\n%s", code, text)
+	}
+	if _, err := conf.Open(dir); err == nil || !strings.Contains(err.Error(), "durable data lost") {
+		t.Fatalf("a server's open of the damaged world: %v", err)
+	}
+
+	out.Reset()
+	if code := runRepair(&out, dir); code != exitOK {
+		t.Fatalf("repair: status %d:\n%s", code, out.String())
+	}
+	if text := out.String(); !strings.Contains(text, "given up: column (55, 7, dim 0)") || strings.Contains(text, "no damage found") {
+		t.Fatalf("repair:\n%s", text)
+	}
+	out.Reset()
+	if code := runCheck(&out, nil, dir); code != exitOK {
+		t.Fatalf("check after repair: status %d:\n%s", code, out.String())
+	}
+}
