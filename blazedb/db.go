@@ -457,7 +457,7 @@ func (db *DB) Sync() error {
 	}
 	defer l.refs.Done()
 	if !db.opts.ReadOnly {
-		err = db.syncTo(l, l.written.Load(), true)
+		err = db.syncMarked(l, l.written.Load(), true)
 	}
 	if err = errors.Join(err, db.takeBackgroundErr(), db.damageErr()); err != nil {
 		return fmt.Errorf("blazedb: sync: %w", err)
@@ -524,7 +524,11 @@ func (db *DB) backgroundSync() {
 	}
 	defer l.refs.Done()
 	if l.unsynced() > 0 {
-		db.syncTo(l, l.written.Load(), true)
+		// A failed fsync poisons the DB, which every write reports; a
+		// mark that could not be written is reported here.
+		if err := db.syncMarked(l, l.written.Load(), true); err != nil && !errors.Is(err, ErrPoisoned) {
+			db.reportBackground(err)
+		}
 	}
 }
 
