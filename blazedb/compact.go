@@ -148,7 +148,7 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	}()
 	w := &appender{f: f, buf: make([]byte, 0, 1<<20)}
 	nh := fileHeader{version: logVersion, generation: old.gen + 1, baseSeq: seq}
-	if err := w.write(nh.encode()); err != nil {
+	if err := w.write(nh.encodeWithCopy()); err != nil {
 		return fmt.Errorf("write %s: %w", compactName, err)
 	}
 	// Damaged live records are carried (damage.go). Those the last
@@ -176,7 +176,7 @@ func (db *DB) compact(afterCopy func()) (err error) {
 			return err
 		}
 		maps.Copy(carry, newly)
-		if err := w.restart(nh.encode()); err != nil {
+		if err := w.restart(nh.encodeWithCopy()); err != nil {
 			return fmt.Errorf("write %s: %w", compactName, err)
 		}
 	}
@@ -246,7 +246,7 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	nix.settle()
 	nl := newLogFile(f, nh, w.off, w.off)
 	nl.marked = w.off
-	nl.markBytes.Store(markSize)
+	nl.markBytes.Store(markSize + headerCopySize)
 	nl.keptBytes.Store(keptBytes)
 	var cs *carriedSet
 	if len(kept) > 0 {

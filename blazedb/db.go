@@ -171,7 +171,7 @@ func (db *DB) open() error {
 				}
 			}
 			h := fileHeader{generation: rand.Uint64() >> 1}
-			if err := vfs.ReplaceFile(db.fs, db.dir, logName, h.encode()); err != nil {
+			if err := vfs.ReplaceFile(db.fs, db.dir, logName, h.encodeWithCopy()); err != nil {
 				// Its name may be in place but not durable: a later Open
 				// must create it again, not take it as it is.
 				if rerr := db.fs.Remove(db.path(logName)); rerr != nil && !errors.Is(rerr, vfs.ErrNotExist) {
@@ -202,11 +202,13 @@ func (db *DB) open() error {
 	db.bg.compactNow = make(chan struct{}, 1)
 	db.bg.checkpointNow = make(chan struct{}, 1)
 	db.bg.stop = make(chan struct{})
-	if !ro && !db.log.marks {
+	if !ro && db.log.version < logVersion {
 		// A version 1 log has no sync marks, so recovery could not tell a
-		// write a crash left unsynced from decay of durable data in it:
-		// rewrite it as version 2 before anything is appended.
-		db.opts.Logger.Info("blazedb: rewriting chunks.dat in format version 2", "dir", db.dir)
+		// write a crash left unsynced from decay of durable data in it,
+		// and before version 3 the header had no copy, so one bad byte in
+		// it made the log unopenable: rewrite it in the current version
+		// before anything is appended.
+		db.opts.Logger.Info("blazedb: rewriting chunks.dat in the current format version", "dir", db.dir, "from", db.log.version, "to", logVersion)
 		if err := db.compact(nil); err != nil {
 			db.log.f.Close()
 			return fmt.Errorf("rewrite %s in format version %d: %w", logName, logVersion, err)
@@ -269,19 +271,51 @@ func (db *DB) readHeader() (fileHeader, error) {
 		return fileHeader{}, err
 	}
 	defer f.Close()
-	return readFileHeader(f)
+	h, _, err := readFileHeader(f)
+	return h, err
 }
 
-// readFileHeader reads and decodes the header of the log f. A file too
-// short to hold one is for decodeFileHeader to judge; a failed read is
-// returned as such, not taken for damage.
-func readFileHeader(f vfs.File) (fileHeader, error) {
-	b := make([]byte, fileHeaderSize)
+// headerDamage says which copy of the log's header is damaged, and how.
+type headerDamage struct {
+	header bool   // the header at offset 0 (read from its copy); else the copy
+	reason string // "" when neither is
+}
+
+// readFileHeader reads and decodes the header of the log f. When it does
+// not decode but its copy does (format version 3), the copy's is returned,
+// and damage says so; damage also reports a damaged copy behind a header
+// that decodes. A file too short to hold a header is for decodeFileHeader
+// to judge; a failed read is returned as such, not taken for damage. A
+// header that does not decode and has no copy gives its own error: a
+// foreign file is ErrNotBlaze, a newer format (whose copy, if any, says
+// so too) ErrVersion.
+func readFileHeader(f vfs.File) (h fileHeader, damage headerDamage, err error) {
+	b := make([]byte, fileHeaderSize+headerCopySize)
 	n, err := f.ReadAt(b, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return fileHeader{}, fmt.Errorf("read %s header: %w", logName, err)
+		return fileHeader{}, damage, fmt.Errorf("read %s header: %w", logName, err)
 	}
-	return decodeFileHeader(b[:n])
+	b = b[:n]
+	h, herr := decodeFileHeader(b[:min(n, fileHeaderSize)])
+	var rest []byte
+	if n > fileHeaderSize {
+		rest = b[fileHeaderSize:]
+	}
+	if herr == nil {
+		if h.copied() {
+			if c, cerr := decodeHeaderCopy(rest); cerr != nil {
+				damage.reason = cerr.Error()
+			} else if c != h {
+				damage.reason = fmt.Sprintf("the header copy at offset %d differs from the header", fileHeaderSize)
+			}
+		}
+		return h, damage, nil
+	}
+	c, cerr := decodeHeaderCopy(rest)
+	if cerr != nil {
+		return fileHeader{}, damage, herr
+	}
+	return c, headerDamage{header: true, reason: herr.Error()}, nil
 }
 
 // removeLeftovers deletes temporary files of an interrupted index write,
@@ -308,7 +342,7 @@ func (db *DB) removeLeftovers(names []string, hasLog bool) error {
 // openLog reads the header of the open log, recovers the index, and
 // installs both.
 func (db *DB) openLog(f vfs.File) error {
-	h, err := readFileHeader(f)
+	h, damage, err := readFileHeader(f)
 	if err != nil {
 		return err
 	}
@@ -319,6 +353,11 @@ func (db *DB) openLog(f vfs.File) error {
 	rec, err := db.recoverIndex(f, h, size)
 	if err != nil {
 		return err
+	}
+	if damage.reason != "" {
+		if err := db.mendHeader(f, h, damage); err != nil {
+			return err
+		}
 	}
 	end := rec.end
 	synced := int64(0)
@@ -340,6 +379,36 @@ func (db *DB) openLog(f vfs.File) error {
 	if rec.endMarked {
 		db.log.marked = end // nothing to mark again before more is written
 	}
+	return nil
+}
+
+// mendHeader reports a damaged header or header copy and, in a read-write
+// open, rewrites a damaged header from its copy (and syncs it). The copy
+// is never rewritten in place: a damaged one goes with the next
+// compaction, as any damaged record does. A crash while the header is
+// rewritten leaves the copy to read it from again.
+func (db *DB) mendHeader(f vfs.File, h fileHeader, damage headerDamage) error {
+	rec := &db.recovery
+	if !damage.header {
+		rec.HeaderDamage = "the header copy is damaged: " + damage.reason
+		db.opts.Logger.Warn("blazedb: the copy of the log's header is damaged; the header is intact, and the next compaction writes a new copy",
+			"dir", db.dir, "reason", damage.reason)
+		return nil
+	}
+	rec.HeaderDamage = "the header is damaged, and was read from its copy: " + damage.reason
+	if db.opts.ReadOnly {
+		db.opts.Logger.Warn("blazedb: the log's header is damaged; it was read from its copy (read-only open: not rewritten)",
+			"dir", db.dir, "reason", damage.reason)
+		return nil
+	}
+	db.opts.Logger.Warn("blazedb: the log's header is damaged; rewriting it from its copy", "dir", db.dir, "reason", damage.reason)
+	if _, err := f.WriteAt(h.encode(), 0); err != nil {
+		return fmt.Errorf("rewrite %s header from its copy: %w", logName, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("rewrite %s header from its copy: sync: %w", logName, err)
+	}
+	rec.HeaderRewritten = true
 	return nil
 }
 

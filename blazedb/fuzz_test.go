@@ -24,6 +24,7 @@ func seedRecords() [][]byte {
 	inner = appendRecord(inner, &record{seq: 11, kind: kindBatchDelete, key: appendChunkKey(nil, Key{})})
 	out = append(out, appendRecord(nil, &record{seq: 10, kind: kindBatch, value: inner, rawLen: uint32(len(inner))}))
 	out = append(out, appendMark(nil, fileHeaderSize+100))
+	out = append(out, fileHeader{generation: 5, baseSeq: 9}.encodeWithCopy()[fileHeaderSize:])
 	return out
 }
 
@@ -91,7 +92,7 @@ func FuzzOpenLog(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fs := vfs.NewMem()
 		fs.MkdirAll("/db", 0o755)
-		fs.WriteFile("/db/chunks.dat", append(fileHeader{generation: 1}.encode(), b...))
+		fs.WriteFile("/db/chunks.dat", append(fileHeader{generation: 1}.encodeWithCopy(), b...))
 		db, err := Open("/db", Options{FS: fs, Logger: quiet})
 		if err != nil {
 			t.Fatalf("Open: %v", err)
@@ -108,6 +109,60 @@ func FuzzOpenLog(f *testing.F) {
 			if _, err := db.Get(k); err != nil && !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("Get %v: %v", k, err)
 			}
+		}
+	})
+}
+
+// FuzzReadLogHeader: reading a log's header and its copy never panics and
+// fails only as a foreign file, a newer format or damage; what it returns
+// is exactly what one of the two copies holds; and one damaged byte of
+// either copy (issue 35 item 2) is always read past.
+func FuzzReadLogHeader(f *testing.F) {
+	good := fileHeader{generation: 1, baseSeq: 77}.encodeWithCopy()
+	f.Add(good)
+	for i := 0; i < len(good); i += 5 {
+		d := bytes.Clone(good)
+		d[i] ^= 0x10
+		f.Add(d)
+	}
+	f.Add(good[:fileHeaderSize])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fs := memWith(b)
+		file, err := fs.Open("/db/chunks.dat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer file.Close()
+		h, damage, err := readFileHeader(file)
+		differ := 0
+		if len(b) == len(good) {
+			for i := range b {
+				if b[i] != good[i] {
+					differ++
+				}
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, ErrNotBlaze) && !errors.Is(err, ErrVersion) && !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("unexpected error class: %v", err)
+			}
+			if len(b) == len(good) && differ <= 1 {
+				t.Fatalf("one damaged byte made the header unreadable: %v", err)
+			}
+			return
+		}
+		var want fileHeader
+		var werr error
+		if damage.header {
+			want, werr = decodeHeaderCopy(b[fileHeaderSize:])
+		} else {
+			want, werr = decodeFileHeader(b[:fileHeaderSize])
+		}
+		if werr != nil || want != h {
+			t.Fatalf("read %+v, which the copy it came from does not hold (%+v, %v)", h, want, werr)
+		}
+		if len(b) == len(good) && differ <= 1 && (h.generation != 1 || h.baseSeq != 77) {
+			t.Fatalf("one damaged byte: read %+v", h)
 		}
 	})
 }

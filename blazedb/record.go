@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 )
 
-// chunks.dat is an append-only log: a file header, then records.
+// chunks.dat is an append-only log: a file header, then records, the
+// first of which (from format version 3) is a copy of the header.
 //
 // File header (40 bytes):
 //
@@ -16,7 +18,7 @@ import (
 //	| offset | size | field                                           |
 //	+--------+------+-------------------------------------------------+
 //	|      0 |    8 | signature "\x89BLZLOG\n"                        |
-//	|      8 |    4 | format version, uint32 LE (2; 1 is read too)    |
+//	|      8 |    4 | format version, uint32 LE (3; 1, 2 read too)    |
 //	|     12 |    4 | flags, uint32 LE (0; reserved)                  |
 //	|     16 |    8 | generation, uint64 LE (+1 on every compaction)  |
 //	|     24 |    8 | base sequence, uint64 LE (next seq at creation) |
@@ -32,8 +34,9 @@ import (
 //	|      0 |    4 | CRC-32C of bytes 4..28+n (all that follows)     |
 //	|      4 |    4 | n, body length = key length + stored length     |
 //	|      8 |    8 | sequence number: the record's version           |
-//	|     16 |    1 | kind (put 1, delete 2, batch 3, sync mark 4;    |
-//	|        |      |   in a batch: put 0x81, delete 0x82)            |
+//	|     16 |    1 | kind (put 1, delete 2, batch 3, sync mark 4,    |
+//	|        |      |   header copy 5; in a batch: put 0x81,          |
+//	|        |      |   delete 0x82)                                  |
 //	|     17 |    1 | codec of the stored value (none 0, lz4 1,       |
 //	|        |      |   snappy 2, zstd 3)                             |
 //	|     18 |    2 | key length k                                    |
@@ -52,22 +55,53 @@ import (
 //
 // A sync mark (format version 2) has no key, sequence number 0 and codec
 // none; its value is 8 bytes, a uint64 LE S: when it was written, the first
-// S bytes of this file were known durable. The first append after each
-// fsync (and after Open, which syncs) carries one in front of its record,
-// in the same write; Close, after its last fsync, appends one for the
-// whole log and syncs it, and compaction ends the file it writes with one.
+// S bytes of this file were known durable. Each fsync is followed by one,
+// appended alone (sync.go, markSynced) and synced by the next fsync; when
+// a writer got there first, the first append after the fsync (or after
+// Open, which syncs) carries it in front of its record, in the same write.
+// Close, after its last fsync, appends one for the whole log (unless the
+// last mark already covers it) and syncs it, and compaction ends the file
+// it writes with one.
 // Recovery uses marks to tell damage apart (recover.go):
 // damage that a later mark shows was synced is decay of durable data, and
 // is skipped; any other damage is a write a crash left unsynced, so the log
-// ends there. Version 1 logs have no marks; Open rewrites them as version 2
-// (a compaction) before appending to them.
+// ends there. Version 1 logs have no marks; Open rewrites them in the
+// current version (a compaction) before appending to them.
+//
+// The header copy (format version 3), the record at offset 40 of every
+// log, has no key, sequence number 0 and codec none; its value is the 40
+// bytes of the file header, which it repeats exactly:
+//
+//	+--------+------+-------------------------------------------------+
+//	| offset | size | field                                           |
+//	+--------+------+-------------------------------------------------+
+//	|     40 |   28 | record header: kind 5, n = raw length = 40,     |
+//	|        |      |   value checksum of the 40 bytes                |
+//	|     68 |   40 | the file header, bytes 0..40                    |
+//	|    108 |    … | the first record written                        |
+//	+--------+------+-------------------------------------------------+
+//
+// So one damaged byte in either copy costs nothing: Open reads whichever
+// decodes (the header wins when both do), a read-write Open rewrites a
+// damaged header from its copy, and a damaged copy, like any damaged
+// record, goes at the next compaction (blaze repair compacts). A copy
+// rather than a header rebuilt from index.dat and the records: the
+// generation ties index.dat (and dictionary.dat's lineage) to one log, and
+// a rebuild could only guess it from an index.dat that may be stale, while
+// a copy gives it exactly, for 68 bytes. It is written with the header,
+// at creation and by compaction, in the same synced write, and never
+// again in place; a record rather than a second fixed block, so that a
+// scan of the log takes it as it takes every record and version 2 logs,
+// whose records start at 40 too, read as before. Both copies destroyed
+// (a zeroed start of the file) leave the log unopenable.
 //
 // All integers are little-endian. Part of the on-disk format: these
 // constants must not change without a new format version.
 const (
 	logSignature   = "\x89BLZLOG\n"
-	logVersion     = 2 // written; versions 1 and 2 are read
+	logVersion     = 3 // written; versions 1 to 3 are read
 	fileHeaderSize = 40
+	headerCopySize = recHeaderSize + fileHeaderSize // the record at fileHeaderSize
 	recHeaderSize  = 28
 
 	kindPut         = 0x01
@@ -99,6 +133,38 @@ type fileHeader struct {
 // version of 0 stands for logVersion, as in encode).
 func (h fileHeader) marks() bool { return cmp.Or(h.version, logVersion) >= 2 }
 
+// copied reports whether the log's first record is a copy of its header
+// (version 3 on).
+func (h fileHeader) copied() bool { return cmp.Or(h.version, logVersion) >= 3 }
+
+// encodeWithCopy returns the start of a new log: the header h and its
+// copy.
+func (h fileHeader) encodeWithCopy() []byte {
+	b := h.encode()
+	v := slices.Clone(b)
+	return appendRecord(b, &record{kind: kindHeaderCopy, value: v, rawLen: fileHeaderSize, vsum: crc(v)})
+}
+
+// decodeHeaderCopy decodes the header copy at the start of b (the log
+// from offset fileHeaderSize on).
+func decodeHeaderCopy(b []byte) (fileHeader, error) {
+	r, _, err := decodeRecord(b[:min(len(b), headerCopySize)], true)
+	if err != nil {
+		return fileHeader{}, corruptf(logName, fileHeaderSize, "header copy: %v", err)
+	}
+	if r.kind != kindHeaderCopy {
+		return fileHeader{}, corruptf(logName, fileHeaderSize, "no header copy: a record of kind %#x", r.kind)
+	}
+	h, err := decodeFileHeader(r.value)
+	if err != nil {
+		return fileHeader{}, fmt.Errorf("header copy: %w", err)
+	}
+	if !h.copied() {
+		return fileHeader{}, corruptf(logName, fileHeaderSize, "header copy of a version %d header", h.version)
+	}
+	return h, nil
+}
+
 func (h fileHeader) encode() []byte {
 	b := make([]byte, fileHeaderSize)
 	copy(b, logSignature)
@@ -125,6 +191,10 @@ func decodeFileHeader(b []byte) (fileHeader, error) {
 	}
 	if got, want := binary.LittleEndian.Uint32(b[32:]), crc(b[:32]); got != want {
 		return fileHeader{}, corruptf(logName, 32, "file header checksum %08x, want %08x", got, want)
+	}
+	if r := binary.LittleEndian.Uint32(b[36:]); r != 0 {
+		// Outside the checksum, but written zero by every version.
+		return fileHeader{}, corruptf(logName, 36, "reserved header bytes hold %08x", r)
 	}
 	return fileHeader{
 		version:    v,

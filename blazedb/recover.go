@@ -33,6 +33,14 @@ type Recovery struct {
 	// read-only one. When LostBytes is set, the tail includes bytes that
 	// were durable.
 	TornBytes int64
+	// HeaderDamage says why the header of chunks.dat or its copy (the
+	// log's first record, from format version 3) did not decode; "" when
+	// both did. One damaged copy costs nothing: the other is used. A
+	// read-write open rewrites a damaged header from its copy
+	// (HeaderRewritten); a damaged copy goes at the next compaction
+	// (Repair compacts).
+	HeaderDamage    string
+	HeaderRewritten bool
 	// LostBytes counts bytes that were durable, as index.dat showed
 	// (it covered them, and it is written only over durable bytes), but
 	// that the log no longer holds: it is shorter than index.dat covers,
@@ -453,6 +461,9 @@ func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (recovered, err
 	out := recovered{ix: ix, end: res.end, nextSeq: nextSeq, marks: res.marks, endMarked: marked}
 	if out.endMarked && res.end-markSize < from {
 		out.marks += markSize // in the part index.dat covers, so not scanned
+	}
+	if h.copied() && from > fileHeaderSize {
+		out.marks += headerCopySize // likewise
 	}
 	return out, nil
 }

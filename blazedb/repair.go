@@ -77,6 +77,10 @@ type RepairReport struct {
 	// left at the older version the log still had, or gone.
 	LostBytes int64
 	Lost      []LostKey
+	// Header is Recovery.HeaderDamage: a damaged header, which Open
+	// rewrote from its copy, or a damaged copy, which the compaction
+	// replaced.
+	Header string
 	// Compacted reports that the log was rewritten without the damage.
 	Compacted bool
 }
@@ -95,7 +99,7 @@ type Repaired struct {
 }
 
 func (db *DB) repair() (*RepairReport, error) {
-	rep := &RepairReport{Skipped: slices.Clone(db.recovery.Corrupt), LostBytes: db.recovery.LostBytes, Lost: slices.Clone(db.recovery.Lost)}
+	rep := &RepairReport{Skipped: slices.Clone(db.recovery.Corrupt), LostBytes: db.recovery.LostBytes, Lost: slices.Clone(db.recovery.Lost), Header: db.recovery.HeaderDamage}
 	found, scanned, err := db.damagedKeys()
 	if err != nil {
 		return rep, err
@@ -131,7 +135,7 @@ func (db *DB) repair() (*RepairReport, error) {
 		}
 		rep.Keys = append(rep.Keys, r)
 	}
-	if len(rep.Keys) > 0 || len(rep.Skipped) > 0 || len(rep.Found) > 0 || rep.LostBytes > 0 {
+	if len(rep.Keys) > 0 || len(rep.Skipped) > 0 || len(rep.Found) > 0 || rep.LostBytes > 0 || rep.Header != "" {
 		if err := db.Compact(); err != nil {
 			return rep, err
 		}

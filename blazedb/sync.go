@@ -1,6 +1,7 @@
 package blazedb
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"sync"
@@ -15,10 +16,11 @@ import (
 // old one is closed once the last reader or writer holding a reference
 // (refs) lets go.
 type logFile struct {
-	f     vfs.File
-	gen   uint64
-	marks bool           // the file is version 2: appends carry sync marks
-	refs  sync.WaitGroup // readers and writers using f
+	f       vfs.File
+	gen     uint64
+	marks   bool           // the file is version 2 on: appends carry sync marks
+	version uint32         // the file's format version
+	refs    sync.WaitGroup // readers and writers using f
 
 	// marked is the length of the file its sync marks cover: the value
 	// of the last mark appended, or the mark's own end when that value
@@ -52,7 +54,13 @@ type logFile struct {
 }
 
 func newLogFile(f vfs.File, h fileHeader, size int64, synced int64) *logFile {
-	l := &logFile{f: f, gen: h.generation, marks: h.marks(), synced: synced, marked: fileHeaderSize}
+	// Nothing before the first record written needs a mark: the header
+	// and its copy were synced when the file was made.
+	first := int64(fileHeaderSize)
+	if h.copied() {
+		first += headerCopySize
+	}
+	l := &logFile{f: f, gen: h.generation, marks: h.marks(), version: cmp.Or(h.version, logVersion), synced: synced, marked: first}
 	l.cond.L = &l.mu
 	l.written.Store(size)
 	return l

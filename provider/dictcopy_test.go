@@ -75,10 +75,10 @@ func engineGeneration(t *testing.T, dir string) uint64 {
 // damageFirstRecord flips a byte near the start of the world's log, among
 // the dictionary entries of the first store's batch.
 // inFirstEntries is an offset in chunks.dat inside the dictionary entries
-// of the first column stored: its batch starts at byte 40, after the file
-// header, and holds, after its own 28-byte header, the world's edition
-// (about 62 bytes), then the entries.
-const inFirstEntries = 200
+// of the first column stored: its batch starts at byte 108, after the file
+// header and its 68-byte copy, and holds, after its own 28-byte header, the
+// world's edition (about 62 bytes), then the entries.
+const inFirstEntries = 268
 
 func damageFirstRecord(t *testing.T, dir string) {
 	t.Helper()

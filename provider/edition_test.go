@@ -178,8 +178,9 @@ func TestEditionCrash(t *testing.T) {
 func TestEditionAfterDamage(t *testing.T) {
 	dir := t.TempDir()
 	e1 := editionWorld(t, dir)
-	// The edition is the first entry of the first batch: bytes 68 to 130.
-	flipByte(t, filepath.Join(dir, engineDir, "chunks.dat"), 100)
+	// The edition is the first entry of the first batch: bytes 136 to 198,
+	// after the file header, its copy and the batch's own header.
+	flipByte(t, filepath.Join(dir, engineDir, "chunks.dat"), 168)
 	var seen []Edition
 	for range 2 {
 		ro := openDB(t, dir, Config{ReadOnly: true})

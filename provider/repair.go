@@ -36,13 +36,14 @@ func (conf Config) Repair(dir string) (*RepairReport, error) {
 	conf = conf.withDefaults()
 	rep := &RepairReport{}
 	var err error
+	header := "" // a damaged log header the provider's open mended
 	if !conf.NoLevelDat && conf.Exists(dir) {
 		if rep.LevelDat, err = conf.repairSettings(dir); err != nil {
 			return rep, err
 		}
 	}
 	if conf.Exists(dir) {
-		if err := conf.repairDictionary(dir, rep); err != nil {
+		if header, err = conf.repairDictionary(dir, rep); err != nil {
 			return rep, fmt.Errorf("provider: repair %s: %w", dir, err)
 		}
 	}
@@ -64,6 +65,9 @@ func (conf Config) Repair(dir string) (*RepairReport, error) {
 		}
 		rep.DictionaryLost = append(rep.DictionaryLost, deleted...)
 	}
+	if rep.Header == "" {
+		rep.Header = header
+	}
 	if len(rep.Skipped) > 0 || len(rep.Keys) > 0 || len(rep.Lost) > 0 {
 		// Columns went back to older versions or were deleted: the
 		// world's columns are no longer those its edition names.
@@ -79,7 +83,7 @@ func (conf Config) Repair(dir string) (*RepairReport, error) {
 // the copy holds intact is never deleted, as columns may use it: its
 // record is replaced with lostEntry, which keeps its id from being given
 // to another state, and the world opens again.
-func (conf Config) repairDictionary(dir string, rep *RepairReport) error {
+func (conf Config) repairDictionary(dir string, rep *RepairReport) (header string, err error) {
 	c := Config{Log: conf.Log, FS: conf.FS, Durability: conf.Durability, NoLevelDat: true, SegmentRoot: conf.SegmentRoot,
 		ExternalMaintenance: true, ColumnCacheBytes: -1, CacheBytes: -1}.withDefaults()
 	for try := 0; ; try++ {
@@ -87,19 +91,24 @@ func (conf Config) repairDictionary(dir string, rep *RepairReport) error {
 		var lost *entriesLostError
 		if errors.As(err, &lost) && try == 0 {
 			if err := markLost(filepath.Join(dir, engineDir), conf.engineOptions(), lost.ids); err != nil {
-				return err
+				return "", err
 			}
 			rep.DictionaryLost = lost.ids
 			continue
 		}
 		if errors.Is(err, blazedb.ErrCorrupt) {
-			return nil // the engine's repair below mends what it can
+			return "", nil // the engine's repair below mends what it can
 		}
 		if err != nil {
-			return err
+			return "", err
 		}
 		rep.Dictionary = db.DictionaryRestored()
-		return db.Close()
+		header = db.eng.Recovery().HeaderDamage
+		// Damage compaction carries is the engine's repair's to mend.
+		if err := db.Close(); err != nil && !blazedb.IsDamageReport(err) {
+			return "", err
+		}
+		return header, nil
 	}
 }
 

@@ -23,6 +23,9 @@ func runCheck(out, progress io.Writer, dir string) int {
 		if d.Opened && !rec.IndexLoaded {
 			fmt.Fprintf(out, "%s: index.dat was not used (%s): the log was scanned\n", d.Dir, rec.IndexProblem)
 		}
+		if rec.HeaderDamage != "" {
+			fmt.Fprintf(out, "%s: damaged: %s; nothing is lost (the header of chunks.dat is kept twice), and blaze repair writes it again\n", d.Dir, rec.HeaderDamage)
+		}
 		if rec.LostBytes > 0 || len(rec.Lost) > 0 {
 			fmt.Fprintf(out, "%s: DURABLE DATA LOST: %d bytes of chunks.dat that index.dat shows were durable are missing or do not decode (the file was cut short or damaged, which no crash does)\n", d.Dir, rec.LostBytes)
 			for _, k := range rec.Lost {

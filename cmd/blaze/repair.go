@@ -33,6 +33,9 @@ func runRepair(out io.Writer, dir string) int {
 		if ids := rep.Dictionary; len(ids) > 0 {
 			fmt.Fprintf(out, "%s: %s (ids %v) did not read from chunks.dat: written back from dictionary.dat\n", d, count(len(ids), "block dictionary entry", "block dictionary entries"), ids)
 		}
+		if rep.Header != "" {
+			fmt.Fprintf(out, "%s: %s: written again from the other copy\n", d, rep.Header)
+		}
 		if rep.LostBytes > 0 || len(rep.Lost) > 0 {
 			fmt.Fprintf(out, "%s: %d bytes of chunks.dat that index.dat showed were durable were missing or did not decode; given up:\n", d, rep.LostBytes)
 			for _, k := range rep.Lost {
@@ -67,7 +70,7 @@ func runRepair(out io.Writer, dir string) int {
 		if n := len(rep.Found); n > 0 {
 			fmt.Fprintf(out, "%s: %s of chunks.dat in all, live or old versions: compacted away\n", d, count(n, "damaged stretch", "damaged stretches"))
 		}
-		if rep.Compacted || rep.LevelDat != "" || len(rep.DictionaryLost) > 0 || rep.LostBytes > 0 {
+		if rep.Compacted || rep.LevelDat != "" || len(rep.DictionaryLost) > 0 || rep.LostBytes > 0 || rep.Header != "" {
 			mended++
 		}
 	}

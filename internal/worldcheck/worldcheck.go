@@ -80,7 +80,7 @@ type Database struct {
 
 // Damaged reports whether the database holds damage.
 func (d Database) Damaged() bool {
-	return len(d.Recovery.Corrupt) > 0 || d.Recovery.LostBytes > 0 || len(d.Recovery.Lost) > 0 || d.Engine != nil || len(d.DictionaryRestored) > 0 || d.Settings.Damaged()
+	return len(d.Recovery.Corrupt) > 0 || d.Recovery.HeaderDamage != "" || d.Recovery.LostBytes > 0 || len(d.Recovery.Lost) > 0 || d.Engine != nil || len(d.DictionaryRestored) > 0 || d.Settings.Damaged()
 }
 
 // Report says what a check found. The check that returns it keeps no
