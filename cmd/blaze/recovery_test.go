@@ -47,6 +47,10 @@ func TestCheckAndRepairNameDurableLoss(t *testing.T) {
 		!strings.Contains(text, "lost: column (55, 7, dim 0)") {
 		t.Fatalf("check: status %d:\n%s", code, text)
 	}
+	out.Reset()
+	if code := runInfo(&out, dir); code != exitOK || !strings.Contains(out.String(), "DURABLE DATA LOST") || strings.Contains(out.String(), "torn tail") {
+		t.Fatalf("info: status %d:\n%s", code, out.String())
+	}
 	if _, err := conf.Open(dir); err == nil || !strings.Contains(err.Error(), "durable data lost") {
 		t.Fatalf("a server's open of the damaged world: %v", err)
 	}
@@ -79,6 +83,10 @@ func TestCheckAndRepairMendHeader(t *testing.T) {
 	var out bytes.Buffer
 	if code := runCheck(&out, nil, dir); code != exitDamaged || !strings.Contains(out.String(), "header") || !strings.Contains(out.String(), "16 columns") {
 		t.Fatalf("check: status %d:\n%s", code, out.String())
+	}
+	out.Reset()
+	if code := runInfo(&out, dir); code != exitOK || !strings.Contains(out.String(), "header:") {
+		t.Fatalf("info: status %d:\n%s", code, out.String())
 	}
 	out.Reset()
 	if code := runRepair(&out, dir); code != exitOK || !strings.Contains(out.String(), "written again") {
