@@ -112,7 +112,7 @@ func openEdition(eng *blazedb.DB, readOnly bool) (e Edition, renewed bool, err e
 			return Edition{}, false, err
 		}
 	}
-	if !renewed && len(eng.Recovery().Corrupt) == 0 {
+	if rec := eng.Recovery(); !renewed && len(rec.Corrupt) == 0 && rec.LostBytes == 0 {
 		return e, false, nil
 	}
 	e = newEdition()
