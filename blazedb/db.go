@@ -312,10 +312,14 @@ func readFileHeader(f vfs.File) (h fileHeader, damage headerDamage, err error) {
 		return h, damage, nil
 	}
 	c, cerr := decodeHeaderCopy(rest)
-	if cerr != nil {
-		return fileHeader{}, damage, herr
+	if cerr == nil {
+		return c, headerDamage{header: true, reason: herr.Error()}, nil
 	}
-	return c, headerDamage{header: true, reason: herr.Error()}, nil
+	if errors.Is(herr, ErrNotBlaze) && recordsFollowHeader(f) {
+		// Not another program's file: Blaze's records follow.
+		return fileHeader{}, damage, corruptf(logName, 0, "neither the header nor its copy decodes, but records follow (Repair rebuilds it): %v", herr)
+	}
+	return fileHeader{}, damage, herr
 }
 
 // removeLeftovers deletes temporary files of an interrupted index write,

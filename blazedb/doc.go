@@ -84,7 +84,9 @@
 //     nothing: Open reads the other and reports it (Recovery.HeaderDamage),
 //     a read-write Open rewrites a damaged header from its copy, and a
 //     damaged copy goes at the next compaction (Repair compacts). Both
-//     destroyed leave the log unopenable.
+//     destroyed leave the log unopenable (ErrCorrupt, not ErrNotBlaze,
+//     when records follow) until Repair rebuilds the header from the
+//     records and index.dat (header.go).
 //   - A database Open creates is durable before anything is written to it:
 //     the directories it makes and the database directory's entry in its
 //     parent are synced (vfs.MkdirAll), so a power loss never takes a whole

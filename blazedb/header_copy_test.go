@@ -2,8 +2,10 @@ package blazedb
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
@@ -150,4 +152,90 @@ func TestHeaderCopyDoesNotAdoptForeignFiles(t *testing.T) {
 	if _, err := Open(dir, Options{Logger: quiet}); err == nil {
 		t.Fatal("a foreign chunks.dat opened")
 	}
+}
+
+// Issue 35 item 2: with both copies of the header destroyed (the start of
+// the file zeroed, into the first records) Open refuses, naming damage
+// rather than a foreign file when records follow, and Repair rebuilds the
+// header from the records, with index.dat's generation when index.dat fits
+// the log, and compacts.
+func TestRepairRebuildsLostHeader(t *testing.T) {
+	log, idx := headerWorld(t)
+	for _, c := range []struct {
+		name      string
+		zero      int
+		withIndex bool
+	}{
+		{"header-and-copy", fileHeaderSize + headerCopySize, true},
+		{"header-and-copy-no-index", fileHeaderSize + headerCopySize, false},
+		{"into-the-first-record", fileHeaderSize + headerCopySize + 100, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			damaged := bytes.Clone(log)
+			clear(damaged[:c.zero])
+			fs := memWith(damaged)
+			if c.withIndex {
+				fs.WriteFile("/db/index.dat", idx)
+			}
+			_, err := Open("/db", Options{FS: fs, Logger: quiet, ReadOnly: true})
+			if err == nil {
+				t.Fatal("a log without a header opened")
+			}
+			if c.zero == fileHeaderSize+headerCopySize && !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("Open: %v, want ErrCorrupt", err)
+			}
+			rep, err := Repair("/db", Options{FS: fs, Logger: quiet})
+			if err != nil || !strings.Contains(rep.Header, "rebuilt") || !rep.Compacted {
+				t.Fatalf("repair %+v, %v", rep, err)
+			}
+			if strings.Contains(rep.Header, "index.dat names") != c.withIndex {
+				t.Fatalf("generation: %s", rep.Header)
+			}
+			db := open(t, fs, "/db", Options{})
+			first := 0
+			if c.zero > fileHeaderSize+headerCopySize {
+				first = 1 // the record the zeroes reached
+				if _, err := db.Get(Key{X: 0}); !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("key 0: %v", err)
+				}
+			}
+			for i := first; i < 20; i++ {
+				if got, err := db.Get(Key{X: int32(i)}); err != nil || !bytes.Equal(got, value(i, 300)) {
+					t.Fatalf("key %d: %v", i, err)
+				}
+			}
+			if rec := db.Recovery(); rec.HeaderDamage != "" {
+				t.Fatalf("after repair: %+v", rec)
+			}
+			db.Close()
+		})
+	}
+}
+
+// An index.dat that is not this log's (here another database's, of the
+// same keys laid out differently) does not lend a rebuilt header its
+// generation.
+func TestRebuiltHeaderIgnoresForeignIndex(t *testing.T) {
+	_, idx := headerWorld(t)
+	fs := vfs.NewMem()
+	db := open(t, fs, "/db", Options{Durability: DurabilityFast})
+	for i := range 20 {
+		db.Put(Key{X: int32(i)}, value(i, 333))
+	}
+	db.Close()
+	log, _ := fs.ReadFile("/db/chunks.dat")
+	clear(log[:fileHeaderSize+headerCopySize])
+	fs = memWith(log)
+	fs.WriteFile("/db/index.dat", idx)
+	rep, err := Repair("/db", Options{FS: fs, Logger: quiet})
+	if err != nil || !strings.Contains(rep.Header, "new generation") {
+		t.Fatalf("repair %+v, %v", rep, err)
+	}
+	db = open(t, fs, "/db", Options{})
+	for i := range 20 {
+		if got, err := db.Get(Key{X: int32(i)}); err != nil || !bytes.Equal(got, value(i, 333)) {
+			t.Fatalf("key %d: %v", i, err)
+		}
+	}
+	db.Close()
 }

@@ -93,7 +93,8 @@ import (
 // again in place; a record rather than a second fixed block, so that a
 // scan of the log takes it as it takes every record and version 2 logs,
 // whose records start at 40 too, read as before. Both copies destroyed
-// (a zeroed start of the file) leave the log unopenable.
+// (a zeroed start of the file) leave the log unopenable until Repair
+// rebuilds the header from the records (header.go).
 //
 // All integers are little-endian. Part of the on-disk format: these
 // constants must not change without a new format version.

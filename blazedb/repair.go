@@ -49,11 +49,18 @@ func Repair(dir string, opts Options) (*RepairReport, error) {
 	// Durable bytes the log no longer holds cannot be brought back: Repair
 	// gives up the keys they cost, and names them (RepairReport.Lost).
 	opts.AcceptDurableLoss = true
+	rebuilt, err := rebuildHeader(dir, o)
+	if err != nil {
+		return nil, fmt.Errorf("blazedb: repair %s: %w", dir, err)
+	}
 	db, err := Open(dir, opts)
 	if err != nil {
 		return nil, err
 	}
 	rep, err := db.repair()
+	if rebuilt != "" {
+		rep.Header, rep.HeaderRebuilt = rebuilt, true
+	}
 	if err = errors.Join(err, db.Close()); err != nil {
 		return rep, fmt.Errorf("blazedb: repair %s: %w", dir, err)
 	}
@@ -79,8 +86,10 @@ type RepairReport struct {
 	Lost      []LostKey
 	// Header is Recovery.HeaderDamage: a damaged header, which Open
 	// rewrote from its copy, or a damaged copy, which the compaction
-	// replaced.
-	Header string
+	// replaced; or, when HeaderRebuilt, how a header neither copy held
+	// was rebuilt from the records (header.go).
+	Header        string
+	HeaderRebuilt bool
 	// Compacted reports that the log was rewritten without the damage.
 	Compacted bool
 }

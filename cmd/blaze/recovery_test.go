@@ -97,3 +97,28 @@ func TestCheckAndRepairMendHeader(t *testing.T) {
 		t.Fatalf("check after repair: status %d:\n%s", code, out.String())
 	}
 }
+
+// Issue 35 item 2: with both copies of the header zeroed, check reports
+// damage (not a foreign file) and repair rebuilds the header from the
+// records.
+func TestRepairRebuildsZeroedHeader(t *testing.T) {
+	dir := garbageWorld(t)
+	log := filepath.Join(dir, "blaze", "chunks.dat")
+	b, _ := os.ReadFile(log)
+	clear(b[:108])
+	if err := os.WriteFile(log, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if code := runCheck(&out, nil, dir); code != exitDamaged || !strings.Contains(out.String(), "header") {
+		t.Fatalf("check: status %d:\n%s", code, out.String())
+	}
+	out.Reset()
+	if code := runRepair(&out, dir); code != exitOK || !strings.Contains(out.String(), "rebuilt") {
+		t.Fatalf("repair: status %d:\n%s", code, out.String())
+	}
+	out.Reset()
+	if code := runCheck(&out, nil, dir); code != exitOK || !strings.Contains(out.String(), "16 columns") {
+		t.Fatalf("check after repair: status %d:\n%s", code, out.String())
+	}
+}

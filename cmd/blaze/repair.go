@@ -33,7 +33,9 @@ func runRepair(out io.Writer, dir string) int {
 		if ids := rep.Dictionary; len(ids) > 0 {
 			fmt.Fprintf(out, "%s: %s (ids %v) did not read from chunks.dat: written back from dictionary.dat\n", d, count(len(ids), "block dictionary entry", "block dictionary entries"), ids)
 		}
-		if rep.Header != "" {
+		if rep.HeaderRebuilt {
+			fmt.Fprintf(out, "%s: %s\n", d, rep.Header)
+		} else if rep.Header != "" {
 			fmt.Fprintf(out, "%s: %s: written again from the other copy\n", d, rep.Header)
 		}
 		if rep.LostBytes > 0 || len(rep.Lost) > 0 {
