@@ -35,6 +35,10 @@ import (
 // header's copy (format version 3) or the first record (before it) would:
 // evidence that a file whose header does not decode is a Blaze log.
 func recordsFollowHeader(f vfs.File) bool {
+	end, err := f.Size()
+	if err != nil {
+		return false
+	}
 	b := make([]byte, headerCopySize+recHeaderSize)
 	for _, off := range []int64{fileHeaderSize, fileHeaderSize + headerCopySize} {
 		n, _ := f.ReadAt(b[:recHeaderSize], off)
@@ -42,7 +46,7 @@ func recordsFollowHeader(f vfs.File) bool {
 			return false
 		}
 		size, err := checkHeader(b[:recHeaderSize], true)
-		if err != nil {
+		if err != nil || off+int64(size) > end {
 			continue
 		}
 		if cap(b) < size {
