@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/blazeworld/blaze/blazedb"
-
 	"github.com/blazeworld/blaze/provider"
 )
 
