@@ -311,8 +311,8 @@ func TestCarryingCompactionRestartsItsFile(t *testing.T) {
 		t.Fatalf("Compact: %v", err)
 	}
 	st := db.Stats()
-	if want := fileHeaderSize + live + int64(e.size) + markSize; st.LogBytes != want || st.DamagedKeys != 1 {
-		t.Fatalf("compacted log of %d bytes, want %d (live, the older version, a mark); %d damaged keys", st.LogBytes, want, st.DamagedKeys)
+	if want := fileHeaderSize + headerCopySize + live + int64(e.size) + markSize; st.LogBytes != want || st.DamagedKeys != 1 {
+		t.Fatalf("compacted log of %d bytes, want %d (the header and its copy, live, the older version, a mark); %d damaged keys", st.LogBytes, want, st.DamagedKeys)
 	}
 	for i := range 40 {
 		if got, err := db.Get(Key{X: int32(i)}); err != nil || !bytes.Equal(got, value(i, 64<<10)) {
