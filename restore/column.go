@@ -38,7 +38,8 @@ func centre(pos world.ChunkPos) mgl64.Vec3 {
 
 // column restores one column; it reports false when the deadline passed
 // before it was done, to go on in the next slice.
-func (j *Job) column(tx *world.Tx, pos world.ChunkPos, live *world.Column, src *chunk.Column, deadline time.Time) bool {
+func (j *Job) column(tx *world.Tx, pos world.ChunkPos, live *world.Column, source source, deadline time.Time) bool {
+	src := source.col
 	st := &j.col
 	br := j.w.BlockRegistry()
 	air := br.AirRuntimeID()
@@ -63,7 +64,7 @@ func (j *Job) column(tx *world.Tx, pos world.ChunkPos, live *world.Column, src *
 		return false
 	}
 	// Biomes: equal encodings mean equal biomes; only otherwise cell by cell.
-	if !bytes.Equal(chunk.EncodeBiomes(live.Chunk, chunk.DiskEncoding), chunk.EncodeBiomes(src.Chunk, chunk.DiskEncoding)) {
+	if !bytes.Equal(chunk.EncodeBiomes(live.Chunk, chunk.DiskEncoding), source.biomes) {
 		for y := r[0]; y <= r[1]; y++ {
 			for x := uint8(0); x < 16; x++ {
 				for z := uint8(0); z < 16; z++ {
@@ -97,28 +98,9 @@ func (j *Job) column(tx *world.Tx, pos world.ChunkPos, live *world.Column, src *
 // layer, comparing storages; false may still mean equal blocks (storages
 // differ in palette order), which the block by block pass then finds.
 func sameSub(a, b *chunk.SubChunk, air uint32) bool {
-	la, lb := a.Layers(), b.Layers()
-	for i := range max(len(la), len(lb)) {
-		var sa, sb *chunk.PalettedStorage
-		if i < len(la) {
-			sa = la[i]
-		}
-		if i < len(lb) {
-			sb = lb[i]
-		}
-		switch {
-		case sa != nil && sb != nil:
-			if !sameStorage(sa, sb) {
-				return false
-			}
-		case sa != nil:
-			if !uniform(sa, air) {
-				return false
-			}
-		default:
-			if !uniform(sb, air) {
-				return false
-			}
+	for l := range max(len(a.Layers()), len(b.Layers())) {
+		if !sameLayer(a, b, l, air) {
+			return false
 		}
 	}
 	return true
@@ -134,20 +116,40 @@ func sameStorage(a, b *chunk.PalettedStorage) bool {
 	return a.Equal(b)
 }
 
+// sameLayer compares one layer of two sub-chunks by storage, a missing
+// layer being air.
+func sameLayer(a, b *chunk.SubChunk, l int, air uint32) bool {
+	la, lb := a.Layers(), b.Layers()
+	switch {
+	case l < len(la) && l < len(lb):
+		return sameStorage(la[l], lb[l])
+	case l < len(la):
+		return uniform(la[l], air)
+	case l < len(lb):
+		return uniform(lb[l], air)
+	}
+	return true
+}
+
 func uniform(s *chunk.PalettedStorage, v uint32) bool {
 	p := s.Palette()
 	return p.Len() == 1 && p.Value(0) == v
 }
 
 // restoreSub counts the blocks of ls (every layer) that differ from ss,
-// noting them for the viewers and for light, then gives ls the storages
-// of ss: the job owns the source column, and a sub-chunk that holds the
-// source's own storages compares equal to it at once the next time.
+// noting them for the viewers and for light, then gives ls copies of the
+// storages of ss: a sub-chunk that holds the source's storages compares
+// equal to it at once the next time. Copies, because the source column
+// goes on to the light computation off the tick.
 func (j *Job) restoreSub(ls, ss *chunk.SubChunk, pos world.ChunkPos, baseY int, br world.BlockRegistry) int {
 	st := &j.col
 	layers := max(len(ls.Layers()), len(ss.Layers()))
+	air := br.AirRuntimeID()
 	n := 0
 	for l := range uint8(layers) {
+		if sameLayer(ls, ss, int(l), air) {
+			continue
+		}
 		for x := byte(0); x < 16; x++ {
 			for z := byte(0); z < 16; z++ {
 				for y := byte(0); y < 16; y++ {
@@ -177,7 +179,7 @@ func (j *Job) restoreSub(ls, ss *chunk.SubChunk, pos world.ChunkPos, baseY int, 
 	dst := ls.Layers()
 	for i := range dst {
 		if i < len(src) {
-			dst[i] = src[i]
+			dst[i] = src[i].Clone()
 		} else {
 			dst[i] = chunk.NewSubChunk(br.AirRuntimeID()).Layer(0)
 		}

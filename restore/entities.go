@@ -12,7 +12,6 @@ import (
 	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/go-gl/mathgl/mgl64"
 	"github.com/google/uuid"
-	"github.com/sandertv/gophertunnel/minecraft/nbt"
 )
 
 // blockEntities puts back the block entities of the column: those whose
@@ -67,34 +66,70 @@ func (st *columnState) note(p cube.Pos) {
 	st.updates = append(st.updates, layerPos{pos: p})
 }
 
-// sameNBT compares two NBT compounds as they would be stored: each is
-// encoded and decoded again, so that the Go types of a freshly encoded
-// block and of one read from disk agree. The position keys are ignored:
-// providers add them, blocks do not.
+// sameNBT compares a block's NBT, freshly encoded, with NBT as a provider
+// decoded it. The Go types differ where NBT does not: a block encodes a
+// list as []map[string]any or []int32 where a decoder gives []any, so lists
+// and compounds are compared element by element and the rest by value. The
+// position keys are ignored: providers add them, blocks do not.
 func sameNBT(a, b map[string]any) bool {
-	ca, err := canonical(a)
-	if err != nil {
-		return false
+	n := 0
+	for k, va := range a {
+		if k == "x" || k == "y" || k == "z" {
+			continue
+		}
+		vb, ok := b[k]
+		if !ok || !sameValue(reflect.ValueOf(va), reflect.ValueOf(vb)) {
+			return false
+		}
+		n++
 	}
-	cb, err := canonical(b)
-	if err != nil {
-		return false
+	for k := range b {
+		if k != "x" && k != "y" && k != "z" {
+			n--
+		}
 	}
-	return reflect.DeepEqual(ca, cb)
+	return n == 0
 }
 
-func canonical(m map[string]any) (map[string]any, error) {
-	m = maps.Clone(m)
-	delete(m, "x")
-	delete(m, "y")
-	delete(m, "z")
-	data, err := nbt.MarshalEncoding(m, nbt.LittleEndian)
-	if err != nil {
-		return nil, err
+func sameValue(a, b reflect.Value) bool {
+	for a.Kind() == reflect.Interface && !a.IsNil() {
+		a = a.Elem()
 	}
-	var out map[string]any
-	err = nbt.UnmarshalEncoding(data, &out, nbt.LittleEndian)
-	return out, err
+	for b.Kind() == reflect.Interface && !b.IsNil() {
+		b = b.Elem()
+	}
+	if !a.IsValid() || !b.IsValid() {
+		return a.IsValid() == b.IsValid()
+	}
+	switch a.Kind() {
+	case reflect.Slice, reflect.Array:
+		if b.Kind() != reflect.Slice && b.Kind() != reflect.Array || a.Len() != b.Len() {
+			return false
+		}
+		for i := range a.Len() {
+			if !sameValue(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Map:
+		if b.Kind() != reflect.Map || a.Len() != b.Len() || a.Type().Key().Kind() != reflect.String || b.Type().Key().Kind() != reflect.String {
+			return false
+		}
+		for it := a.MapRange(); it.Next(); {
+			vb := b.MapIndex(reflect.ValueOf(it.Key().String()).Convert(b.Type().Key()))
+			if !vb.IsValid() || !sameValue(it.Value(), vb) {
+				return false
+			}
+		}
+		return true
+	case reflect.Float32, reflect.Float64:
+		return a.Kind() == b.Kind() && math.Float64bits(a.Float()) == math.Float64bits(b.Float())
+	}
+	if a.Type() != b.Type() || !a.Type().Comparable() {
+		return false
+	}
+	return a.Equal(b)
 }
 
 // entityKey is what identifies an entity for the comparison: its unique id,

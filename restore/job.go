@@ -37,8 +37,9 @@ type Stats struct {
 	// EntitiesSkipped the source's entities of a type the World does not
 	// know, which it would drop on load too.
 	EntitiesRemoved, EntitiesAdded, EntitiesSkipped int
-	// ChunksRelit counts the chunks whose light was filled again, and
-	// LightSpreads the 3×3 windows light was spread over.
+	// ChunksRelit counts the chunks whose light was computed again and put
+	// in the World, and LightSpreads the 3×3 windows light was spread over
+	// (off the tick).
 	ChunksRelit, LightSpreads int
 	// Ticks is the number of slices (one a tick) the job ran.
 	Ticks int
@@ -78,6 +79,7 @@ type Job struct {
 	col       columnState
 	loaders   map[world.ChunkPos]*world.Loader
 	relight   map[world.ChunkPos]bool
+	kept      map[world.ChunkPos]*chunk.Column // the area's source columns, restored
 	light     *lightPlan
 	finished  bool
 }
@@ -86,6 +88,7 @@ type Job struct {
 // means the provider does not hold it.
 type source struct {
 	col     *chunk.Column
+	biomes  []byte // the column's biomes, encoded off the tick
 	missing bool
 }
 
@@ -93,7 +96,8 @@ func newJob(c Config, w *world.World, from world.Provider, area Area) *Job {
 	ctx, cancel := context.WithCancelCause(c.Context)
 	j := &Job{cfg: c, w: w, from: from, area: area, ctx: ctx, cancel: cancel,
 		done: make(chan struct{}), start: time.Now(),
-		loaders: map[world.ChunkPos]*world.Loader{}, relight: map[world.ChunkPos]bool{}}
+		loaders: map[world.ChunkPos]*world.Loader{}, relight: map[world.ChunkPos]bool{},
+		kept: map[world.ChunkPos]*chunk.Column{}}
 	for x := area.Min[0]; x <= area.Max[0]; x++ {
 		for z := area.Min[1]; z <= area.Max[1]; z++ {
 			j.positions = append(j.positions, world.ChunkPos{x, z})
@@ -180,6 +184,9 @@ func (j *Job) loop() error {
 		if j.finished {
 			return nil
 		}
+		if j.light != nil && j.light.stage == lightCompute {
+			j.light.compute(j)
+		}
 	}
 }
 
@@ -201,7 +208,7 @@ func (j *Job) prefetch() error {
 			if col.Chunk.Range() != j.w.Range() {
 				return fmt.Errorf("restore: source column %v (%v): %w: %v against %v", pos, j.area.Dim, ErrRange, col.Chunk.Range(), j.w.Range())
 			}
-			j.sources[j.loadedTo] = source{col: col}
+			j.sources[j.loadedTo] = source{col: col, biomes: chunk.EncodeBiomes(col.Chunk, chunk.DiskEncoding)}
 		}
 		j.loadedTo++
 	}
@@ -247,16 +254,17 @@ func (j *Job) step(tx *world.Tx, deadline time.Time) {
 			// A chunk worker is loading it; it is ready in a later slice.
 			return
 		}
-		if !j.column(tx, pos, live, src.col, deadline) {
+		if !j.column(tx, pos, live, src, deadline) {
 			return
 		}
+		j.kept[pos] = src.col
 		j.sources[j.next] = source{}
 		j.next++
 	}
 	if j.light == nil {
 		j.light = j.planLight(tx)
 	}
-	if !j.light.run(j, deadline) {
+	if !j.light.tick(j, tx, deadline) {
 		return
 	}
 	if time.Now().Before(deadline) {

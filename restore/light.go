@@ -8,14 +8,29 @@ import (
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
 
-// lightPlan is the light work left once every column is restored: fill
-// the light of each chunk in fills, then spread it over the 3×3 window
-// centred on each of windows, as the World does when it loads a chunk.
+// lightPlan is the light work left once every column is restored. Light
+// is computed off the tick, on private copies of the chunks, the way the
+// World computes it when it loads a chunk: the light of each chunk in
+// fills is filled again, then spread over the 3×3 window centred on each of
+// windows. The copies of the area's chunks are the source's columns (whose
+// blocks the World's now equal); those outside the area are cloned on the
+// tick. The result is put in the World sub-chunk by sub-chunk, where the
+// blocks are still those the light was computed for.
 type lightPlan struct {
-	chunks  map[world.ChunkPos]*chunk.Chunk
+	chunks  map[world.ChunkPos]*chunk.Chunk // private copies, nil if not loaded
+	clone   []world.ChunkPos                // outside the area: to clone on the tick
 	fills   []world.ChunkPos
 	windows []world.ChunkPos
+	install []world.ChunkPos
+	stage   int
 }
+
+const (
+	lightClone = iota
+	lightCompute
+	lightInstall
+	lightDone
+)
 
 // planLight finds the chunks whose light the restore may have changed: the
 // columns where a change affected light and their neighbours (no light
@@ -30,11 +45,13 @@ func (j *Job) planLight(tx *world.Tx) *lightPlan {
 			return c
 		}
 		var c *chunk.Chunk
-		if _, ok := tx.BlockLoaded(cube.Pos{int(pos[0]) << 4, j.w.Range()[0], int(pos[1]) << 4}); ok {
-			// Loaded: the loader hands the column out at once.
-			if col, ok := j.acquire(tx, pos).Chunk(pos); ok {
-				c = col.Chunk
-			}
+		if col, ok := j.kept[pos]; ok {
+			c = col.Chunk
+		} else if _, ok := tx.BlockLoaded(cube.Pos{int(pos[0]) << 4, j.w.Range()[0], int(pos[1]) << 4}); ok {
+			// A stand-in until the clone is made: the plan only needs to
+			// know that the chunk is there.
+			c = &chunk.Chunk{}
+			p.clone = append(p.clone, pos)
 		}
 		p.chunks[pos] = c
 		return c
@@ -50,6 +67,10 @@ func (j *Job) planLight(tx *world.Tx) *lightPlan {
 				}
 			}
 		}
+	}
+	p.install = p.fills
+	if len(p.fills) == 0 {
+		p.stage = lightDone
 	}
 	window := map[world.ChunkPos]bool{}
 	for _, pos := range p.fills {
@@ -80,33 +101,100 @@ func (p *lightPlan) complete(centre world.ChunkPos, get func(world.ChunkPos) *ch
 	return true
 }
 
-// run does the plan's work until the deadline; it reports whether all is
-// done.
-func (p *lightPlan) run(j *Job, deadline time.Time) bool {
-	for len(p.fills) > 0 {
+// tick does the plan's work on the World until the deadline: cloning, then
+// (after compute) installing. It reports whether all is done.
+func (p *lightPlan) tick(j *Job, tx *world.Tx, deadline time.Time) bool {
+	for p.stage == lightClone {
+		if len(p.clone) == 0 {
+			p.stage = lightCompute
+			return false
+		}
 		if !time.Now().Before(deadline) {
 			return false
 		}
-		pos := p.fills[0]
-		chunk.LightArea([]*chunk.Chunk{p.chunks[pos]}, int(pos[0]), int(pos[1])).Fill()
-		p.fills = p.fills[1:]
+		pos := p.clone[0]
+		if col, ok := j.acquire(tx, pos).Chunk(pos); ok {
+			p.chunks[pos] = col.Chunk.Clone()
+		} else {
+			p.chunks[pos] = nil
+		}
+		p.clone = p.clone[1:]
+	}
+	if p.stage == lightCompute {
+		return false
+	}
+	if p.stage == lightDone {
+		return true
+	}
+	air := j.w.BlockRegistry().AirRuntimeID()
+	for len(p.install) > 0 {
+		if !time.Now().Before(deadline) {
+			return false
+		}
+		pos := p.install[0]
+		p.install = p.install[1:]
+		c := p.chunks[pos]
+		if c == nil {
+			continue
+		}
+		col, ok := j.acquire(tx, pos).Chunk(pos)
+		if !ok {
+			continue
+		}
+		live, lit := col.Sub(), c.Sub()
+		for i := range live {
+			// Only where the blocks are still those the light is for: a
+			// block set since then keeps the light it had, as any block
+			// Dragonfly sets does.
+			if sameSub(live[i], lit[i], air) || sameBlocks(live[i], lit[i]) {
+				live[i] = lit[i]
+			}
+		}
 		j.st.ChunksRelit++
 	}
-	for len(p.windows) > 0 {
-		if !time.Now().Before(deadline) {
-			return false
+	p.stage = lightDone
+	return true
+}
+
+// compute fills and spreads the light on the private copies, off the
+// World's tick. A nil chunk in a window (one that failed to clone) skips
+// the window.
+func (p *lightPlan) compute(j *Job) {
+	for _, pos := range p.fills {
+		if c := p.chunks[pos]; c != nil {
+			chunk.LightArea([]*chunk.Chunk{c}, int(pos[0]), int(pos[1])).Fill()
 		}
-		pos := p.windows[0]
+	}
+	for _, pos := range p.windows {
 		// The order of World.spreadLight: z outer, x inner.
 		c := make([]*chunk.Chunk, 0, 9)
 		for dz := int32(-1); dz <= 1; dz++ {
 			for dx := int32(-1); dx <= 1; dx++ {
-				c = append(c, p.chunks[world.ChunkPos{pos[0] + dx, pos[1] + dz}])
+				if n := p.chunks[world.ChunkPos{pos[0] + dx, pos[1] + dz}]; n != nil {
+					c = append(c, n)
+				}
 			}
 		}
-		chunk.LightArea(c, int(pos[0])-1, int(pos[1])-1).Spread()
-		p.windows = p.windows[1:]
-		j.st.LightSpreads++
+		if len(c) == 9 {
+			chunk.LightArea(c, int(pos[0])-1, int(pos[1])-1).Spread()
+			j.st.LightSpreads++
+		}
+	}
+	p.stage = lightInstall
+}
+
+// sameBlocks compares two sub-chunks block by block in every layer.
+func sameBlocks(a, b *chunk.SubChunk) bool {
+	for l := range uint8(max(len(a.Layers()), len(b.Layers()))) {
+		for x := byte(0); x < 16; x++ {
+			for z := byte(0); z < 16; z++ {
+				for y := byte(0); y < 16; y++ {
+					if a.Block(x, y, z, l) != b.Block(x, y, z, l) {
+						return false
+					}
+				}
+			}
+		}
 	}
 	return true
 }
