@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/df-mc/dragonfly v0.11.2
 	github.com/df-mc/goleveldb v1.1.9
+	github.com/df-mc/structure v1.1.0
 	github.com/go-gl/mathgl v1.2.0
 	github.com/golang/snappy v1.0.0
 	github.com/google/uuid v1.6.0

@@ -50,11 +50,16 @@ func (j *Job) column(tx *world.Tx, pos world.ChunkPos, live *world.Column, sourc
 			return false
 		}
 		ls, ss := lsubs[st.sub], ssubs[st.sub]
-		if sameSub(ls, ss, air) {
-			continue
-		}
 		baseY := int(live.SubY(int16(st.sub)))
-		n := j.restoreSub(ls, ss, pos, baseY, br)
+		var n int
+		switch {
+		case j.mask != nil && !j.mask.whole(pos, baseY):
+			n = j.restoreMasked(ls, ss, pos, baseY, br)
+		case sameSub(ls, ss, air):
+			continue
+		default:
+			n = j.restoreSub(ls, ss, pos, baseY, br)
+		}
 		if n > 0 {
 			j.st.SubChunksChanged++
 			st.blocks += n
@@ -64,7 +69,7 @@ func (j *Job) column(tx *world.Tx, pos world.ChunkPos, live *world.Column, sourc
 		return false
 	}
 	// Biomes: equal encodings mean equal biomes; only otherwise cell by cell.
-	if !bytes.Equal(chunk.EncodeBiomes(live.Chunk, chunk.DiskEncoding), source.biomes) {
+	if j.mask == nil && !bytes.Equal(chunk.EncodeBiomes(live.Chunk, chunk.DiskEncoding), source.biomes) {
 		for y := r[0]; y <= r[1]; y++ {
 			for x := uint8(0); x < 16; x++ {
 				for z := uint8(0); z < 16; z++ {
@@ -78,7 +83,9 @@ func (j *Job) column(tx *world.Tx, pos world.ChunkPos, live *world.Column, sourc
 		}
 	}
 	j.blockEntities(pos, live, src, br)
-	j.entities(tx, pos, src)
+	if j.mask == nil {
+		j.entities(tx, pos, src)
+	}
 
 	st.changed = st.changed || st.blocks > 0 || st.biomes
 	if st.changed {

@@ -67,6 +67,15 @@
 // no neighbour updates, no redstone invalidation, and scheduled block
 // updates the World already holds for the area still run.
 //
+// # Structures
+//
+// Export reads a box of blocks from any provider into a Bedrock
+// .mcstructure (github.com/df-mc/structure); Config.Import pastes one into
+// a running World with the same budgeted job, comparing and setting only
+// the blocks the structure covers (voids keep the World's); Paste writes
+// one into a world on disk that no World has open. Structures hold blocks
+// (layer 1 only as a liquid) and block entities, not biomes or entities.
+//
 // # Concurrency
 //
 // Start returns at once; the job runs on its own goroutine and on the

@@ -24,6 +24,9 @@ func (j *Job) blockEntities(pos world.ChunkPos, live *world.Column, src *chunk.C
 		want[be.Pos] = be.Data
 	}
 	for p := range live.BlockEntities {
+		if j.mask != nil && !j.mask.covers(p) {
+			continue
+		}
 		if _, ok := want[p]; !ok {
 			delete(live.BlockEntities, p)
 			j.st.BlockEntitiesSet++

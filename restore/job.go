@@ -81,6 +81,7 @@ type Job struct {
 	relight   map[world.ChunkPos]bool
 	kept      map[world.ChunkPos]*chunk.Column // the area's source columns, restored
 	light     *lightPlan
+	mask      *mask // what of the area a paste covers; nil: whole columns
 	finished  bool
 }
 
@@ -257,7 +258,11 @@ func (j *Job) step(tx *world.Tx, deadline time.Time) {
 		if !j.column(tx, pos, live, src, deadline) {
 			return
 		}
-		j.kept[pos] = src.col
+		if j.mask == nil {
+			// The World's column now holds the source's blocks: a copy
+			// for the light. (A paste's source holds only the paste.)
+			j.kept[pos] = src.col
+		}
 		j.sources[j.next] = source{}
 		j.next++
 	}
