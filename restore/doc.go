@@ -79,7 +79,9 @@
 // # Concurrency
 //
 // Start returns at once; the job runs on its own goroutine and on the
-// World's transactions. A Job is safe for concurrent use. On a Synchronous
+// World's transactions. A Job is safe for concurrent use. Never wait for
+// Done inside a World transaction (a command or event handler): the job
+// needs the World's transactions to finish; watch it from a goroutine. On a Synchronous
 // World the job's goroutine drives the World: leave the World alone until
 // Done is closed.
 //

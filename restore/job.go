@@ -253,6 +253,9 @@ func (j *Job) step(tx *world.Tx, deadline time.Time) {
 		live, ok := j.loaders[pos].Chunk(pos)
 		if !ok {
 			// A chunk worker is loading it; it is ready in a later slice.
+			// Ask again: a request the World could not schedule, or a
+			// load that failed, is only retried when asked.
+			j.loaders[pos].Load(tx, 1)
 			return
 		}
 		if !j.column(tx, pos, live, src, deadline) {

@@ -19,6 +19,7 @@ import (
 type lightPlan struct {
 	chunks  map[world.ChunkPos]*chunk.Chunk // private copies, nil if not loaded
 	clone   []world.ChunkPos                // outside the area: to clone on the tick
+	cloned  map[world.ChunkPos]bool         // copies that carry the World's light
 	fills   []world.ChunkPos
 	windows []world.ChunkPos
 	install []world.ChunkPos
@@ -39,7 +40,7 @@ const (
 // then spread over every complete window that holds one of them. Only
 // chunks the World holds take part; a chunk it loads later is lit then.
 func (j *Job) planLight(tx *world.Tx) *lightPlan {
-	p := &lightPlan{chunks: map[world.ChunkPos]*chunk.Chunk{}}
+	p := &lightPlan{chunks: map[world.ChunkPos]*chunk.Chunk{}, cloned: map[world.ChunkPos]bool{}}
 	get := func(pos world.ChunkPos) *chunk.Chunk {
 		if c, ok := p.chunks[pos]; ok {
 			return c
@@ -52,6 +53,7 @@ func (j *Job) planLight(tx *world.Tx) *lightPlan {
 			// know that the chunk is there.
 			c = &chunk.Chunk{}
 			p.clone = append(p.clone, pos)
+			p.cloned[pos] = true
 		}
 		p.chunks[pos] = c
 		return c
@@ -160,9 +162,23 @@ func (p *lightPlan) tick(j *Job, tx *world.Tx, deadline time.Time) bool {
 // World's tick. A nil chunk in a window (one that failed to clone) skips
 // the window.
 func (p *lightPlan) compute(j *Job) {
-	for _, pos := range p.fills {
-		if c := p.chunks[pos]; c != nil {
+	filled := map[world.ChunkPos]bool{}
+	fill := func(pos world.ChunkPos) {
+		if c := p.chunks[pos]; c != nil && !filled[pos] {
 			chunk.LightArea([]*chunk.Chunk{c}, int(pos[0]), int(pos[1])).Fill()
+			filled[pos] = true
+		}
+	}
+	for _, pos := range p.fills {
+		fill(pos)
+	}
+	// A source column in a window but not among fills has no light yet:
+	// fill it too. It is not put in the World; only its light at the
+	// edges matters, and what it lacks (light from beyond the windows)
+	// fades before it reaches a chunk that is.
+	for pos := range p.chunks {
+		if !p.cloned[pos] {
+			fill(pos)
 		}
 	}
 	for _, pos := range p.windows {

@@ -633,3 +633,32 @@ func TestStartErrors(t *testing.T) {
 		}
 	}
 }
+
+// Issue 36, live restore: one changed block in the middle of the area
+// relights its column and neighbours only; the columns around them, which
+// are in the light windows but unchanged, are lit from the source as well
+// (they once were spread over without light and the job panicked).
+func TestRestoreOneColumn(t *testing.T) {
+	f := newFixture(t)
+	dst := t.TempDir() + "/one"
+	copyDir(t, f.src, dst)
+	db := openDB(t, dst)
+	w := newWorld(db, false)
+	call(t, w, func(tx *world.Tx) {
+		tx.SetBlock(cube.Pos{56, surface(tx, 56, 56), 56}, block.Glowstone{}, noUpdates)
+	})
+	from := openDB(t, f.src)
+	defer from.Close()
+	job, err := restore.Config{}.Start(w, from, testArea)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := wait(t, job)
+	if job.Err() != nil || st.BlocksSet != 1 || st.ColumnsChanged != 1 || st.ChunksRelit != 9 {
+		t.Fatalf("%v, %+v", job.Err(), st)
+	}
+	checkLight(t, w, f.ref)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
