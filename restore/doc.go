@@ -13,10 +13,11 @@
 // chunk, replaces the block entities whose NBT differs and the entities whose
 // identity or position differs, and tells the chunk's viewers: a block update
 // per changed block, or the whole chunk when many blocks or any biome
-// changed. When every column is done it recomputes the light of the changed
-// columns and their neighbours. The clock is checked between units of work (a
-// sub-chunk, a column's entities, a chunk's light), so a slice exceeds
-// Config.TickBudget by at most one unit.
+// changed. When every column is done it computes the light of the changed
+// columns and their neighbours on private copies, off the tick, and swaps
+// the lit sub-chunks in. The clock is checked between units of work (a
+// sub-chunk, the rest of a column, one chunk's copy or light), so a slice
+// exceeds Config.TickBudget by at most one unit.
 //
 // # How the job reaches the World's chunks
 //
@@ -52,7 +53,10 @@
 //     leaves it), so the job recomputes it as a load does, for the columns
 //     where a change affected light and their neighbours: each is filled
 //     again and light is spread over every 3×3 window around them whose
-//     chunks are all loaded. Afterwards the light equals what loading the
+//     chunks are all loaded. This runs on copies (the source's columns for
+//     the area, clones for chunks outside it) on the job's goroutine; a
+//     slice then swaps each lit sub-chunk into the World where its blocks
+//     are still the ones lit. Afterwards the light equals what loading the
 //     restored chunks would compute.
 //   - A changed column is marked modified, so the World saves it.
 //   - The job touches nothing outside the area except the light of the
