@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -45,8 +46,13 @@ type Stats struct {
 	Ticks int
 	// MaxTick is the longest time the job took from one tick.
 	MaxTick time.Duration
-	// TickTimes holds the time the job took from each tick, in order.
+	// TickTimes holds the time the job took from each tick, in order
+	// (wall-clock time: what the tick waited for).
 	TickTimes []time.Duration
+	// TickCPU holds the CPU time of each slice (on Linux; nil elsewhere):
+	// on a busy machine TickTimes also counts the time the slice's thread
+	// was not running.
+	TickCPU []time.Duration
 	// Elapsed is the time from Start to the end of the last slice.
 	Elapsed time.Duration
 }
@@ -129,6 +135,7 @@ func (j *Job) Stats() Stats {
 	defer j.mu.Unlock()
 	s := j.mu.stats
 	s.TickTimes = slices.Clone(s.TickTimes)
+	s.TickCPU = slices.Clone(s.TickCPU)
 	return s
 }
 
@@ -140,6 +147,7 @@ func (j *Job) publish() {
 	j.mu.Lock()
 	j.mu.stats = j.st
 	j.mu.stats.TickTimes = slices.Clone(j.st.TickTimes)
+	j.mu.stats.TickCPU = slices.Clone(j.st.TickCPU)
 	j.mu.Unlock()
 }
 
@@ -218,10 +226,18 @@ func (j *Job) prefetch() error {
 
 // slice is one tick's work, run as a World transaction.
 func (j *Job) slice(tx *world.Tx) {
+	// Pinned to its thread for the slice, the goroutine's CPU time is the
+	// thread's.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c0, cpuOK := threadCPU()
 	t0 := time.Now()
 	deadline := t0.Add(j.cfg.TickBudget)
 	j.step(tx, deadline)
 	d := time.Since(t0)
+	if c1, ok := threadCPU(); ok && cpuOK {
+		j.st.TickCPU = append(j.st.TickCPU, c1-c0)
+	}
 	j.st.Ticks++
 	j.st.TickTimes = append(j.st.TickTimes, d)
 	j.st.MaxTick = max(j.st.MaxTick, d)
