@@ -614,6 +614,16 @@ func TestBudget(t *testing.T) {
 	if st.MaxTick > budget+250*time.Millisecond {
 		t.Fatalf("a slice took %v against a budget of %v", st.MaxTick, budget)
 	}
+	// The slices' own CPU time (where measured), which a busy machine
+	// does not inflate.
+	for i, c := range st.TickCPU {
+		if c > budget+100*time.Millisecond {
+			t.Fatalf("slice %d used %v of CPU against a budget of %v", i, c, budget)
+		}
+	}
+	if len(st.TickCPU) != 0 && len(st.TickCPU) != st.Ticks {
+		t.Fatalf("%d CPU times for %d ticks", len(st.TickCPU), st.Ticks)
+	}
 	if st.Ticks < 3 {
 		t.Fatalf("%d ticks: the budget did not split the work", st.Ticks)
 	}
