@@ -24,6 +24,7 @@ import (
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/biome"
 	"github.com/df-mc/dragonfly/server/world/chunk"
+	"github.com/df-mc/dragonfly/server/world/mcdb"
 	"github.com/go-gl/mathgl/mgl64"
 )
 
@@ -671,4 +672,52 @@ func TestRestoreOneColumn(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Issue 36, live restore: the source may be any provider; here Dragonfly's
+// own LevelDB provider (mcdb) holding the source world's columns.
+func TestRestoreFromMcdb(t *testing.T) {
+	f := newFixture(t)
+	src := openDB(t, f.src)
+	ldb, err := mcdb.Config{Log: quiet}.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	each(testArea, margin, func(pos world.ChunkPos) {
+		col, err := src.LoadColumn(pos, world.Overworld)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ldb.StoreColumn(pos, world.Overworld, col); err != nil {
+			t.Fatal(err)
+		}
+	})
+	src.Close()
+	defer ldb.Close()
+
+	w := newWorld(openDB(t, f.dst), false)
+	job, err := restore.Config{}.Start(w, ldb, testArea)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := wait(t, job)
+	if job.Err() != nil || st.BlocksSet != f.blocks || st.ColumnsChanged != f.changed {
+		t.Fatalf("%v, %+v", job.Err(), st)
+	}
+	again, err := restore.Config{TickBudget: time.Second}.Start(w, ldb, testArea)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := wait(t, again); st.ColumnsChanged != 0 || st.Ticks != 1 {
+		t.Errorf("restore of an unchanged area: %+v", st)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after := readAll(t, f.dst, testArea, 0)
+	each(testArea, 0, func(pos world.ChunkPos) {
+		if err := colcmp.Compare(after[pos], f.srcCols[pos]); err != nil {
+			t.Errorf("column %v: %v", pos, err)
+		}
+	})
 }
