@@ -170,6 +170,9 @@ func (p *lightPlan) compute(j *Job) {
 		}
 	}
 	for _, pos := range p.fills {
+		if j.ctx.Err() != nil {
+			return // cancelled: the loop reports it
+		}
 		fill(pos)
 	}
 	// A source column in a window but not among fills has no light yet:
@@ -182,6 +185,9 @@ func (p *lightPlan) compute(j *Job) {
 		}
 	}
 	for _, pos := range p.windows {
+		if j.ctx.Err() != nil {
+			return
+		}
 		// The order of World.spreadLight: z outer, x inner.
 		c := make([]*chunk.Chunk, 0, 9)
 		for dz := int32(-1); dz <= 1; dz++ {
