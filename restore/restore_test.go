@@ -565,7 +565,11 @@ func TestCancel(t *testing.T) {
 				t.Fatal(err)
 			}
 			for job.Stats().Ticks < 3 {
-				time.Sleep(5 * time.Millisecond)
+				select {
+				case <-job.Done():
+					t.Fatalf("done before cancelled: %v, %+v", job.Err(), job.Stats())
+				case <-time.After(5 * time.Millisecond):
+				}
 			}
 			if byContext {
 				cancel()
