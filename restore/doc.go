@@ -69,7 +69,10 @@
 //
 // Blocks are written into the chunk directly, as World.BuildStructure does:
 // no neighbour updates, no redstone invalidation, and scheduled block
-// updates the World already holds for the area still run.
+// updates the World already holds for the area still run. The job keeps
+// the area's source columns in memory until it is done (they are the light
+// computation's copies). A cancelled job leaves what it put back, without
+// the light recomputed.
 //
 // # Structures
 //
@@ -85,18 +88,22 @@
 // Start returns at once; the job runs on its own goroutine and on the
 // World's transactions. A Job is safe for concurrent use. Never wait for
 // Done inside a World transaction (a command or event handler): the job
-// needs the World's transactions to finish; watch it from a goroutine. On a Synchronous
-// World the job's goroutine drives the World: leave the World alone until
-// Done is closed.
+// needs the World's transactions to finish; watch it from a goroutine. On
+// a Synchronous World the job's goroutine drives the World: leave the
+// World alone until Done is closed.
 //
 // # What upstream Dragonfly change would make it cheaper
 //
 // A transaction method that hands out the World's *Column for a position
-// (Tx.Column(pos) returning it, loading it if needed), a way to mark it
-// modified and resend it to its viewers (Tx.ColumnChanged(pos)), and
-// incremental relighting in package chunk (relight the sub-chunks around
-// changed blocks instead of filling whole chunks and spreading 3×3 windows)
-// would remove the loaders, the per-column viewer bookkeeping and most of the
-// light work, which is the largest part of a restore that changed many
-// columns. A Tx.SwapColumn(pos, *chunk.Column) would do the rest.
+// (Tx.Column(pos) returning it, loading it if needed) and a way to mark it
+// modified and resend it to its viewers (Tx.ColumnChanged(pos)) would
+// remove the loaders and the per-column viewer bookkeeping. An accessor
+// for a chunk's biome storages (chunk.Chunk.Biomes) would let biomes be
+// compared storage against storage: they are now compared by encoding the
+// World's column, most of the cost of a restore that finds nothing to do.
+// Incremental relighting in package chunk (relight the sub-chunks around
+// changed blocks instead of filling whole chunks and spreading 3×3
+// windows) would remove most of the light work, the largest part of a
+// restore that changed many columns (off the tick, but still CPU). A
+// Tx.SwapColumn(pos, *chunk.Column) would do the rest.
 package restore
