@@ -43,7 +43,9 @@
 // an error leaves the match in place, on disk too. A damaged CURRENT (one
 // that is not the format of generation.go) names no generation and no
 // template edition that can be trusted: Open logs an error and resets,
-// rather than refuse to serve the arena.
+// rather than refuse to serve the arena. So it does when the generation
+// CURRENT names does not open whole (blazedb.ErrCorrupt: durable data
+// lost, its log's header destroyed).
 package overlay
 
 import (
@@ -211,12 +213,20 @@ func (p *Provider) open() error {
 	tmpl := p.templateEdition()
 	if cur.gen != 0 && !cutShort && (!cur.known || cur.template == tmpl) {
 		db, err := p.openGeneration(cur.gen, false, p.reg)
-		if err != nil {
+		if err == nil {
+			p.gen, p.cur = cur.gen, db
+			p.commitDurable(cur.gen)
+			return nil
+		}
+		if !errors.Is(err, blazedb.ErrCorrupt) {
 			return err
 		}
-		p.gen, p.cur = cur.gen, db
-		p.commitDurable(cur.gen)
-		return nil
+		// The match's generation does not open whole (durable data lost,
+		// its log's header destroyed): as for a damaged CURRENT, the arena
+		// is reset, loudly, rather than refused.
+		p.conf.Log.Error("overlay: the match's generation is damaged; forgetting the match (a reset)",
+			"dir", p.dir, "generation", cur.gen, "err", err)
+		cutShort = true
 	}
 	if cur.gen != 0 && !cutShort {
 		// The changes were made on another template, or on this one before

@@ -283,3 +283,44 @@ func TestOpenResetsOverDamagedCurrent(t *testing.T) {
 		t.Fatalf("a CURRENT of a newer version: %v, want ErrVersion", err)
 	}
 }
+
+// Issue 35 (the damage sweep, an arena's generation): a generation that
+// does not open whole, here because its log lost bytes index.dat shows
+// were durable (blazedb.ErrDurableLoss), made the arena refuse to open.
+// Open forgets the match instead, loudly, as for a damaged CURRENT.
+func TestOpenResetsOverDamagedGeneration(t *testing.T) {
+	tp := openTemplate(t, template(t, 2))
+	o, mem := matchInMemory(t, tp)
+	if err := o.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := mem.ReadFile("/arena/" + currentName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := parseCurrent(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := "/arena/" + genName(cur.gen) + "/blaze/chunks.dat"
+	f, err := mem.OpenReadWrite(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size, _ := f.Size()
+	f.Truncate(size / 2)
+	f.Sync()
+	f.Close()
+	var logged bytes.Buffer
+	o2, err := Config{Log: slog.New(slog.NewTextHandler(&logged, nil)), FS: mem}.Open(tp, "/arena")
+	if err != nil {
+		t.Fatalf("open over a generation that lost durable bytes: %v", err)
+	}
+	defer o2.Shutdown()
+	if dirty, err := o2.Dirty(); err != nil || len(dirty) != 0 {
+		t.Fatalf("the match was not forgotten: dirty %v, %v", dirty, err)
+	}
+	if !strings.Contains(logged.String(), "level=ERROR") || !strings.Contains(logged.String(), "generation is damaged") {
+		t.Fatalf("the reset was not reported as an error: %s", logged.String())
+	}
+}
