@@ -63,6 +63,9 @@ type DB struct {
 
 	recovery Recovery
 	stats    counters
+	// lostLog is set only while Open recovers a log that was gone and
+	// is rebuilt as its header alone (lostlog.go).
+	lostLog *goneLog
 
 	// carried is what the last compaction carried of damaged live records
 	// (damage.go); swapped with the log, under mu. carriedFresh: a
@@ -78,9 +81,11 @@ type DB struct {
 
 // Open opens the database in dir, creating it if dir is empty or missing
 // (unless opts.ReadOnly). It refuses a directory holding anything but
-// Blaze's own files (ErrNotBlaze), a newer format (ErrVersion), and a
-// database another DB holds open (ErrLocked); in each of these cases it
-// changes nothing on disk.
+// Blaze's own files (ErrNotBlaze), a newer format (ErrVersion), a
+// database another DB holds open (ErrLocked), and, unless
+// opts.AcceptDurableLoss, one that lost bytes index.dat shows were durable
+// (ErrDurableLoss), its whole log included (lostlog.go); in each of these
+// cases it changes nothing on disk.
 func Open(dir string, opts Options) (*DB, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -118,15 +123,22 @@ func (db *DB) open() error {
 	}
 	hasLog := slices.Contains(names, logName)
 	aside := newestAside(names)
+	var gone *goneLog // index.dat's evidence of a log that is gone (lostlog.go)
 	switch {
 	case hasLog:
 		// Validate before taking the lock, so a foreign or newer database
 		// is refused without creating a file.
 		if _, err := db.readHeader(); err != nil {
-			return err
+			if gone = db.findGoneLog(err); gone == nil {
+				return err
+			}
 		}
 	case aside != "" && ro:
 		return fmt.Errorf("no %s: a compaction interrupted on Windows left it as %s; open the database read-write once to put it back: %w", logName, aside, vfs.ErrNotExist)
+	case aside == "" && slices.Contains(names, indexName):
+		if gone = db.findGoneLog(nil); gone == nil && ro {
+			return fmt.Errorf("no %s: %w", logName, vfs.ErrNotExist)
+		}
 	case ro:
 		return fmt.Errorf("no %s: %w", logName, vfs.ErrNotExist)
 	}
@@ -139,6 +151,10 @@ func (db *DB) open() error {
 		if err != nil {
 			return err
 		}
+	}
+	db.lostLog = gone
+	if gone != nil && !ro && !db.opts.AcceptDurableLoss {
+		return db.refuseGoneLog(gone)
 	}
 	if !ro {
 		if !hasLog && aside != "" {
@@ -157,8 +173,17 @@ func (db *DB) open() error {
 				return err
 			}
 		}
-		if err := db.removeLeftovers(names, hasLog); err != nil {
+		if err := db.removeLeftovers(names, hasLog || gone != nil); err != nil {
 			return err
+		}
+		if gone != nil {
+			// The loss is accepted: the log is rebuilt as its header
+			// alone, and recovery reports the loss against index.dat,
+			// which goes only after the new log is durable.
+			if err := vfs.ReplaceFile(db.fs, db.dir, logName, gone.header()); err != nil {
+				return fmt.Errorf("rebuild %s: %w", logName, err)
+			}
+			hasLog = true
 		}
 		if !hasLog {
 			// Whoever made the directory, its entry must be durable
@@ -183,7 +208,9 @@ func (db *DB) open() error {
 	}
 
 	var f vfs.File
-	if ro {
+	if ro && gone != nil {
+		f = &headerOnlyFile{b: gone.header()} // nothing is written
+	} else if ro {
 		f, err = db.fs.Open(db.path(logName))
 	} else {
 		f, err = db.fs.OpenReadWrite(db.path(logName))
@@ -191,7 +218,9 @@ func (db *DB) open() error {
 	if err != nil {
 		return err
 	}
-	if err := db.openLog(f); err != nil {
+	err = db.openLog(f)
+	db.lostLog = nil // its index is not kept
+	if err != nil {
 		f.Close()
 		return err
 	}

@@ -78,7 +78,13 @@
 //     ErrDurableLoss, naming the keys lost and changing nothing, unless
 //     Options.AcceptDurableLoss; a read-only Open (blaze check) opens it and
 //     names them (Recovery.Lost); Repair accepts the loss and names the
-//     keys it gives up.
+//     keys it gives up. The same holds when the whole log is gone (missing,
+//     or too short to hold its header) beside index.dat, which is only
+//     ever written beside a log whose header was durable: every key
+//     index.dat lists is lost, and an Open that accepts the loss, or
+//     Repair, rebuilds the log as its header alone, keeping index.dat's
+//     generation (lostlog.go). Without index.dat a missing log is a
+//     database never created, and a short file is not taken for a log.
 //   - The log's header is kept twice: the header and its copy, the log's
 //     first record (format version 3). One damaged byte in either costs
 //     nothing: Open reads the other and reports it (Recovery.HeaderDamage),

@@ -397,16 +397,21 @@ type recovered struct {
 // without index.dat, and each key whose state differs from the one
 // index.dat recorded is lost; a read-write open refuses with
 // ErrDurableLoss unless Options.AcceptDurableLoss is set, and nothing has
-// been changed on disk when it does.
+// been changed on disk when it does. A log that was gone and is rebuilt
+// as its header alone (db.lostLog, lostlog.go) has lost all index.dat
+// covers, its header included.
 func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (recovered, error) {
 	rec := &db.recovery
 	ix, meta, problem := db.loadIndex(h.generation, size)
 	from := int64(fileHeaderSize)
 	nextSeq := h.baseSeq
 	var durable *index // index.dat's entries, when it shows durable bytes lost
-	if problem == "" && meta.covered > size {
+	if problem == "" && (meta.covered > size || db.lostLog != nil) {
 		durable, ix = ix, nil
 		problem = fmt.Sprintf("index.dat covers %d bytes of %s, which were durable when it was written, but the log has %d", meta.covered, logName, size)
+		if db.lostLog != nil {
+			problem = db.lostLog.problem()
+		}
 		nextSeq = max(nextSeq, meta.nextSeq)
 	}
 	if problem == "" {
@@ -435,6 +440,9 @@ func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (recovered, err
 	rec.TornBytes = size - res.end
 	if durable != nil {
 		rec.LostBytes = meta.covered - res.end
+		if db.lostLog != nil {
+			rec.LostBytes = meta.covered // the header was lost too, and rebuilt
+		}
 		rec.Lost = lostKeys(durable, ix)
 		if err := db.reportLoss(meta.covered); err != nil {
 			return recovered{}, err
@@ -484,6 +492,9 @@ func (db *DB) reportLoss(covered int64) error {
 		list += fmt.Sprintf(" and %d more", len(rec.Lost)-len(keys))
 	}
 	what := fmt.Sprintf("%d of the %d bytes of %s that index.dat shows were durable are missing or do not decode; %d keys lost their newest durable state", rec.LostBytes, covered, logName, len(rec.Lost))
+	if db.lostLog != nil {
+		what = db.lostLog.reason + ": " + what
+	}
 	if len(rec.Lost) > 0 {
 		what += ": " + list
 	}

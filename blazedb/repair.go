@@ -27,10 +27,11 @@ import (
 // holds: a key whose damaged record was a delete keeps its last value.
 //
 // Durable data lost (ErrDurableLoss: the log is shorter than index.dat
-// shows was durable) is accepted and named in the report: each key that
-// lost its newest durable state keeps the older version the log still
-// holds, or is gone, except that a key index.dat had deleted (the delete
-// was lost, and an older version came back) is deleted again.
+// shows was durable, or gone: lostlog.go) is accepted and named in the
+// report: each key that lost its newest durable state keeps the older
+// version the log still holds, or is gone, except that a key index.dat
+// had deleted (the delete was lost, and an older version came back) is
+// deleted again.
 func Repair(dir string, opts Options) (*RepairReport, error) {
 	if opts.ReadOnly {
 		return nil, fmt.Errorf("blazedb: repair %s: %w", dir, ErrReadOnly)
