@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/world"
@@ -120,5 +123,90 @@ func TestRepairRebuildsZeroedHeader(t *testing.T) {
 	out.Reset()
 	if code := runCheck(&out, nil, dir); code != exitOK || !strings.Contains(out.String(), "16 columns") {
 		t.Fatalf("check after repair: status %d:\n%s", code, out.String())
+	}
+}
+
+// Issue 35 item 1: a world whose chunks.dat was removed, or cut to fewer
+// bytes than its header, while index.dat shows it held every column. A
+// server's open used to make a new, empty log (removed) and generate every
+// column again, or the world was unopenable and unrepairable ("no Blaze
+// signature"). Now check exits 2 naming every column lost, a server's open
+// refuses, repair names each column it gives up, and check then passes and
+// a server opens the world.
+func TestCheckAndRepairNameGoneLog(t *testing.T) {
+	for _, how := range []string{"removed", "cut to 0 bytes", "cut to 20 bytes"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			conf := provider.Config{Log: slog.New(slog.DiscardHandler)}
+			db, err := conf.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 8 {
+				col := worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry)
+				if err := db.StoreColumn(world.ChunkPos{int32(i), 7}, world.Overworld, col); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			log := filepath.Join(dir, "blaze", "chunks.dat")
+			b, _ := os.ReadFile(log)
+			switch how {
+			case "removed":
+				err = os.Remove(log)
+			case "cut to 0 bytes":
+				err = os.WriteFile(log, nil, 0o644)
+			default:
+				err = os.WriteFile(log, b[:20], 0o644)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			var out bytes.Buffer
+			code := runCheck(&out, nil, dir)
+			text := out.String()
+			if code != exitDamaged || !strings.Contains(text, "DURABLE DATA LOST") {
+				t.Fatalf("check: status %d:\n%s", code, text)
+			}
+			t.Log(text)
+			for i := range 8 {
+				if want := fmt.Sprintf("lost: column (%d, 7, dim 0)", i); !strings.Contains(text, want) {
+					t.Fatalf("check does not say %q:\n%s", want, text)
+				}
+			}
+			if _, err := conf.Open(dir); !errors.Is(err, blazedb.ErrDurableLoss) {
+				t.Fatalf("a server's open of the damaged world: %v", err)
+			}
+
+			out.Reset()
+			if code := runRepair(&out, dir); code != exitOK {
+				t.Fatalf("repair: status %d:\n%s", code, out.String())
+			}
+			text = out.String()
+			t.Log(text)
+			for i := range 8 {
+				if want := fmt.Sprintf("given up: column (%d, 7, dim 0)", i); !strings.Contains(text, want) {
+					t.Fatalf("repair does not say %q:\n%s", want, text)
+				}
+			}
+			out.Reset()
+			if code := runCheck(&out, nil, dir); code != exitOK {
+				t.Fatalf("check after repair: status %d:\n%s", code, out.String())
+			}
+			db, err = conf.Open(dir)
+			if err != nil {
+				t.Fatalf("a server's open after repair: %v", err)
+			}
+			col := worldtest.Synthetic(99, world.Overworld, world.DefaultBlockRegistry)
+			if err := db.StoreColumn(world.ChunkPos{0, 7}, world.Overworld, col); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
