@@ -83,7 +83,7 @@ test-arm:
 ## writers per mode, and more SIGKILLs;
 ## 5,000 crashes of a world in use (the provider's simulation), and 2,000
 ## of its three dimensions storing at once; 1,000 of a segmented world's;
-## and the damage sweep with every byte of every file of a world flipped.
+## and the damage sweep with every byte of each small file of a world flipped.
 soak:
 	BLAZE_SOAK=1 $(GO) test ./blazedb ./provider ./segment -run 'Crash' -count=1 -timeout 6h -v
 	BLAZE_SOAK=1 $(GO) test ./tests -run '^TestDamageSweep$$' -count=1 -timeout 6h -v
