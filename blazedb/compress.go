@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/golang/snappy"
+	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 )
@@ -22,7 +22,9 @@ const (
 	// CompressionLZ4 uses LZ4 blocks (github.com/pierrec/lz4/v4): the
 	// fastest to decode.
 	CompressionLZ4
-	// CompressionSnappy uses Snappy blocks (github.com/golang/snappy).
+	// CompressionSnappy uses Snappy blocks (github.com/klauspost/compress/snappy,
+	// which writes the Snappy block format and reads what
+	// github.com/golang/snappy wrote).
 	CompressionSnappy
 	// CompressionZstd uses Zstandard (github.com/klauspost/compress/zstd):
 	// the smallest files, slower to write.
