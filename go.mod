@@ -8,7 +8,8 @@ require (
 	github.com/df-mc/structure v1.1.0
 	github.com/go-gl/mathgl v1.2.0
 	github.com/google/uuid v1.6.0
-	github.com/klauspost/compress v1.18.4
+	github.com/klauspost/compress v1.20.1
+	github.com/pelletier/go-toml v1.9.5
 	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/sandertv/gophertunnel v1.59.0
 	github.com/schollz/progressbar/v3 v3.18.0
@@ -28,7 +29,6 @@ require (
 	github.com/go-jose/go-jose/v4 v4.1.4 // indirect
 	github.com/golang/snappy v1.0.0 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
-	github.com/pelletier/go-toml v1.9.5 // indirect
 	github.com/pion/datachannel v1.6.2 // indirect
 	github.com/pion/dtls/v3 v3.1.4 // indirect
 	github.com/pion/ice/v4 v4.2.7 // indirect

@@ -3,6 +3,8 @@ package blazedb
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/snappy"
 	"github.com/pierrec/lz4/v4"
 )
@@ -155,5 +158,27 @@ func TestSnappyReadsGolangSnappyBytes(t *testing.T) {
 		if out, err := Decompress(nil, CompressionSnappy, again, len(fx.raw)); err != nil || !bytes.Equal(out, fx.raw) {
 			t.Fatalf("%s: new encoder's bytes do not decode: %v", fx.name, err)
 		}
+	}
+}
+
+// Issue 38 item 10: klauspost's snappy.Decode is s2's decoder, which takes
+// s2's extensions to the Snappy format; golang/snappy refused them, and so
+// must a Snappy record. The s2 block here holds copies of offset 0 (s2's
+// "repeat the last offset"): valid s2, decoded by snappy.Decode, damage as
+// Snappy.
+func TestSnappyRefusesS2Extensions(t *testing.T) {
+	var raw []byte
+	for i := range 40 {
+		raw = append(raw, fmt.Sprintf("block%02d:0123456789abcdef", i)...)
+	}
+	stored := s2.Encode(nil, raw)
+	if out, err := snappy.Decode(nil, stored); err != nil || !bytes.Equal(out, raw) {
+		t.Fatalf("the s2 block is not valid s2: %v", err)
+	}
+	if len(raw) > maxExpansion(codecSnappy, len(stored)) {
+		t.Fatalf("%d bytes from %d: refused by the length bound before decoding", len(raw), len(stored))
+	}
+	if out, err := Decompress(nil, CompressionSnappy, stored, len(raw)); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("an s2 block read as Snappy: %d bytes, %v", len(out), err)
 	}
 }
