@@ -276,8 +276,9 @@ func (db *DB) compact(afterCopy func()) (err error) {
 		db.retiring.Done()
 	})
 
+	took := time.Since(start)
 	db.stats.compactions.Add(1)
-	db.stats.compactNanos.Add(int64(time.Since(start)))
+	db.stats.compactNanos.Add(int64(took))
 	db.stats.compactCopied.Add(w.off)
 	if dirErr != nil {
 		return db.poisoned()
@@ -288,6 +289,8 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	ix := nix.clone()
 	db.writeMu.Unlock()
 	locked = false
+	db.opts.Logger.Info("blazedb: compacted chunks.dat", "dir", db.dir, "generation", nl.gen, "took", took,
+		"bytes_before", end, "bytes_after", w.off, "keys", nix.count)
 	if err := db.writeIndex(ix, meta); err != nil {
 		// The log is complete without it; the next Open scans instead.
 		return fmt.Errorf("after compaction: %w", err)

@@ -1,9 +1,11 @@
 package blazedb
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -486,6 +488,9 @@ func (db *DB) close(persist bool) error {
 	damage := standingDamage(db.carried.Load(), ix, l.gen)
 	db.log = nil
 	db.mu.Unlock()
+	summary := []any{"dir", db.dir, "chunk_keys", ix.count - len(ix.named), "named_keys", len(ix.named),
+		"log_bytes", l.written.Load(), "live_bytes", ix.live, "compactions", db.stats.compactions.Load(),
+		"appends", db.stats.appends.Load(), "append_bytes", db.stats.appendBytes.Load()}
 	if !db.opts.ReadOnly && persist {
 		if err := db.poisoned(); err != nil {
 			errs = append(errs, err)
@@ -523,6 +528,14 @@ func (db *DB) close(persist bool) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("blazedb: close %s: %w", db.dir, err)
 	}
+	// A summary of the session: at Info for a database written or
+	// compacted while open, else at Debug, so that closing the many
+	// databases only read (regions, templates, tools) adds no noise.
+	level := slog.LevelDebug
+	if persist && !db.opts.ReadOnly && (db.stats.appends.Load() > 0 || db.stats.compactions.Load() > 0) {
+		level = slog.LevelInfo
+	}
+	db.opts.Logger.Log(context.Background(), level, "blazedb: closed", summary...)
 	return nil
 }
 

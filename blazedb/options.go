@@ -109,9 +109,11 @@ type Options struct {
 	AcceptDurableLoss bool
 	// FS is the filesystem. Default vfs.Default, the operating system's.
 	FS vfs.FS
-	// Logger receives recovery and background reports, and a warning for
-	// each fsync of chunks.dat that takes a second or more. Default
-	// slog.Default(). Errors are also returned by calls, never only logged.
+	// Logger receives recovery and background reports, a warning for each
+	// fsync of chunks.dat that takes a second or more, a line at Info for
+	// each compaction, and a summary at Close (Info after a session that
+	// wrote, else Debug). Default slog.Default(). Errors are also returned
+	// by calls, never only logged.
 	Logger *slog.Logger
 }
 
