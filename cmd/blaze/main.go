@@ -23,8 +23,12 @@
 //	blaze info DIR
 //
 // prints what the world holds and how much of its logs compaction would
-// drop, without writing to it. None of them runs while a server has the
-// world open.
+// drop, without writing to it, and
+//
+//	blaze render [-dim D] DIR OUT.png
+//
+// draws a top-down map of it (package internal/worldmap). None of them
+// runs while a server has the world open.
 package main
 
 import (
@@ -69,6 +73,12 @@ const usage = `usage:
       live and garbage (what compaction drops); whether index.dat was used
       and what opening found damaged or torn. It reads the index and the
       block dictionary, not the columns: blaze check verifies those.
+  blaze render [-dim overworld|nether|end] DIR OUT.png
+      Draws a top-down map of the Blaze world in DIR into OUT.png without
+      writing to the world: one pixel per block, in the colour of the
+      highest block (shaded by height, north up), transparent where no
+      column is stored, with white lines between the regions of a
+      segmented world.
 `
 
 // Exit statuses.
@@ -96,6 +106,8 @@ func main() {
 		os.Exit(repairCmd(args))
 	case "info":
 		os.Exit(infoCmd(args))
+	case "render":
+		os.Exit(renderCmd(args))
 	}
 	fmt.Fprint(os.Stderr, usage)
 	os.Exit(exitUsage)
