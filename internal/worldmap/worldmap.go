@@ -17,6 +17,7 @@ import (
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
+	"github.com/df-mc/goleveldb/leveldb"
 )
 
 // MaxSide is the largest width or height of a map, in pixels (blocks).
@@ -69,6 +70,32 @@ func (m *Map) Add(db *provider.DB, source int) error {
 			return fmt.Errorf("load column %v (%v): %w", p.Pos, p.Dim, err)
 		}
 		m.cols[p.Pos] = m.top(col.Chunk, source)
+	}
+	return nil
+}
+
+// Loader reads a column as a world.Provider does: *provider.DB,
+// *segment.Provider and *overlay.Provider.
+type Loader interface {
+	LoadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column, error)
+}
+
+// AddColumns reads the columns at positions in the Map's dimension from
+// src, in place of those the Map holds there: an arena's changed chunks
+// over its template's. A column src does not hold (its error satisfies
+// errors.Is(err, leveldb.ErrNotFound)) is taken off the Map; any other
+// error stops it.
+func (m *Map) AddColumns(src Loader, positions []world.ChunkPos, source int) error {
+	for _, pos := range positions {
+		col, err := src.LoadColumn(pos, m.dim)
+		switch {
+		case errors.Is(err, leveldb.ErrNotFound):
+			delete(m.cols, pos)
+		case err != nil:
+			return fmt.Errorf("load column %v (%v): %w", pos, m.dim, err)
+		default:
+			m.cols[pos] = m.top(col.Chunk, source)
+		}
 	}
 	return nil
 }

@@ -146,3 +146,44 @@ func TestColourByName(t *testing.T) {
 		}
 	}
 }
+
+// Issue 38 item 8: an arena's map: its changed columns, read from the
+// overlay over the template's, replace them, and one the overlay no longer
+// holds leaves the map.
+func TestAddColumnsReplaces(t *testing.T) {
+	br := world.DefaultBlockRegistry
+	s := worldtest.States(br)
+	dir := t.TempDir()
+	tmpl, err := provider.Config{Log: quiet}.Open(filepath.Join(dir, "template"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tmpl.Close()
+	changes, err := provider.Config{Log: quiet}.Open(filepath.Join(dir, "changes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer changes.Close()
+	for x := range int32(2) {
+		if err := tmpl.StoreColumn(world.ChunkPos{x, 0}, world.Overworld, flat(br, s["minecraft:grass_block"], 64, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := changes.StoreColumn(world.ChunkPos{0, 0}, world.Overworld, flat(br, s["minecraft:lava"], 64, 0)); err != nil {
+		t.Fatal(err)
+	}
+	m := New(world.Overworld, br)
+	if err := m.Add(tmpl, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AddColumns(changes, []world.ChunkPos{{0, 0}, {1, 0}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	img, origin, err := m.Image()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Columns() != 1 || origin != (world.ChunkPos{0, 0}) || img.NRGBAAt(3, 3) != scale(lava, 220.0/255) {
+		t.Fatalf("%d columns from %v, (3, 3) %v", m.Columns(), origin, img.NRGBAAt(3, 3))
+	}
+}
