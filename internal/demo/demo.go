@@ -44,7 +44,8 @@ type Config struct {
 	BackupEvery time.Duration
 	BackupKeep  int
 	// Metrics, when set, is a TCP address to serve Prometheus' /metrics on
-	// (metrics.go), e.g. 127.0.0.1:9100; port 0 picks a free one
+	// (metrics.go), e.g. 127.0.0.1:9100, with a page at / that shows a map
+	// of the world (mappage.go); port 0 picks a free one
 	// (Running.MetricsAddr).
 	Metrics string
 	Log     *slog.Logger

@@ -17,8 +17,9 @@ import (
 
 // metricsServer serves Prometheus' /metrics over HTTP on its own listener
 // (Config.Metrics): Blaze's figures (package metrics), read at each scrape,
-// and the Go runtime's and the process's. Its stop is safe to call from
-// any goroutine, more than once.
+// and the Go runtime's and the process's; and beside them a page with a
+// map of the world (mappage.go). Its stop is safe to call from any
+// goroutine, more than once.
 type metricsServer struct {
 	srv  *http.Server
 	addr net.Addr
@@ -47,7 +48,7 @@ func (c Config) withMetrics() (*Running, error) {
 	if r.Prefetcher != nil {
 		src.Prefetcher = r.Prefetcher
 	}
-	r.metrics = serveMetrics(ln, src, c.logger())
+	r.metrics = serveMetrics(ln, src, &mapPage{world: r.World, arena: r.Arena}, c.logger())
 	return r, nil
 }
 
@@ -59,19 +60,21 @@ func (c Config) logger() *slog.Logger {
 	return c.Log
 }
 
-func serveMetrics(ln net.Listener, src metrics.Sources, log *slog.Logger) *metricsServer {
+func serveMetrics(ln net.Listener, src metrics.Sources, page *mapPage, log *slog.Logger) *metricsServer {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(metrics.NewCollector(src), collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/map.png", page.image)
+	mux.HandleFunc("/", page.page)
 	m := &metricsServer{
 		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
 		addr: ln.Addr(),
 		done: make(chan error, 1),
 	}
 	go func() { m.done <- m.srv.Serve(ln) }()
-	log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics", "map", "http://"+ln.Addr().String()+"/")
 	return m
 }
 
