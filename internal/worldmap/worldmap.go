@@ -1,8 +1,8 @@
 // Package worldmap draws a top-down map of a Blaze world: one pixel per
 // block column, in the colour of its highest block, shaded by height as a
 // Minecraft map is, with a line where one database's columns meet
-// another's (the regions of a segmented world). It reads columns as a
-// server does, through provider.DB.LoadColumn.
+// another's (the regions of a segmented world). The Nether is drawn below
+// its roof. It reads columns as a server does, through LoadColumn.
 //
 // A Map is not safe for concurrent use.
 package worldmap
@@ -105,18 +105,41 @@ func (m *Map) Columns() int { return len(m.cols) }
 
 func (m *Map) top(c *chunk.Chunk, source int) *top {
 	t := &top{source: source}
+	air := m.air()
 	for x := range 16 {
 		for z := range 16 {
 			y := c.HighestBlock(uint8(x), uint8(z))
+			if m.dim == world.Nether {
+				y = belowRoof(c, uint8(x), uint8(z), air)
+			}
 			i := z*16 + x
 			t.height[i] = y
-			if y < int16(c.Range()[0]) || c.Block(uint8(x), y, uint8(z), 0) == m.air() {
+			if y < int16(c.Range()[0]) || c.Block(uint8(x), y, uint8(z), 0) == air {
 				continue // nothing but air: left transparent
 			}
 			t.colour[i] = m.colourOf(c.Block(uint8(x), y, uint8(z), 0))
 		}
 	}
 	return t
+}
+
+// belowRoof returns the height of the highest block under the first air
+// below the top of the column: the Nether's floor under its roof of
+// bedrock and netherrack, which a map from above would show alone. A
+// column with no air under its top gives its top.
+func belowRoof(c *chunk.Chunk, x, z uint8, air uint32) int16 {
+	r := c.Range()
+	y := int16(r[1])
+	for y >= int16(r[0]) && c.Block(x, y, z, 0) != air {
+		y--
+	}
+	if y < int16(r[0]) {
+		return int16(r[1])
+	}
+	for y >= int16(r[0]) && c.Block(x, y, z, 0) == air {
+		y--
+	}
+	return y
 }
 
 func (m *Map) air() uint32 { return m.reg.BlockRuntimeID(m.reg.Air()) }

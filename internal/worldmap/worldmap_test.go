@@ -187,3 +187,47 @@ func TestAddColumnsReplaces(t *testing.T) {
 		t.Fatalf("%d columns from %v, (3, 3) %v", m.Columns(), origin, img.NRGBAAt(3, 3))
 	}
 }
+
+// Issue 38 item 8: the Nether is drawn below its roof: the highest block
+// under the first air beneath the top, not the bedrock above everything.
+func TestNetherBelowRoof(t *testing.T) {
+	br := world.DefaultBlockRegistry
+	s := worldtest.States(br)
+	db, err := provider.Config{Log: quiet}.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c := chunk.New(br, world.Nether.Range())
+	for x := range uint8(16) {
+		for z := range uint8(16) {
+			for y := int16(120); y <= 127; y++ {
+				c.SetBlock(x, y, z, 0, s["minecraft:bedrock"])
+			}
+			floor := s["minecraft:netherrack"]
+			if x < 8 {
+				floor = s["minecraft:lava"]
+			}
+			for y := int16(0); y <= 40; y++ {
+				c.SetBlock(x, y, z, 0, floor)
+			}
+		}
+	}
+	if err := db.StoreColumn(world.ChunkPos{0, 0}, world.Nether, &chunk.Column{Chunk: c}); err != nil {
+		t.Fatal(err)
+	}
+	m := New(world.Nether, br)
+	if err := m.Add(db, 0); err != nil {
+		t.Fatal(err)
+	}
+	img, _, err := m.Image()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := img.NRGBAAt(2, 2); got != scale(lava, 220.0/255) {
+		t.Errorf("lava under the roof: %v", got)
+	}
+	if got := img.NRGBAAt(12, 2); got != scale(nether, 220.0/255) {
+		t.Errorf("netherrack under the roof: %v", got)
+	}
+}
