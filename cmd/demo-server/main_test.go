@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -59,6 +60,9 @@ func TestBadAddressExits(t *testing.T) {
 // on ADDR over loopback while the server runs (the address it logs), with
 // Blaze's figures; on SIGINT the server closes cleanly and exits 0.
 func TestMetricsFlag(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGINT to send on Windows")
+	}
 	dir := filepath.Join(t.TempDir(), "w")
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), mainArgsEnv+"="+strings.Join([]string{
