@@ -34,11 +34,12 @@ test: lint test-race test-norace fuzz-smoke
 
 # Tests that are single-threaded by design and heavy, which run many times
 # faster without the race detector: the crash simulations and crash loops,
-# and the checks that go over every column of the real worlds (about 190 s
-# of CPU under it, 15 s without). The concurrency of what they drive is
+# the checks that go over every column of the real worlds (about 190 s
+# of CPU under it, 15 s without) and the damage sweep over every file of a
+# world (tests/damage_test.go). The concurrency of what they drive is
 # tested under the race detector elsewhere.
-NORACE      := ^(TestCrashSimulation|TestEditionCrash|TestBackupCrash|TestRawStorageMatchesNetworkDecode|TestSnapshotSubChunksAreCopies|TestConvertRealWorldsBothWays)$$
-NORACE_PKGS := ./blazedb ./provider ./segment ./internal/convert
+NORACE      := ^(TestCrashSimulation|TestEditionCrash|TestBackupCrash|TestRawStorageMatchesNetworkDecode|TestSnapshotSubChunksAreCopies|TestConvertRealWorldsBothWays|TestDamageSweep)$$
+NORACE_PKGS := ./blazedb ./provider ./segment ./internal/convert ./tests
 
 # Everything under the race detector except NORACE.
 test-race:
@@ -60,6 +61,7 @@ fuzz-smoke:
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzParseEdition$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzLoadEntry$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzReadLevelDat$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
+	$(GO) test ./provider -run '^$$' -fuzz '^FuzzParseLevelCopy$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./overlay -run '^$$' -fuzz '^FuzzParseCurrent$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./segment -run '^$$' -fuzz '^FuzzParseLayout$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 
@@ -81,9 +83,11 @@ test-arm:
 ## soak: 100,000 simulated crashes per durability mode, 20,000 of concurrent
 ## writers per mode, and more SIGKILLs;
 ## 5,000 crashes of a world in use (the provider's simulation), and 2,000
-## of its three dimensions storing at once; 1,000 of a segmented world's.
+## of its three dimensions storing at once; 1,000 of a segmented world's;
+## and the damage sweep with every byte of each small file of a world flipped.
 soak:
 	BLAZE_SOAK=1 $(GO) test ./blazedb ./provider ./segment -run 'Crash' -count=1 -timeout 6h -v
+	BLAZE_SOAK=1 $(GO) test ./tests -run '^TestDamageSweep$$' -count=1 -timeout 6h -v
 
 ## bench: every benchmark with enough runs for benchstat, then one table of
 ## Blaze against mcdb and one of the targets of issues #3 and #5, each

@@ -58,7 +58,7 @@ func (db *DB) checkpoint() error {
 	if !current {
 		return nil
 	}
-	if err := db.syncTo(l, meta.covered, true); err != nil {
+	if err := db.syncMarked(l, meta.covered, true); err != nil {
 		return err
 	}
 	if err := db.writeIndex(ix, meta); err != nil {

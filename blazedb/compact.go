@@ -3,6 +3,8 @@ package blazedb
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
@@ -18,12 +20,15 @@ var errAborted = fmt.Errorf("%w: compaction aborted", ErrClosed)
 //     O(dimensions)) and note the log's end E.
 //  2. Without locks: copy every record the clone points at to
 //     chunks.dat.compact, re-framing entries of batches as plain puts with
-//     their own sequence numbers. Then copy what writers appended after E,
-//     record by record, in rounds, until little is left. fsync.
+//     their own sequence numbers; a damaged live record is carried as it
+//     is, after its key's newest intact older version (damage.go). Then
+//     copy what writers appended after E, record by record, in rounds,
+//     until little is left. fsync.
 //  3. Under the write lock: copy the last few records, fsync, rename
 //     chunks.dat.compact over chunks.dat, fsync the directory, and swap the
-//     new file and index in. Writers wait only for this step; readers never
-//     wait beyond an index swap.
+//     new file and index in, the file reopened by its new name (so that
+//     errors name chunks.dat). Writers wait only for this step; readers
+//     never wait beyond an index swap.
 //
 // A crash before the rename leaves the old log untouched and a temporary
 // file Open deletes; after it, the new log, which holds every record the old
@@ -37,12 +42,14 @@ var errAborted = fmt.Errorf("%w: compaction aborted", ErrClosed)
 const catchUpFinal = 256 << 10
 
 // Compact compacts the log now and returns when it is done. It also returns
-// any background error not yet reported.
+// any background error not yet reported and, every time, the report of
+// the damaged live records compaction carries (damage.go): an error
+// wrapping ErrCorrupt after a compaction that was done around them.
 func (db *DB) Compact() error {
 	if err := db.checkWritable(); err != nil {
 		return fmt.Errorf("blazedb: compact: %w", err)
 	}
-	err := errors.Join(db.compact(db.onCompactCopied), db.takeBackgroundErr())
+	err := errors.Join(db.compact(db.onCompactCopied), db.takeBackgroundErr(), db.damageErr())
 	if err != nil {
 		return fmt.Errorf("blazedb: compact: %w", err)
 	}
@@ -89,6 +96,18 @@ func (a *appender) write(p []byte) error {
 	return nil
 }
 
+// restart empties the file a writes and writes header again.
+func (a *appender) restart(header []byte) error {
+	a.buf = a.buf[:0]
+	if a.off > 0 {
+		if err := a.f.Truncate(0); err != nil {
+			return err
+		}
+		a.off = 0
+	}
+	return a.write(header)
+}
+
 func (a *appender) flush() error {
 	if len(a.buf) == 0 {
 		return nil
@@ -129,27 +148,43 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	}()
 	w := &appender{f: f, buf: make([]byte, 0, 1<<20)}
 	nh := fileHeader{version: logVersion, generation: old.gen + 1, baseSeq: seq}
-	if err := w.write(nh.encode()); err != nil {
+	if err := w.write(nh.encodeWithCopy()); err != nil {
 		return fmt.Errorf("write %s: %w", compactName, err)
 	}
-	nix := newIndex()
-	// History first: the versions still needed, before the live records.
-	hc := db.historyCopy(snap, nix, start)
-	if err := hc.writeHistory(db, old, w); err != nil {
-		return err
+	// History first (compacthistory.go): the versions still needed, before
+	// the live records. Damaged live records are carried (damage.go).
+	// Those the last compaction carried are known; one met for the first
+	// time sends the copy back to the start, once the pass has found all
+	// such records and one scan their keys' older versions.
+	carry := map[rkey]carried{}
+	if cs := db.carried.Load(); cs != nil && cs.gen == old.gen {
+		maps.Copy(carry, cs.recs)
 	}
-	var copyErr error
-	var rbuf []byte
-	snap.each(func(k rkey, e entry) bool {
-		if db.stopping.Load() {
-			copyErr = errAborted
-			return false
+	var nix *index
+	var hc *historyCopy
+	var kept map[rkey]carried
+	var keptBytes int64
+	for {
+		var newly map[rkey]carried
+		nix, kept = newIndex(), map[rkey]carried{}
+		hc = db.historyCopy(snap, nix, start)
+		if err := hc.writeHistory(db, old, w); err != nil {
+			return err
 		}
-		rbuf, copyErr = copyLive(old, e, k, rbuf, w, nix)
-		return copyErr == nil
-	})
-	if copyErr != nil {
-		return copyErr
+		newly, keptBytes, err = db.copySnapshot(old, snap, carry, w, nix, kept)
+		if err != nil {
+			return err
+		}
+		if len(newly) == 0 {
+			break
+		}
+		if err := findOlder(old, from, newly); err != nil {
+			return err
+		}
+		maps.Copy(carry, newly)
+		if err := w.restart(nh.encodeWithCopy()); err != nil {
+			return fmt.Errorf("write %s: %w", compactName, err)
+		}
 	}
 	hc.addLive(nix)
 	if afterCopy != nil {
@@ -220,13 +255,30 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	if dirErr != nil {
 		db.poison(fmt.Errorf("sync directory after compaction: %w", dirErr))
 	}
+	f = db.renamedHandle(f)
 	nix.settle()
 	nl := newLogFile(f, nh, w.off, w.off)
 	nl.marked = w.off
-	nl.markBytes.Store(markSize)
+	nl.markBytes.Store(markSize + headerCopySize)
+	nl.keptBytes.Store(keptBytes)
+	var cs *carriedSet
+	if len(kept) > 0 {
+		cs = &carriedSet{gen: nl.gen, recs: kept}
+	}
 	db.mu.Lock()
 	db.idx, db.log = nix, nl
+	db.carried.Store(cs)
+	damage := standingDamage(cs, nix, nl.gen)
 	db.mu.Unlock()
+	if len(damage) > 0 {
+		db.carriedFresh.Store(true)
+		keys := make([]string, len(damage))
+		for i, d := range damage {
+			keys[i] = d.k.String()
+		}
+		db.opts.Logger.Error("blazedb: compaction kept damaged live records as they are, with their keys' newest intact older versions where there are any; reads of them fail until Repair (blaze repair) puts each key back at that version, or deletes it when there is none",
+			"dir", db.dir, "records", len(damage), "keys", keys, "err", damageError(damage))
+	}
 	db.checkpointed.Store(0) // index.dat describes the old generation
 	db.lastTrim.Store(time.Now().UnixNano())
 	db.retiring.Add(1)
@@ -238,8 +290,9 @@ func (db *DB) compact(afterCopy func()) (err error) {
 		db.retiring.Done()
 	})
 
+	took := time.Since(start)
 	db.stats.compactions.Add(1)
-	db.stats.compactNanos.Add(int64(time.Since(start)))
+	db.stats.compactNanos.Add(int64(took))
 	db.stats.compactCopied.Add(w.off)
 	if dirErr != nil {
 		return db.poisoned()
@@ -250,6 +303,8 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	ix := nix.clone()
 	db.writeMu.Unlock()
 	locked = false
+	db.opts.Logger.Info("blazedb: compacted chunks.dat", "dir", db.dir, "generation", nl.gen, "took", took,
+		"bytes_before", end, "bytes_after", w.off, "keys", nix.count)
 	if err := db.writeIndex(ix, meta); err != nil {
 		// The log is complete without it; the next Open scans instead.
 		return fmt.Errorf("after compaction: %w", err)
@@ -287,35 +342,149 @@ func (db *DB) install(tmp string, gen uint64) (aside string, err error) {
 	return aside, nil
 }
 
-// copyLive copies the live record e of k from old into w as a top-level put
-// and records it in nix. buf is scratch space, returned for reuse.
-func copyLive(old *logFile, e entry, k rkey, buf []byte, w *appender, nix *index) ([]byte, error) {
+// renamedHandle returns a handle on the installed log opened by its name,
+// chunks.dat, in place of f, the one compaction created as
+// chunks.dat.compact: errors through a handle name the file it was opened
+// as (the operating system's, and vfs.Inject's), and that name is gone. f
+// is synced whole, so closing it loses nothing. Should the open fail, f
+// serves on: the same file, only misnamed in errors.
+func (db *DB) renamedHandle(f vfs.File) vfs.File {
+	g, err := db.fs.OpenReadWrite(db.path(logName))
+	if err != nil {
+		db.opts.Logger.Warn("blazedb: cannot reopen the compacted log by its name; errors will name it "+compactName, "dir", db.dir, "err", err)
+		return f
+	}
+	if err := f.Close(); err != nil {
+		// Synced before the rename: the close cannot lose a byte of it.
+		db.opts.Logger.Warn("blazedb: closing the compacted log's first handle", "dir", db.dir, "err", err)
+	}
+	return g
+}
+
+// copySnapshot copies every live record of snap from old into w, in key
+// order, as top-level puts, and records them in nix. A damaged record
+// that carry holds is carried (damage.go): the older version carry found
+// for it, then its own bytes as they are; kept receives what was carried,
+// located in w, and keptBytes the length of the older versions. It
+// returns the damaged live records carry did not hold; when there are
+// any, w is incomplete (the pass only looks for more once it meets the
+// first) and the copy must start again.
+func (db *DB) copySnapshot(old *logFile, snap *index, carry map[rkey]carried, w *appender, nix *index, kept map[rkey]carried) (newly map[rkey]carried, keptBytes int64, err error) {
+	newly = map[rkey]carried{}
+	var buf []byte
+	snap.each(func(k rkey, e entry) bool {
+		if db.stopping.Load() {
+			err = errAborted
+			return false
+		}
+		var bad error
+		c, known := carry[k]
+		if known && c.e == e {
+			if len(newly) > 0 {
+				return true // a pass to be redone: only looking for damage
+			}
+			var kc carried
+			if kc, buf, err = carryRecord(old, k, c, buf, w, nix); err == nil && kc.e != (entry{}) {
+				kept[k] = kc
+				if kc.hasOlder {
+					keptBytes += int64(kc.older.size)
+				}
+			}
+			return err == nil
+		}
+		var r record
+		if r, buf, bad, err = readLive(old, e, buf); err != nil {
+			return false
+		}
+		if bad != nil {
+			newly[k] = carried{e: e, reason: bad.Error()}
+			return true
+		}
+		if len(newly) == 0 {
+			err = writeLive(w, nix, k, e, &r, buf)
+		}
+		return err == nil
+	})
+	return newly, keptBytes, err
+}
+
+// readLive reads the record e points at in old into buf (scratch space,
+// returned for reuse) and decodes it. bad is why its bytes do not verify,
+// when they do not; err is a failed read, or an index pointing at a
+// record that is no put.
+func readLive(old *logFile, e entry, buf []byte) (r record, b []byte, bad, err error) {
 	if cap(buf) < int(e.size) {
 		buf = make([]byte, e.size)
 	}
 	buf = buf[:e.size]
 	if n, err := old.f.ReadAt(buf, e.off); n < len(buf) {
-		return buf, fmt.Errorf("read %s at %d: %w", logName, e.off, err)
+		return r, buf, nil, fmt.Errorf("read %s at %d: %w", logName, e.off, err)
 	}
-	r, _, err := decodeRecord(buf, buf[16]&0x80 == 0)
-	if err != nil {
-		return buf, corruptf(logName, e.off, "live record of %v cannot be compacted (Repair, or blaze repair, mends it): %v", k, err)
+	r, _, bad = decodeRecord(buf, buf[16]&0x80 == 0)
+	if bad != nil {
+		return r, buf, bad, nil
 	}
 	if r.kind != kindPut && r.kind != kindBatchPut {
-		return buf, corruptf(logName, e.off, "index points at a record of kind %#x", r.kind)
+		return r, buf, nil, corruptf(logName, e.off, "index points at a record of kind %#x", r.kind)
 	}
+	return r, buf, nil, nil
+}
+
+// writeLive appends r, the live record e of k read into b, to w as a
+// top-level put and records it in nix.
+func writeLive(w *appender, nix *index, k rkey, e entry, r *record, b []byte) error {
 	off := w.pos()
+	var err error
 	if r.kind == kindPut {
-		err = w.write(buf)
+		err = w.write(b)
 	} else {
 		r.kind = kindPut
-		err = w.write(appendRecord(nil, &r))
+		err = w.write(appendRecord(nil, r))
 	}
 	if err != nil {
-		return buf, fmt.Errorf("write %s: %w", compactName, err)
+		return fmt.Errorf("write %s: %w", compactName, err)
 	}
 	nix.put(k, entry{off: off, size: e.size, vsum: e.vsum})
-	return buf, nil
+	return nil
+}
+
+// carryRecord copies c, the damaged live record of k, into w: the older
+// version it keeps, if that still reads, then its own bytes as they are,
+// which nix then points at. It returns c as located in w. Should the
+// record verify after all, it is copied as any other, and nothing is
+// carried (the zero carried).
+func carryRecord(old *logFile, k rkey, c carried, buf []byte, w *appender, nix *index) (carried, []byte, error) {
+	r, buf, bad, err := readLive(old, c.e, buf)
+	if err != nil {
+		return carried{}, buf, err
+	}
+	if bad == nil {
+		return carried{}, buf, writeLive(w, nix, k, c.e, &r, buf)
+	}
+	damaged := slices.Clone(buf)
+	out := carried{reason: bad.Error()}
+	if c.hasOlder {
+		r, buf, bad, err = readLive(old, c.older, buf)
+		if err != nil {
+			return carried{}, buf, err
+		}
+		// An older version that decayed since it was found is no
+		// version to go back to: it is left behind like any damaged
+		// record that is not live.
+		if bad == nil {
+			out.older, out.hasOlder = entry{off: w.pos(), size: c.older.size, vsum: c.older.vsum}, true
+			r.kind = kindPut
+			if err := w.write(appendRecord(nil, &r)); err != nil {
+				return carried{}, buf, fmt.Errorf("write %s: %w", compactName, err)
+			}
+		}
+	}
+	out.e = entry{off: w.pos(), size: c.e.size, vsum: c.e.vsum}
+	if err := w.write(damaged); err != nil {
+		return carried{}, buf, fmt.Errorf("write %s: %w", compactName, err)
+	}
+	nix.put(k, out.e)
+	return out, buf, nil
 }
 
 // copyTail copies the records old holds in [from, end) verbatim into w and

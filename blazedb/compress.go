@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/golang/snappy"
+	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 )
@@ -22,7 +22,9 @@ const (
 	// CompressionLZ4 uses LZ4 blocks (github.com/pierrec/lz4/v4): the
 	// fastest to decode.
 	CompressionLZ4
-	// CompressionSnappy uses Snappy blocks (github.com/golang/snappy).
+	// CompressionSnappy uses Snappy blocks (github.com/klauspost/compress/snappy,
+	// which writes the Snappy block format and reads what
+	// github.com/golang/snappy wrote).
 	CompressionSnappy
 	// CompressionZstd uses Zstandard (github.com/klauspost/compress/zstd):
 	// the smallest files, slower to write.
@@ -176,7 +178,12 @@ func decompressAppend(dst []byte, c codec, src []byte, rawLen int) (out []byte, 
 			return nil, fmt.Errorf("snappy: decoded length %d, want %d", n, rawLen)
 		}
 		dst = grow(dst, rawLen)
-		if _, err = snappy.Decode(dst[start:], src); err != nil {
+		// DecodeStrict, not Decode: Decode is s2's decoder, which also takes
+		// s2's extensions to the format (a copy of offset 0 repeating the
+		// last offset). Snappy records hold the standard block format only,
+		// so bytes outside it are damage, refused as golang/snappy refused
+		// them.
+		if _, err = snappy.DecodeStrict(dst[start:], src); err != nil {
 			return nil, fmt.Errorf("snappy: %w", err)
 		}
 		return dst, nil

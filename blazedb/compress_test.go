@@ -2,11 +2,18 @@ package blazedb
 
 import (
 	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
-	"github.com/golang/snappy"
+	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/snappy"
 	"github.com/pierrec/lz4/v4"
 )
 
@@ -95,5 +102,83 @@ func TestDecompressBoundsRawLengthByInput(t *testing.T) {
 		if grown := after.TotalAlloc - before.TotalAlloc; grown > 1<<20 {
 			t.Errorf("codec %d: refusing 8 bytes for %d allocated %d bytes", c, maxValueLen, grown)
 		}
+	}
+}
+
+// Issue 38 item 10: Snappy moved from the archived github.com/golang/snappy
+// to github.com/klauspost/compress/snappy. Records written before the move
+// hold golang/snappy's bytes, so those bytes, kept here as fixtures, must
+// still decode to the values they were made from: a short value of literals
+// and near copies, and one with literals of two-byte length and copies
+// more than 2 KiB back (testdata/snappy-golang-far.hex). Both fixtures were
+// made by golang/snappy v1.0.0's Encode. And the new encoder's output must
+// decode back, with no more expansion than maxExpansion allows.
+func TestSnappyReadsGolangSnappyBytes(t *testing.T) {
+	near := []byte(`{"name":"minecraft:stone","states":{"stone_type":"granite"}} ` +
+		strings.Repeat("stone dirt grass ", 6) + "bedrock\x00\x01\x02\x03")
+	nearHex := "ae01907b226e616d65223a226d696e6563726166743a73746f6e65222c22737461746573223a7b2205120c5f7479700129286772616e697465227d7d200518282064697274206772617373fe110056110028626564726f636b00010203"
+
+	// far: 100 bytes of xorshift32, 3,000 more, the first 100 again, and
+	// 500 bytes of a seven-letter cycle.
+	x := uint32(2463534242)
+	next := func() byte { x ^= x << 13; x ^= x >> 17; x ^= x << 5; return byte(x) }
+	var far []byte
+	for range 3100 {
+		far = append(far, next())
+	}
+	far = append(far, far[:100]...)
+	for i := range 500 {
+		far = append(far, byte('a'+i%7))
+	}
+	farHex, err := os.ReadFile(filepath.Join("testdata", "snappy-golang-far.hex"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, fx := range []struct {
+		name string
+		raw  []byte
+		hex  string
+	}{{"near", near, nearHex}, {"far", far, strings.TrimSpace(string(farHex))}} {
+		stored, err := hex.DecodeString(fx.hex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(stored) >= len(fx.raw) {
+			t.Fatalf("%s: fixture of %d bytes does not compress %d", fx.name, len(stored), len(fx.raw))
+		}
+		out, err := Decompress([]byte("pre"), CompressionSnappy, stored, len(fx.raw))
+		if err != nil || string(out[:3]) != "pre" || !bytes.Equal(out[3:], fx.raw) {
+			t.Fatalf("%s: golang/snappy's bytes do not decode to their value: %v", fx.name, err)
+		}
+		again, used, err := Compress(nil, CompressionSnappy, fx.raw)
+		if err != nil || used != CompressionSnappy {
+			t.Fatalf("%s: compressed with %v: %v", fx.name, used, err)
+		}
+		if out, err := Decompress(nil, CompressionSnappy, again, len(fx.raw)); err != nil || !bytes.Equal(out, fx.raw) {
+			t.Fatalf("%s: new encoder's bytes do not decode: %v", fx.name, err)
+		}
+	}
+}
+
+// Issue 38 item 10: klauspost's snappy.Decode is s2's decoder, which takes
+// s2's extensions to the Snappy format; golang/snappy refused them, and so
+// must a Snappy record. The s2 block here holds copies of offset 0 (s2's
+// "repeat the last offset"): valid s2, decoded by snappy.Decode, damage as
+// Snappy.
+func TestSnappyRefusesS2Extensions(t *testing.T) {
+	var raw []byte
+	for i := range 40 {
+		raw = append(raw, fmt.Sprintf("block%02d:0123456789abcdef", i)...)
+	}
+	stored := s2.Encode(nil, raw)
+	if out, err := snappy.Decode(nil, stored); err != nil || !bytes.Equal(out, raw) {
+		t.Fatalf("the s2 block is not valid s2: %v", err)
+	}
+	if len(raw) > maxExpansion(codecSnappy, len(stored)) {
+		t.Fatalf("%d bytes from %d: refused by the length bound before decoding", len(raw), len(stored))
+	}
+	if out, err := Decompress(nil, CompressionSnappy, stored, len(raw)); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("an s2 block read as Snappy: %d bytes, %v", len(out), err)
 	}
 }

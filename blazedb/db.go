@@ -1,9 +1,11 @@
 package blazedb
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -70,6 +72,15 @@ type DB struct {
 
 	recovery Recovery
 	stats    counters
+	// lostLog is set only while Open recovers a log that was gone and
+	// is rebuilt as its header alone (lostlog.go).
+	lostLog *goneLog
+
+	// carried is what the last compaction carried of damaged live records
+	// (damage.go); swapped with the log, under mu. carriedFresh: a
+	// compaction carried some since Maintain last reported them.
+	carried      atomic.Pointer[carriedSet]
+	carriedFresh atomic.Bool
 
 	// onCompactCopied, set only by tests, runs inside an explicit Compact
 	// after the snapshot is copied and before the catch-up with later
@@ -79,9 +90,11 @@ type DB struct {
 
 // Open opens the database in dir, creating it if dir is empty or missing
 // (unless opts.ReadOnly). It refuses a directory holding anything but
-// Blaze's own files (ErrNotBlaze), a newer format (ErrVersion), and a
-// database another DB holds open (ErrLocked); in each of these cases it
-// changes nothing on disk.
+// Blaze's own files (ErrNotBlaze), a newer format (ErrVersion), a
+// database another DB holds open (ErrLocked), and, unless
+// opts.AcceptDurableLoss, one that lost bytes index.dat shows were durable
+// (ErrDurableLoss), its whole log included (lostlog.go); in each of these
+// cases it changes nothing on disk.
 func Open(dir string, opts Options) (*DB, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -119,15 +132,22 @@ func (db *DB) open() error {
 	}
 	hasLog := slices.Contains(names, logName)
 	aside := newestAside(names)
+	var gone *goneLog // index.dat's evidence of a log that is gone (lostlog.go)
 	switch {
 	case hasLog:
 		// Validate before taking the lock, so a foreign or newer database
 		// is refused without creating a file.
 		if _, err := db.readHeader(); err != nil {
-			return err
+			if gone = db.findGoneLog(err); gone == nil {
+				return err
+			}
 		}
 	case aside != "" && ro:
 		return fmt.Errorf("no %s: a compaction interrupted on Windows left it as %s; open the database read-write once to put it back: %w", logName, aside, vfs.ErrNotExist)
+	case aside == "" && slices.Contains(names, indexName):
+		if gone = db.findGoneLog(nil); gone == nil && ro {
+			return fmt.Errorf("no %s: %w", logName, vfs.ErrNotExist)
+		}
 	case ro:
 		return fmt.Errorf("no %s: %w", logName, vfs.ErrNotExist)
 	}
@@ -140,6 +160,10 @@ func (db *DB) open() error {
 		if err != nil {
 			return err
 		}
+	}
+	db.lostLog = gone
+	if gone != nil && !ro && !db.opts.AcceptDurableLoss {
+		return db.refuseGoneLog(gone)
 	}
 	if !ro {
 		if !hasLog && aside != "" {
@@ -158,8 +182,17 @@ func (db *DB) open() error {
 				return err
 			}
 		}
-		if err := db.removeLeftovers(names, hasLog); err != nil {
+		if err := db.removeLeftovers(names, hasLog || gone != nil); err != nil {
 			return err
+		}
+		if gone != nil {
+			// The loss is accepted: the log is rebuilt as its header
+			// alone, and recovery reports the loss against index.dat,
+			// which goes only after the new log is durable.
+			if err := vfs.ReplaceFile(db.fs, db.dir, logName, gone.header()); err != nil {
+				return fmt.Errorf("rebuild %s: %w", logName, err)
+			}
+			hasLog = true
 		}
 		if !hasLog {
 			// Whoever made the directory, its entry must be durable
@@ -172,7 +205,7 @@ func (db *DB) open() error {
 				}
 			}
 			h := fileHeader{generation: rand.Uint64() >> 1}
-			if err := vfs.ReplaceFile(db.fs, db.dir, logName, h.encode()); err != nil {
+			if err := vfs.ReplaceFile(db.fs, db.dir, logName, h.encodeWithCopy()); err != nil {
 				// Its name may be in place but not durable: a later Open
 				// must create it again, not take it as it is.
 				if rerr := db.fs.Remove(db.path(logName)); rerr != nil && !errors.Is(rerr, vfs.ErrNotExist) {
@@ -184,7 +217,9 @@ func (db *DB) open() error {
 	}
 
 	var f vfs.File
-	if ro {
+	if ro && gone != nil {
+		f = &headerOnlyFile{b: gone.header()} // nothing is written
+	} else if ro {
 		f, err = db.fs.Open(db.path(logName))
 	} else {
 		f, err = db.fs.OpenReadWrite(db.path(logName))
@@ -192,7 +227,9 @@ func (db *DB) open() error {
 	if err != nil {
 		return err
 	}
-	if err := db.openLog(f); err != nil {
+	err = db.openLog(f)
+	db.lostLog = nil // its index is not kept
+	if err != nil {
 		f.Close()
 		return err
 	}
@@ -203,17 +240,14 @@ func (db *DB) open() error {
 	db.bg.compactNow = make(chan struct{}, 1)
 	db.bg.checkpointNow = make(chan struct{}, 1)
 	db.bg.stop = make(chan struct{})
-	old, err := db.oldFormat()
-	if err != nil {
-		db.log.f.Close()
-		return err
-	}
-	if !ro && (!db.log.marks || old) {
+	if !ro && db.log.version < logVersion {
 		// A version 1 log has no sync marks, so recovery could not tell a
-		// write a crash left unsynced from decay of durable data in it,
-		// and a version 2 reader would misread version 3's time marks:
-		// rewrite it as the current version before anything is appended.
-		db.opts.Logger.Info("blazedb: rewriting chunks.dat in the current format version", "dir", db.dir, "version", logVersion)
+		// write a crash left unsynced from decay of durable data in it;
+		// before version 3 the header had no copy, so one bad byte in it
+		// made the log unopenable, and a version 2 reader would misread
+		// version 3's time marks: rewrite it in the current version before
+		// anything is appended.
+		db.opts.Logger.Info("blazedb: rewriting chunks.dat in the current format version", "dir", db.dir, "from", db.log.version, "to", logVersion)
 		if err := db.compact(nil); err != nil {
 			db.log.f.Close()
 			return fmt.Errorf("rewrite %s in format version %d: %w", logName, logVersion, err)
@@ -232,7 +266,8 @@ func (db *DB) open() error {
 // once the oldest unsynced write is SyncInterval/2 old or SyncBytes are
 // pending, and compacts if garbage passed the ratio. Call it at least every
 // SyncInterval/2 to keep DurabilityBalanced's promise.
-// It returns the background errors not yet reported.
+// It returns the background errors not yet reported and, after each
+// compaction that carried damaged live records (damage.go), their report.
 func (db *DB) Maintain() error {
 	if err := db.checkWritable(); err != nil {
 		return err
@@ -260,7 +295,14 @@ func (db *DB) Maintain() error {
 			db.bg.mu.Unlock()
 		}
 	}
-	return db.takeBackgroundErr()
+	// Damage compaction carries is reported after each compaction that
+	// carried it, not at every call: an owner calls Maintain twice a
+	// second, and would log it as often.
+	var damage error
+	if db.carriedFresh.Swap(false) {
+		damage = db.damageErr()
+	}
+	return errors.Join(db.takeBackgroundErr(), damage)
 }
 
 func (db *DB) readHeader() (fileHeader, error) {
@@ -269,19 +311,55 @@ func (db *DB) readHeader() (fileHeader, error) {
 		return fileHeader{}, err
 	}
 	defer f.Close()
-	return readFileHeader(f)
+	h, _, err := readFileHeader(f)
+	return h, err
 }
 
-// readFileHeader reads and decodes the header of the log f. A file too
-// short to hold one is for decodeFileHeader to judge; a failed read is
-// returned as such, not taken for damage.
-func readFileHeader(f vfs.File) (fileHeader, error) {
-	b := make([]byte, fileHeaderSize)
+// headerDamage says which copy of the log's header is damaged, and how.
+type headerDamage struct {
+	header bool   // the header at offset 0 (read from its copy); else the copy
+	reason string // "" when neither is
+}
+
+// readFileHeader reads and decodes the header of the log f. When it does
+// not decode but its copy does (format version 3), the copy's is returned,
+// and damage says so; damage also reports a damaged copy behind a header
+// that decodes. A file too short to hold a header is for decodeFileHeader
+// to judge; a failed read is returned as such, not taken for damage. A
+// header that does not decode and has no copy gives its own error: a
+// foreign file is ErrNotBlaze, a newer format (whose copy, if any, says
+// so too) ErrVersion.
+func readFileHeader(f vfs.File) (h fileHeader, damage headerDamage, err error) {
+	b := make([]byte, fileHeaderSize+headerCopySize)
 	n, err := f.ReadAt(b, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return fileHeader{}, fmt.Errorf("read %s header: %w", logName, err)
+		return fileHeader{}, damage, fmt.Errorf("read %s header: %w", logName, err)
 	}
-	return decodeFileHeader(b[:n])
+	b = b[:n]
+	h, herr := decodeFileHeader(b[:min(n, fileHeaderSize)])
+	var rest []byte
+	if n > fileHeaderSize {
+		rest = b[fileHeaderSize:]
+	}
+	if herr == nil {
+		if h.copied() {
+			if c, cerr := decodeHeaderCopy(rest); cerr != nil {
+				damage.reason = cerr.Error()
+			} else if c != h {
+				damage.reason = fmt.Sprintf("the header copy at offset %d differs from the header", fileHeaderSize)
+			}
+		}
+		return h, damage, nil
+	}
+	c, cerr := decodeHeaderCopy(rest)
+	if cerr == nil {
+		return c, headerDamage{header: true, reason: herr.Error()}, nil
+	}
+	if errors.Is(herr, ErrNotBlaze) && recordsFollowHeader(f) {
+		// Not another program's file: Blaze's records follow.
+		return fileHeader{}, damage, corruptf(logName, 0, "neither the header nor its copy decodes, but records follow (Repair rebuilds it): %v", herr)
+	}
+	return fileHeader{}, damage, herr
 }
 
 // removeLeftovers deletes temporary files of an interrupted index write,
@@ -308,7 +386,7 @@ func (db *DB) removeLeftovers(names []string, hasLog bool) error {
 // openLog reads the header of the open log, recovers the index, and
 // installs both.
 func (db *DB) openLog(f vfs.File) error {
-	h, err := readFileHeader(f)
+	h, damage, err := readFileHeader(f)
 	if err != nil {
 		return err
 	}
@@ -319,6 +397,11 @@ func (db *DB) openLog(f vfs.File) error {
 	rec, err := db.recoverIndex(f, h, size)
 	if err != nil {
 		return err
+	}
+	if damage.reason != "" {
+		if err := db.mendHeader(f, h, damage); err != nil {
+			return err
+		}
 	}
 	end := rec.end
 	synced := int64(0)
@@ -343,18 +426,50 @@ func (db *DB) openLog(f vfs.File) error {
 	return nil
 }
 
+// mendHeader reports a damaged header or header copy and, in a read-write
+// open, rewrites a damaged header from its copy (and syncs it). The copy
+// is never rewritten in place: a damaged one goes with the next
+// compaction, as any damaged record does. A crash while the header is
+// rewritten leaves the copy to read it from again.
+func (db *DB) mendHeader(f vfs.File, h fileHeader, damage headerDamage) error {
+	rec := &db.recovery
+	if !damage.header {
+		rec.HeaderDamage = "the header copy is damaged: " + damage.reason
+		db.opts.Logger.Warn("blazedb: the copy of the log's header is damaged; the header is intact, and the next compaction writes a new copy",
+			"dir", db.dir, "reason", damage.reason)
+		return nil
+	}
+	rec.HeaderDamage = "the header is damaged, and was read from its copy: " + damage.reason
+	if db.opts.ReadOnly {
+		db.opts.Logger.Warn("blazedb: the log's header is damaged; it was read from its copy (read-only open: not rewritten)",
+			"dir", db.dir, "reason", damage.reason)
+		return nil
+	}
+	db.opts.Logger.Warn("blazedb: the log's header is damaged; rewriting it from its copy", "dir", db.dir, "reason", damage.reason)
+	if _, err := f.WriteAt(h.encode(), 0); err != nil {
+		return fmt.Errorf("rewrite %s header from its copy: %w", logName, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("rewrite %s header from its copy: sync: %w", logName, err)
+	}
+	rec.HeaderRewritten = true
+	return nil
+}
+
 // Recovery reports what Open found: whether index.dat was used, damaged
-// regions skipped and the torn tail cut.
+// regions skipped, the torn tail cut and durable data lost.
 func (db *DB) Recovery() Recovery {
 	r := db.recovery
 	r.Corrupt = slices.Clone(r.Corrupt)
+	r.Lost = slices.Clone(r.Lost)
 	return r
 }
 
 // Close syncs the log, writes index.dat (unless the one on disk already
 // describes the whole log: a database only read closes without writing),
 // stops background work and releases the directory. It returns every error
-// it met, joined, including a background error no call has reported yet.
+// it met, joined, including a background error no call has reported yet
+// and the report of damaged live records compaction carries (damage.go).
 // Close is idempotent: a second call returns nil. Every other method
 // returns ErrClosed after it.
 func (db *DB) Close() error { return db.close(true) }
@@ -379,8 +494,12 @@ func (db *DB) close(persist bool) error {
 	db.writeMu.Lock()
 	db.mu.Lock()
 	l, ix := db.log, db.idx
+	damage := standingDamage(db.carried.Load(), ix, l.gen)
 	db.log = nil
 	db.mu.Unlock()
+	summary := []any{"dir", db.dir, "chunk_keys", ix.count - len(ix.named), "named_keys", len(ix.named),
+		"log_bytes", l.written.Load(), "live_bytes", ix.live, "compactions", db.stats.compactions.Load(),
+		"appends", db.stats.appends.Load(), "append_bytes", db.stats.appendBytes.Load()}
 	if !db.opts.ReadOnly && persist {
 		if err := db.poisoned(); err != nil {
 			errs = append(errs, err)
@@ -412,9 +531,20 @@ func (db *DB) close(persist bool) error {
 	if err := db.takeBackgroundErr(); err != nil {
 		errs = append(errs, err)
 	}
+	if persist {
+		errs = append(errs, damageError(damage))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("blazedb: close %s: %w", db.dir, err)
 	}
+	// A summary of the session: at Info for a database written or
+	// compacted while open, else at Debug, so that closing the many
+	// databases only read (regions, templates, tools) adds no noise.
+	level := slog.LevelDebug
+	if persist && !db.opts.ReadOnly && (db.stats.appends.Load() > 0 || db.stats.compactions.Load() > 0) {
+		level = slog.LevelInfo
+	}
+	db.opts.Logger.Log(context.Background(), level, "blazedb: closed", summary...)
 	return nil
 }
 
@@ -440,7 +570,10 @@ func (db *DB) markEnd(l *logFile) error {
 }
 
 // Sync makes every write that has returned durable, whatever the
-// durability mode, and returns any background error not yet reported.
+// durability mode, and returns any background error not yet reported. It
+// also returns, every time, the report of damaged live records compaction
+// carries (damage.go): an error wrapping ErrCorrupt that does not mean
+// the sync failed (a failed one wraps ErrPoisoned).
 func (db *DB) Sync() error {
 	l, err := db.acquireLog()
 	if err != nil {
@@ -448,9 +581,9 @@ func (db *DB) Sync() error {
 	}
 	defer l.refs.Done()
 	if !db.opts.ReadOnly {
-		err = db.syncTo(l, l.written.Load(), true)
+		err = db.syncMarked(l, l.written.Load(), true)
 	}
-	if err = errors.Join(err, db.takeBackgroundErr()); err != nil {
+	if err = errors.Join(err, db.takeBackgroundErr(), db.damageErr()); err != nil {
 		return fmt.Errorf("blazedb: sync: %w", err)
 	}
 	return nil
@@ -515,7 +648,11 @@ func (db *DB) backgroundSync() {
 	}
 	defer l.refs.Done()
 	if l.unsynced() > 0 {
-		db.syncTo(l, l.written.Load(), true)
+		// A failed fsync poisons the DB, which every write reports; a
+		// mark that could not be written is reported here.
+		if err := db.syncMarked(l, l.written.Load(), true); err != nil && !errors.Is(err, ErrPoisoned) {
+			db.reportBackground(err)
+		}
 	}
 }
 

@@ -7,7 +7,8 @@
 //
 // A database is a directory holding chunks.dat (the log), index.dat (a
 // snapshot of the index and the durable part of the log it covers; an
-// accelerator that can always be rebuilt, written by Close when anything
+// accelerator that can always be rebuilt, and evidence of what was
+// durable, written by Close when anything
 // was appended since it was last written, by compaction and by checkpoints
 // every Options.IndexCheckpointBytes appended) and
 // LOCK. Keys are chunk keys (Key: dimension and chunk X, Z) or named keys
@@ -73,12 +74,51 @@
 //     a later mark shows was durable is decay, which Open skips and reports
 //     (Recovery), the key falling back to its previous version; any other
 //     damage is where a crash cut the unsynced writes, and the log is cut
-//     there (only in a read-write open). Close and compaction end the log
-//     with a mark; after a crash, decay in what was synced after the last
-//     mark looks like a crash's damage, and the records after it are cut
-//     with it. Open scans only the log past what index.dat covers; damage
-//     in the part it covers is found by Check (and by reads) and mended
-//     the same way by Repair.
+//     there (only in a read-write open). Every fsync is followed by a mark
+//     of what it made durable, written but not itself synced (a crash of
+//     the process keeps it; the next fsync makes it durable), and Close and
+//     compaction end the log with one. So decay costs the record it hits
+//     (a batch: the batch), except after a power cut that took the last
+//     fsync's mark: decay in what that fsync synced then looks like a
+//     crash's damage, and the records after it are cut with it. Open scans
+//     only the log past what index.dat covers; damage in the part it covers
+//     is found by Check (and by reads) and mended the same way by Repair.
+//     A scan costs about the same with damage as without: at most twice
+//     the records after the first damaged one. Damage Open skipped stays
+//     in chunks.dat until compaction or Repair drops it, and Check reports
+//     it as long as it is there (with the keys its records name and where
+//     each stands), whichever open skipped it.
+//   - A live record damaged where Open does not look (decay after
+//     index.dat covered it) is never dropped by compaction, nor does it
+//     stop it: compaction copies its bytes as they are, with the key's
+//     newest intact older version just before it, and goes on with the
+//     rest, so the log stays bounded, reads of the key fail as before, and
+//     Repair can still go back to that version. The damage is reported by
+//     every Sync, Compact and Close (IsDamageReport tells such a report
+//     from a failure), by Maintain after each compaction that carried it,
+//     in a log line at each, and in Stats.DamagedKeys, until the key is
+//     written, deleted or repaired (damage.go).
+//   - Bytes Blaze knows were durable are never dropped as a crash's torn
+//     tail. index.dat covers only durable bytes, so a log shorter than it
+//     covers has lost durable data: a read-write Open refuses it with
+//     ErrDurableLoss, naming the keys lost and changing nothing, unless
+//     Options.AcceptDurableLoss; a read-only Open (blaze check) opens it and
+//     names them (Recovery.Lost); Repair accepts the loss and names the
+//     keys it gives up. The same holds when the whole log is gone (missing,
+//     or too short to hold its header) beside index.dat, which is only
+//     ever written beside a log whose header was durable: every key
+//     index.dat lists is lost, and an Open that accepts the loss, or
+//     Repair, rebuilds the log as its header alone, keeping index.dat's
+//     generation (lostlog.go). Without index.dat a missing log is a
+//     database never created, and a short file is not taken for a log.
+//   - The log's header is kept twice: the header and its copy, the log's
+//     first record (format version 3). One damaged byte in either costs
+//     nothing: Open reads the other and reports it (Recovery.HeaderDamage),
+//     a read-write Open rewrites a damaged header from its copy, and a
+//     damaged copy goes at the next compaction (Repair compacts). Both
+//     destroyed leave the log unopenable (ErrCorrupt, not ErrNotBlaze,
+//     when records follow) until Repair rebuilds the header from the
+//     records and index.dat (header.go).
 //   - A database Open creates is durable before anything is written to it:
 //     the directories it makes and the database directory's entry in its
 //     parent are synced (vfs.MkdirAll), so a power loss never takes a whole

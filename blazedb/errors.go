@@ -17,8 +17,9 @@ var (
 	ErrClosed = errors.New("blazedb: database closed")
 	// ErrReadOnly: a write was attempted on a read-only DB.
 	ErrReadOnly = errors.New("blazedb: database is read-only")
-	// ErrLocked: another DB (in this process or another) holds the directory.
-	ErrLocked = errors.New("blazedb: database locked by another process")
+	// ErrLocked: another DB holds the directory. The error wrapping it says
+	// whether that DB is in this process or another.
+	ErrLocked = errors.New("blazedb: database locked")
 	// ErrNotBlaze: the directory holds something other than a Blaze database.
 	ErrNotBlaze = errors.New("blazedb: not a blaze database")
 	// ErrVersion: the files were written by a newer format version.
@@ -38,6 +39,12 @@ var (
 	// ErrReservedName: a named key in the space the engine keeps for its
 	// own records (snapshots).
 	ErrReservedName = errors.New("blazedb: reserved name")
+	// ErrDurableLoss: bytes that Blaze has evidence were durable (index.dat
+	// covered them) are missing from the log or damaged, so keys lost their
+	// newest durable versions. A read-write Open refuses such a database
+	// unless Options.AcceptDurableLoss is set; the error names what is
+	// lost. It wraps ErrCorrupt.
+	ErrDurableLoss = fmt.Errorf("%w: durable data lost", ErrCorrupt)
 )
 
 // CorruptionError describes damaged bytes. It wraps ErrCorrupt. Nothing

@@ -3,7 +3,9 @@ package blazedb
 import (
 	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -446,5 +448,41 @@ func TestMaintainReportsItsFailures(t *testing.T) {
 		if got := mustGet(t, db, Key{X: int32(i % 4)}); !bytes.Equal(got, value(i, 1000)) {
 			t.Fatalf("%d lost", i)
 		}
+	}
+}
+
+// Issue 35 item 14: after a compaction, errors through the log name
+// chunks.dat, not chunks.dat.compact, the name the file was created under,
+// which no longer exists; and faults injected on chunks.dat reach it.
+func TestErrorsAfterCompactionNameTheLog(t *testing.T) {
+	var armed atomic.Bool
+	fs := vfs.Inject(vfs.NewMem(), func(op vfs.Op, name string) error {
+		if armed.Load() && (op == vfs.OpWrite || op == vfs.OpSync) {
+			// As the operating system's errors do: the name the handle
+			// was opened by.
+			return &os.PathError{Op: "write", Path: name, Err: syscall.ENOSPC}
+		}
+		return nil
+	})
+	db := open(t, fs, "/db", Options{DisableAutoCompaction: true})
+	for i := range 20 {
+		if err := db.Put(Key{X: int32(i % 5)}, value(i, 500)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	armed.Store(true)
+	err := db.Put(Key{X: 99}, value(99, 500))
+	armed.Store(false)
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Put with the fault armed: %v", err)
+	}
+	if strings.Contains(err.Error(), compactName) || !strings.Contains(err.Error(), "/db/"+logName) {
+		t.Fatalf("the error names the wrong file: %v", err)
+	}
+	if err := db.Put(Key{X: 98}, value(98, 500)); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -62,8 +62,9 @@ func isOurFile(name string) bool {
 }
 
 // Exists reports whether dir holds a database (its log, or a log that an
-// interrupted compaction renamed aside), through opts.FS: for tools that
-// must not make a new database where Open would.
+// interrupted compaction renamed aside, or index.dat, which is written only
+// beside a log and shows one was there: lostlog.go), through opts.FS: for
+// tools that must not make a new database where Open would.
 func Exists(dir string, opts Options) bool {
 	o, err := opts.withDefaults()
 	return err == nil && exists(o.FS, dir)
@@ -71,7 +72,7 @@ func Exists(dir string, opts Options) bool {
 
 func exists(fs vfs.FS, dir string) bool {
 	names, err := fs.List(dir)
-	return err == nil && (slices.Contains(names, logName) || slices.ContainsFunc(names, func(n string) bool {
+	return err == nil && (slices.Contains(names, logName) || slices.Contains(names, indexName) || slices.ContainsFunc(names, func(n string) bool {
 		_, ok := asideGen(n)
 		return ok
 	}))

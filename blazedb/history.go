@@ -456,13 +456,6 @@ func (h *history) recovered(points []timePoint, floor, next uint64) {
 	h.next = max(h.next, next)
 }
 
-// oldFormat reports whether the open log is of a format version before
-// the current one (which Open rewrites before appending).
-func (db *DB) oldFormat() (bool, error) {
-	h, err := readFileHeader(db.log.f)
-	return h.version < logVersion, err
-}
-
 // checkHistory reads and verifies every older version the history of snap
 // holds in l, for Check: the first failure of each key.
 func checkHistory(l *logFile, snap *index) []error {

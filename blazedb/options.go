@@ -106,11 +106,21 @@ type Options struct {
 	// ReadOnly opens without writing anything: no lock file is created, a
 	// torn tail is ignored rather than cut, and writes return ErrReadOnly.
 	ReadOnly bool
+	// AcceptDurableLoss lets a read-write Open go on when the log has lost
+	// bytes that were durable (ErrDurableLoss): the keys that lost their
+	// newest durable versions fall back to the older versions the log
+	// still holds, or are gone, and Recovery (and the log, at error level)
+	// names each. Off, such an Open fails and changes nothing. Repair sets
+	// it. A read-only Open always goes on, and reports the loss the same
+	// way.
+	AcceptDurableLoss bool
 	// FS is the filesystem. Default vfs.Default, the operating system's.
 	FS vfs.FS
-	// Logger receives recovery and background reports, and a warning for
-	// each fsync of chunks.dat that takes a second or more. Default
-	// slog.Default(). Errors are also returned by calls, never only logged.
+	// Logger receives recovery and background reports, a warning for each
+	// fsync of chunks.dat that takes a second or more, a line at Info for
+	// each compaction, and a summary at Close (Info after a session that
+	// wrote, else Debug). Default slog.Default(). Errors are also returned
+	// by calls, never only logged.
 	Logger *slog.Logger
 }
 

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 )
 
-// chunks.dat is an append-only log: a file header, then records.
+// chunks.dat is an append-only log: a file header, then records, the
+// first of which (from format version 3) is a copy of the header.
 //
 // File header (40 bytes):
 //
@@ -32,8 +34,9 @@ import (
 //	|      0 |    4 | CRC-32C of bytes 4..28+n (all that follows)     |
 //	|      4 |    4 | n, body length = key length + stored length     |
 //	|      8 |    8 | sequence number: the record's version           |
-//	|     16 |    1 | kind (put 1, delete 2, batch 3, sync mark 4;    |
-//	|        |      |   in a batch: put 0x81, delete 0x82)            |
+//	|     16 |    1 | kind (put 1, delete 2, batch 3, sync mark 4,    |
+//	|        |      |   header copy 5; in a batch: put 0x81,          |
+//	|        |      |   delete 0x82)                                  |
 //	|     17 |    1 | codec of the stored value (none 0, lz4 1,       |
 //	|        |      |   snappy 2, zstd 3)                             |
 //	|     18 |    2 | key length k                                    |
@@ -52,18 +55,48 @@ import (
 //
 // A sync mark (format version 2) has no key, sequence number 0 and codec
 // none; its value is 8 bytes, a uint64 LE S: when it was written, the first
-// S bytes of this file were known durable. The first append after each
-// fsync (and after Open, which syncs) carries one in front of its record,
-// in the same write; Close, after its last fsync, appends one for the
-// whole log and syncs it, and compaction ends the file it writes with one.
-// In format version 3 a sync mark may instead carry a value of 32 bytes, a
-// time mark, which also dates the writes (timeline.go); versions 1 and 2
-// have none, and Open rewrites them as version 3 before appending.
+// S bytes of this file were known durable. Each fsync is followed by one,
+// appended alone (sync.go, markSynced) and synced by the next fsync; when
+// a writer got there first, the first append after the fsync (or after
+// Open, which syncs) carries it in front of its record, in the same write.
+// Close, after its last fsync, appends one for the whole log (unless the
+// last mark already covers it) and syncs it, and compaction ends the file
+// it writes with one. In format version 3 a sync mark may instead carry a
+// value of 32 bytes, a time mark, which also dates the writes
+// (timeline.go); versions 1 and 2 have none.
 // Recovery uses marks to tell damage apart (recover.go):
 // damage that a later mark shows was synced is decay of durable data, and
 // is skipped; any other damage is a write a crash left unsynced, so the log
-// ends there. Version 1 logs have no marks; Open rewrites them as version 3
-// (a compaction) before appending to them.
+// ends there. Version 1 logs have no marks; Open rewrites them in the
+// current version (a compaction) before appending to them.
+//
+// The header copy (format version 3), the record at offset 40 of every
+// log, has no key, sequence number 0 and codec none; its value is the 40
+// bytes of the file header, which it repeats exactly:
+//
+//	+--------+------+-------------------------------------------------+
+//	| offset | size | field                                           |
+//	+--------+------+-------------------------------------------------+
+//	|     40 |   28 | record header: kind 5, n = raw length = 40,     |
+//	|        |      |   value checksum of the 40 bytes                |
+//	|     68 |   40 | the file header, bytes 0..40                    |
+//	|    108 |    … | the first record written                        |
+//	+--------+------+-------------------------------------------------+
+//
+// So one damaged byte in either copy costs nothing: Open reads whichever
+// decodes (the header wins when both do), a read-write Open rewrites a
+// damaged header from its copy, and a damaged copy, like any damaged
+// record, goes at the next compaction (blaze repair compacts). A copy
+// rather than a header rebuilt from index.dat and the records: the
+// generation ties index.dat (and dictionary.dat's lineage) to one log, and
+// a rebuild could only guess it from an index.dat that may be stale, while
+// a copy gives it exactly, for 68 bytes. It is written with the header,
+// at creation and by compaction, in the same synced write, and never
+// again in place; a record rather than a second fixed block, so that a
+// scan of the log takes it as it takes every record and version 2 logs,
+// whose records start at 40 too, read as before. Both copies destroyed
+// (a zeroed start of the file) leave the log unopenable until Repair
+// rebuilds the header from the records (header.go).
 //
 // All integers are little-endian. Part of the on-disk format: these
 // constants must not change without a new format version.
@@ -71,12 +104,14 @@ const (
 	logSignature   = "\x89BLZLOG\n"
 	logVersion     = 3 // written; versions 1 to 3 are read
 	fileHeaderSize = 40
+	headerCopySize = recHeaderSize + fileHeaderSize // the record at fileHeaderSize
 	recHeaderSize  = 28
 
 	kindPut         = 0x01
 	kindDelete      = 0x02
 	kindBatch       = 0x03
 	kindMark        = 0x04
+	kindHeaderCopy  = 0x05
 	kindBatchPut    = 0x81
 	kindBatchDelete = 0x82
 	markValueLen    = 8
@@ -100,6 +135,38 @@ type fileHeader struct {
 // marks reports whether the log carries sync marks (version 2 on; a
 // version of 0 stands for logVersion, as in encode).
 func (h fileHeader) marks() bool { return cmp.Or(h.version, logVersion) >= 2 }
+
+// copied reports whether the log's first record is a copy of its header
+// (version 3 on).
+func (h fileHeader) copied() bool { return cmp.Or(h.version, logVersion) >= 3 }
+
+// encodeWithCopy returns the start of a new log: the header h and its
+// copy.
+func (h fileHeader) encodeWithCopy() []byte {
+	b := h.encode()
+	v := slices.Clone(b)
+	return appendRecord(b, &record{kind: kindHeaderCopy, value: v, rawLen: fileHeaderSize, vsum: crc(v)})
+}
+
+// decodeHeaderCopy decodes the header copy at the start of b (the log
+// from offset fileHeaderSize on).
+func decodeHeaderCopy(b []byte) (fileHeader, error) {
+	r, _, err := decodeRecord(b[:min(len(b), headerCopySize)], true)
+	if err != nil {
+		return fileHeader{}, corruptf(logName, fileHeaderSize, "header copy: %v", err)
+	}
+	if r.kind != kindHeaderCopy {
+		return fileHeader{}, corruptf(logName, fileHeaderSize, "no header copy: a record of kind %#x", r.kind)
+	}
+	h, err := decodeFileHeader(r.value)
+	if err != nil {
+		return fileHeader{}, fmt.Errorf("header copy: %w", err)
+	}
+	if !h.copied() {
+		return fileHeader{}, corruptf(logName, fileHeaderSize, "header copy of a version %d header", h.version)
+	}
+	return h, nil
+}
 
 func (h fileHeader) encode() []byte {
 	b := make([]byte, fileHeaderSize)
@@ -127,6 +194,10 @@ func decodeFileHeader(b []byte) (fileHeader, error) {
 	}
 	if got, want := binary.LittleEndian.Uint32(b[32:]), crc(b[:32]); got != want {
 		return fileHeader{}, corruptf(logName, 32, "file header checksum %08x, want %08x", got, want)
+	}
+	if r := binary.LittleEndian.Uint32(b[36:]); r != 0 {
+		// Outside the checksum, but written zero by every version.
+		return fileHeader{}, corruptf(logName, 36, "reserved header bytes hold %08x", r)
 	}
 	return fileHeader{
 		version:    v,
@@ -178,8 +249,78 @@ var (
 // without the body and returns the record's total size. topLevel selects the
 // kinds allowed at the top level of the log, as opposed to inside a batch.
 func checkHeader(h []byte, topLevel bool) (int, error) {
-	if len(h) < recHeaderSize {
+	size, fault := inspectHeader(h, topLevel)
+	if fault == headerOK {
+		return size, nil
+	}
+	if fault == headerShort {
 		return 0, errShortRecord
+	}
+	n := binary.LittleEndian.Uint32(h[4:])
+	kind, c := h[16], codec(h[17])
+	k := binary.LittleEndian.Uint16(h[18:])
+	raw := binary.LittleEndian.Uint32(h[20:])
+	var why string
+	switch fault {
+	case headerLengths:
+		why = fmt.Sprintf("body length %d, key length %d", n, k)
+	case headerCodec:
+		why = fmt.Sprintf("codec %d", c)
+	case headerRaw:
+		why = fmt.Sprintf("raw length %d", raw)
+	case headerInBatch:
+		why = fmt.Sprintf("kind %#x inside a batch", kind)
+	case headerOutsideBatch:
+		why = fmt.Sprintf("batch entry kind %#x outside a batch", kind)
+	case headerKind:
+		why = fmt.Sprintf("kind %#x", kind)
+	case headerKey:
+		why = fmt.Sprintf("kind %#x with key length %d", kind, k)
+	case headerFixedSize:
+		why = fmt.Sprintf("%s of %d bytes", kindName(kind), n)
+	case headerCodecKind:
+		why = fmt.Sprintf("kind %#x with codec %d", kind, c)
+	}
+	return 0, fmt.Errorf("%w: %s", errBadRecord, why)
+}
+
+// plausibleHeader reports whether checkHeader would accept h, without
+// building the explanation: a resync tries it at every offset of a
+// damaged stretch.
+func plausibleHeader(h []byte, topLevel bool) bool {
+	_, fault := inspectHeader(h, topLevel)
+	return fault == headerOK
+}
+
+// headerFault is what inspectHeader found wrong with a record header.
+type headerFault uint8
+
+const (
+	headerOK headerFault = iota
+	headerShort
+	headerLengths
+	headerCodec
+	headerRaw
+	headerInBatch
+	headerOutsideBatch
+	headerKind
+	headerKey
+	headerFixedSize
+	headerCodecKind
+)
+
+// kindName names the key-less kinds of a fixed size.
+func kindName(kind uint8) string {
+	if kind == kindHeaderCopy {
+		return "header copy"
+	}
+	return "sync mark"
+}
+
+// inspectHeader is checkHeader's test, with the fault as a code.
+func inspectHeader(h []byte, topLevel bool) (int, headerFault) {
+	if len(h) < recHeaderSize {
+		return 0, headerShort
 	}
 	n := binary.LittleEndian.Uint32(h[4:])
 	kind, c := h[16], codec(h[17])
@@ -187,34 +328,36 @@ func checkHeader(h []byte, topLevel bool) (int, error) {
 	raw := binary.LittleEndian.Uint32(h[20:])
 	switch {
 	case n > maxBodyLen || k > n:
-		return 0, fmt.Errorf("%w: body length %d, key length %d", errBadRecord, n, k)
+		return 0, headerLengths
 	case !c.valid():
-		return 0, fmt.Errorf("%w: codec %d", errBadRecord, c)
+		return 0, headerCodec
 	case raw > maxValueLen && kind != kindBatch:
-		return 0, fmt.Errorf("%w: raw length %d", errBadRecord, raw)
+		return 0, headerRaw
 	}
 	switch kind {
-	case kindPut, kindDelete, kindBatch, kindMark:
+	case kindPut, kindDelete, kindBatch, kindMark, kindHeaderCopy:
 		if !topLevel {
-			return 0, fmt.Errorf("%w: kind %#x inside a batch", errBadRecord, kind)
+			return 0, headerInBatch
 		}
 	case kindBatchPut, kindBatchDelete:
 		if topLevel {
-			return 0, fmt.Errorf("%w: batch entry kind %#x outside a batch", errBadRecord, kind)
+			return 0, headerOutsideBatch
 		}
 	default:
-		return 0, fmt.Errorf("%w: kind %#x", errBadRecord, kind)
+		return 0, headerKind
 	}
-	if (kind == kindBatch || kind == kindMark) != (k == 0) {
-		return 0, fmt.Errorf("%w: kind %#x with key length %d", errBadRecord, kind, k)
+	keyless := kind == kindBatch || kind == kindMark || kind == kindHeaderCopy
+	if keyless != (k == 0) {
+		return 0, headerKey
 	}
-	if kind == kindMark && (n != raw || (n != markValueLen && n != timeMarkValueLen)) {
-		return 0, fmt.Errorf("%w: sync mark of %d bytes", errBadRecord, n)
+	if kind == kindMark && (n != raw || (n != markValueLen && n != timeMarkValueLen)) ||
+		kind == kindHeaderCopy && (n != fileHeaderSize || raw != fileHeaderSize) {
+		return 0, headerFixedSize
 	}
-	if (kind == kindDelete || kind == kindBatchDelete || kind == kindBatch || kind == kindMark) && c != codecNone {
-		return 0, fmt.Errorf("%w: kind %#x with codec %d", errBadRecord, kind, c)
+	if (kind == kindDelete || kind == kindBatchDelete || keyless) && c != codecNone {
+		return 0, headerCodecKind
 	}
-	return recHeaderSize + int(n), nil
+	return recHeaderSize + int(n), headerOK
 }
 
 // decodeRecord decodes the record at the start of b and returns it with its
@@ -242,7 +385,7 @@ func decodeRecord(b []byte, topLevel bool) (record, int, error) {
 		rawLen: binary.LittleEndian.Uint32(b[20:]),
 		vsum:   binary.LittleEndian.Uint32(b[24:]),
 	}
-	if r.kind != kindBatch && r.kind != kindMark {
+	if r.kind != kindBatch && r.kind != kindMark && r.kind != kindHeaderCopy {
 		if _, err := parseKey(r.key); err != nil {
 			return record{}, 0, fmt.Errorf("%w: %v", errBadRecord, err)
 		}
@@ -252,9 +395,9 @@ func decodeRecord(b []byte, topLevel bool) (record, int, error) {
 		if len(r.value) != 0 || r.rawLen != 0 {
 			return record{}, 0, fmt.Errorf("%w: delete with a value", errBadRecord)
 		}
-	case kindMark:
+	case kindMark, kindHeaderCopy:
 		if r.seq != 0 || crc(r.value) != r.vsum {
-			return record{}, 0, fmt.Errorf("%w: sync mark with sequence %d or a bad value checksum", errBadRecord, r.seq)
+			return record{}, 0, fmt.Errorf("%w: %s with sequence %d or a bad value checksum", errBadRecord, kindName(r.kind), r.seq)
 		}
 	case kindBatch:
 		if int(r.rawLen) != len(r.value) {

@@ -1,10 +1,13 @@
 package blazedb
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
 )
@@ -27,8 +30,55 @@ type Recovery struct {
 	// TornBytes is the length of the torn tail: from the first damage that
 	// was never durable to the end, whole records after it included, as a
 	// crash left them unsynced. Cut in a read-write open, ignored in a
-	// read-only one.
+	// read-only one. When LostBytes is set, the tail includes bytes that
+	// were durable.
 	TornBytes int64
+	// HeaderDamage says why the header of chunks.dat or its copy (the
+	// log's first record, from format version 3) did not decode; "" when
+	// both did. One damaged copy costs nothing: the other is used. A
+	// read-write open rewrites a damaged header from its copy
+	// (HeaderRewritten); a damaged copy goes at the next compaction
+	// (Repair compacts).
+	HeaderDamage    string
+	HeaderRewritten bool
+	// LostBytes counts bytes that were durable, as index.dat showed
+	// (it covered them, and it is written only over durable bytes), but
+	// that the log no longer holds: it is shorter than index.dat covers,
+	// or the last part of it does not decode. Open refuses such a
+	// database in a read-write open (ErrDurableLoss) unless
+	// Options.AcceptDurableLoss is set. Lost names the keys it cost.
+	LostBytes int64
+	// Lost lists, in key order, every key whose state differs from the
+	// durable one index.dat recorded: lost in LostBytes, or whose newest
+	// durable record was found damaged by the scan.
+	Lost []LostKey
+}
+
+// LostKey is a key whose newest durable state is lost (see
+// Recovery.Lost): a plain value, safe to copy and to use from any
+// goroutine.
+type LostKey struct {
+	Key   Key    // the chunk key, unless Named
+	Name  string // the named key, if Named
+	Named bool
+	// Older: the key now holds an older version the log still had;
+	// otherwise it has none. Revived: index.dat had the key deleted, and
+	// the delete is what was lost, so an older version came back.
+	Older, Revived bool
+}
+
+func (k LostKey) String() string {
+	what := k.Key.String()
+	if k.Named {
+		what = fmt.Sprintf("%q", k.Name)
+	}
+	switch {
+	case k.Revived:
+		return what + " (deleted; an older version came back)"
+	case k.Older:
+		return what + " (back to an older version)"
+	}
+	return what + " (gone)"
 }
 
 // CorruptRegion is a damaged stretch of chunks.dat: a plain value, safe to
@@ -41,10 +91,11 @@ type CorruptRegion struct {
 // window reads a file sequentially through a large buffer, so a scan costs
 // one read per few MiB rather than two per record.
 type window struct {
-	f    vfs.File
-	end  int64
-	base int64
-	buf  []byte
+	f       vfs.File
+	end     int64
+	base    int64
+	buf     []byte
+	decodes int // calls of decodeAt
 }
 
 const windowSize = 4 << 20
@@ -78,8 +129,12 @@ func (w *window) at(off int64, n int) ([]byte, error) {
 	return w.buf[:n], nil
 }
 
-// decodeAt decodes the top-level record at off.
+// decodeAt decodes the top-level record at off. A header whose record
+// would run past the end of the range is short without reading its body: a
+// resync tries every offset of a damaged stretch, and the bytes it tries
+// may claim a body of hundreds of MiB.
 func (w *window) decodeAt(off int64) (record, int, error) {
+	w.decodes++
 	h, err := w.at(off, recHeaderSize)
 	if err != nil {
 		return record{}, 0, err
@@ -87,6 +142,9 @@ func (w *window) decodeAt(off int64) (record, int, error) {
 	size, err := checkHeader(h, true)
 	if err != nil {
 		return record{}, 0, err
+	}
+	if off+int64(size) > w.end {
+		return record{}, 0, errShortRecord
 	}
 	b, err := w.at(off, size)
 	if err != nil {
@@ -98,13 +156,14 @@ func (w *window) decodeAt(off int64) (record, int, error) {
 // scanResult is the outcome of scanning a stretch of the log.
 type scanResult struct {
 	end     int64 // end of the last valid record
-	records int   // valid records but sync marks
-	marks   int64 // bytes of valid sync marks
+	records int   // valid records but sync marks and header copies
+	marks   int64 // bytes of valid sync marks and header copies
 	corrupt []CorruptRegion
 	maxSeq  uint64
 	// points and floor are what time marks said (timeline.go).
-	points []timePoint
-	floor  uint64
+	points  []timePoint
+	floor   uint64
+	decodes int // records decoded, or tried at a resync: the scan's cost
 }
 
 // isDecodeErr tells damage apart from I/O failure.
@@ -113,23 +172,30 @@ func isDecodeErr(err error) bool {
 }
 
 // scanLog decodes the top-level records in [from, end) and calls apply for
-// each valid one but sync marks, in log order. On damage it looks for the
-// next offset at which a valid record starts. If there is none, the damage
-// is a torn tail and result.end marks where it begins. If there is one, the
-// damaged stretch is skipped and reported, unless marks is set and no sync
-// mark after it shows it was durable: then it is a write a crash left
-// unsynced, and so is everything after it (an fsync covers all that was
-// written before it), so the scan ends there as at a torn tail. Everything
-// durable survives either way, and what survives of the rest is a prefix
-// of the writes. Record slices passed to apply are valid only during the
-// call.
+// each valid one but sync marks and header copies, in log order. On damage
+// it looks for the next offset at which a valid record starts. If there is
+// none, the damage is a torn tail and result.end marks where it begins. If
+// there is one, the damaged stretch is skipped and reported, unless marks
+// is set and no sync mark after it shows it was durable: then it is a write
+// a crash left unsynced, and so is everything after it (an fsync covers all
+// that was written before it), so the scan ends there as at a torn tail.
+// Everything durable survives either way, and what survives of the rest is
+// a prefix of the writes. Record slices passed to apply are valid only
+// during the call.
+//
+// The marks after a damaged stretch are learnt once, by one look ahead
+// from the first damage to the end (lookAhead), which also notes where
+// each later damaged stretch ends; the scan then answers every later
+// damage from those notes. A scan thus reads the records after the first
+// damage twice at most, however many damaged stretches there are.
 func scanLog(f vfs.File, from, end int64, marks bool, apply func(off int64, r *record) error) (scanResult, error) {
 	w := &window{f: f, end: end, base: -1}
 	res := scanResult{end: from}
+	var ahead *lookAhead
 	for off := from; off < end; {
 		r, n, err := w.decodeAt(off)
 		if err == nil {
-			if r.kind == kindMark {
+			if r.kind == kindMark || r.kind == kindHeaderCopy {
 				res.marks += int64(n)
 				if p, f, ok := r.timeMark(); ok {
 					res.points, res.floor = append(res.points, p), max(res.floor, f)
@@ -137,6 +203,7 @@ func scanLog(f vfs.File, from, end int64, marks bool, apply func(off int64, r *r
 				}
 			} else {
 				if err := apply(off, &r); err != nil {
+					res.decodes = w.decodes
 					return res, err
 				}
 				res.records++
@@ -147,50 +214,92 @@ func scanLog(f vfs.File, from, end int64, marks bool, apply func(off int64, r *r
 			continue
 		}
 		if !isDecodeErr(err) {
+			res.decodes = w.decodes
 			return res, err
 		}
-		next, rerr := resync(w, off+1)
-		if rerr != nil {
-			return res, rerr
+		next, known := int64(0), false
+		if ahead != nil {
+			next, known = ahead.skips[off]
+		}
+		if !known {
+			var rerr error
+			if next, rerr = resync(w, off+1); rerr != nil {
+				res.decodes = w.decodes
+				return res, rerr
+			}
 		}
 		if next < 0 {
-			return res, nil // torn tail: nothing valid follows
+			break // torn tail: nothing valid follows
 		}
 		if marks {
-			durable, err := markedDurable(w, next, off)
-			if err != nil {
-				return res, err
+			if ahead == nil {
+				var aerr error
+				if ahead, aerr = scanAhead(w, next); aerr != nil {
+					res.decodes = w.decodes
+					return res, aerr
+				}
 			}
-			if !durable {
-				return res, nil
+			if !ahead.durable(next, off) {
+				break
 			}
 		}
 		res.corrupt = append(res.corrupt, CorruptRegion{Offset: off, Length: next - off, Reason: err.Error()})
 		off = next
 	}
+	res.decodes = w.decodes
 	return res, nil
 }
 
-// markedDurable reports whether a valid sync mark at or after from says
-// the byte at off was durable.
-func markedDurable(w *window, from, off int64) (bool, error) {
+// lookAhead is what one scan from a damaged stretch to the end of the log
+// found: the valid sync marks, and where each damaged stretch it met ends.
+type lookAhead struct {
+	at    []int64         // offsets of the valid marks, ascending
+	most  []int64         // most[i]: the largest value of marks at[i:]
+	skips map[int64]int64 // damaged stretch start -> next valid record, or -1
+}
+
+// scanAhead scans from the valid record at from to the end of w's range.
+func scanAhead(w *window, from int64) (*lookAhead, error) {
+	a := &lookAhead{skips: map[int64]int64{}}
+	var vals []int64
 	for p := from; p < w.end; {
 		r, n, err := w.decodeAt(p)
 		if err == nil {
-			if r.kind == kindMark && r.markValue() > off {
-				return true, nil
+			if r.kind == kindMark {
+				a.at = append(a.at, p)
+				vals = append(vals, r.markValue())
 			}
 			p += int64(n)
 			continue
 		}
 		if !isDecodeErr(err) {
-			return false, err
+			return nil, err
 		}
-		if p, err = resync(w, p+1); err != nil || p < 0 {
-			return false, err
+		next, err := resync(w, p+1)
+		if err != nil {
+			return nil, err
+		}
+		a.skips[p] = next
+		if next < 0 {
+			break
+		}
+		p = next
+	}
+	a.most = make([]int64, len(vals))
+	for i := len(vals) - 1; i >= 0; i-- {
+		a.most[i] = vals[i]
+		if i+1 < len(vals) {
+			a.most[i] = max(a.most[i], a.most[i+1])
 		}
 	}
-	return false, nil
+	return a, nil
+}
+
+// durable reports whether a valid sync mark at or after from says the byte
+// at off was durable.
+func (a *lookAhead) durable(from, off int64) bool {
+	i, _ := slices.BinarySearch(a.at, from)
+	return i < len(a.at) && a.most[i] > off
 }
 
 // batchLen is the number of sequence numbers beyond r.seq a record uses.
@@ -204,15 +313,32 @@ func batchLen(r *record) uint64 {
 }
 
 // resync returns the first offset at or after from where a valid top-level
-// record starts, or -1.
+// record starts, or -1. It tries every offset, but decodes (reads and
+// sums) only where the bytes hold a plausible header. A plausible header
+// found in the damaged bytes may claim a body of many MiB; one claiming
+// more than bigCandidate bytes is decoded only when another plausible
+// header (or the end of the range) follows where it says it ends, so that
+// the scan does not sum the rest of the log at each such false start. A
+// real record that large whose successor's header is damaged too is
+// passed over with it: a second fault next to the first.
 func resync(w *window, from int64) (int64, error) {
 	for p := from; p+recHeaderSize <= w.end; p++ {
 		h, err := w.at(p, recHeaderSize)
 		if err != nil {
 			return 0, err
 		}
-		if _, err := checkHeader(h, true); err != nil {
+		size, fault := inspectHeader(h, true)
+		if fault != headerOK || p+int64(size) > w.end {
 			continue
+		}
+		if next := p + int64(size); size > bigCandidate && next+recHeaderSize <= w.end {
+			nh, err := w.at(next, recHeaderSize)
+			if err != nil {
+				return 0, err
+			}
+			if !plausibleHeader(nh, true) {
+				continue
+			}
 		}
 		if _, _, err := w.decodeAt(p); err == nil {
 			return p, nil
@@ -222,6 +348,9 @@ func resync(w *window, from int64) (int64, error) {
 	}
 	return -1, nil
 }
+
+// bigCandidate: see resync.
+const bigCandidate = 64 << 10
 
 // applyRecord applies a top-level record found at off to ix.
 func applyRecord(ix *index, off int64, r *record) error {
@@ -267,11 +396,31 @@ type recovered struct {
 // recoverIndex builds the index for a log of the given size: from
 // index.dat when it is valid for this log, then by replaying what follows.
 // In a read-write open a torn tail is cut (and the cut synced).
+//
+// index.dat is evidence as well as an accelerator: it covers only bytes
+// that were durable when it was written. A log shorter than it covers has
+// lost durable bytes (a copy cut short, a filesystem that lost the end of
+// the file), which no crash explains. Then the whole log is scanned, as
+// without index.dat, and each key whose state differs from the one
+// index.dat recorded is lost; a read-write open refuses with
+// ErrDurableLoss unless Options.AcceptDurableLoss is set, and nothing has
+// been changed on disk when it does. A log that was gone and is rebuilt
+// as its header alone (db.lostLog, lostlog.go) has lost all index.dat
+// covers, its header included.
 func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (recovered, error) {
 	rec := &db.recovery
 	ix, meta, problem := db.loadIndex(h.generation, size)
 	from := int64(fileHeaderSize)
 	nextSeq := h.baseSeq
+	var durable *index // index.dat's entries, when it shows durable bytes lost
+	if problem == "" && (meta.covered > size || db.lostLog != nil) {
+		durable, ix = ix, nil
+		problem = fmt.Sprintf("index.dat covers %d bytes of %s, which were durable when it was written, but the log has %d", meta.covered, logName, size)
+		if db.lostLog != nil {
+			problem = db.lostLog.problem()
+		}
+		nextSeq = max(nextSeq, meta.nextSeq)
+	}
 	if problem == "" {
 		rec.IndexLoaded = true
 		from = meta.covered
@@ -280,7 +429,7 @@ func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (recovered, err
 	} else {
 		rec.IndexProblem = problem
 		ix = newIndex()
-		if size > fileHeaderSize {
+		if size > fileHeaderSize && durable == nil {
 			db.opts.Logger.Info("blazedb: rebuilding the index by scanning the log", "dir", db.dir, "reason", problem)
 		}
 	}
@@ -298,6 +447,16 @@ func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (recovered, err
 	rec.ScannedRecords = res.records
 	rec.Corrupt = res.corrupt
 	rec.TornBytes = size - res.end
+	if durable != nil {
+		rec.LostBytes = meta.covered - res.end
+		if db.lostLog != nil {
+			rec.LostBytes = meta.covered // the header was lost too, and rebuilt
+		}
+		rec.Lost = lostKeys(durable, ix)
+		if err := db.reportLoss(meta.covered); err != nil {
+			return recovered{}, err
+		}
+	}
 	for _, c := range res.corrupt {
 		db.opts.Logger.Warn("blazedb: skipped a damaged region of the log; its keys fall back to their previous versions",
 			"dir", db.dir, "offset", c.Offset, "length", c.Length, "reason", c.Reason)
@@ -320,7 +479,86 @@ func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (recovered, err
 	if out.endMarked && res.end-markSize < from {
 		out.marks += markSize // in the part index.dat covers, so not scanned
 	}
+	if h.copied() && from > fileHeaderSize {
+		out.marks += headerCopySize // likewise
+	}
 	return out, nil
+}
+
+// reportLoss reports the durable loss db.recovery describes: an error
+// (ErrDurableLoss) for a read-write open that does not accept it, else a
+// log entry at error level. Accepted in a read-write open, index.dat goes
+// (durably) before the log is cut, so that it is not taken for evidence
+// of a loss that was accepted; the next Open after a crash scans instead.
+func (db *DB) reportLoss(covered int64) error {
+	rec := &db.recovery
+	keys := make([]string, 0, min(len(rec.Lost), 10))
+	for _, k := range rec.Lost[:min(len(rec.Lost), 10)] {
+		keys = append(keys, k.String())
+	}
+	list := strings.Join(keys, ", ")
+	if len(rec.Lost) > len(keys) {
+		list += fmt.Sprintf(" and %d more", len(rec.Lost)-len(keys))
+	}
+	what := fmt.Sprintf("%d of the %d bytes of %s that index.dat shows were durable are missing or do not decode; %d keys lost their newest durable state", rec.LostBytes, covered, logName, len(rec.Lost))
+	if db.lostLog != nil {
+		what = db.lostLog.reason + ": " + what
+	}
+	if len(rec.Lost) > 0 {
+		what += ": " + list
+	}
+	if !db.opts.ReadOnly && !db.opts.AcceptDurableLoss {
+		return fmt.Errorf("%w: %s (Options.AcceptDurableLoss opens it without them; blaze repair does, and names them)", ErrDurableLoss, what)
+	}
+	db.opts.Logger.Error("blazedb: durable data lost", "dir", db.dir, "lost", what)
+	if db.opts.ReadOnly {
+		return nil
+	}
+	if err := db.fs.Remove(db.path(indexName)); err != nil && !errors.Is(err, vfs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", indexName, err)
+	}
+	if err := db.fs.SyncDir(db.dir); err != nil {
+		return fmt.Errorf("remove %s: %w", indexName, err)
+	}
+	return nil
+}
+
+// lostKeys compares the index recovered by a scan with the durable one
+// index.dat recorded and returns every key whose state differs, in key
+// order.
+func lostKeys(durable, now *index) []LostKey {
+	var lost []LostKey
+	add := func(k rkey, older, revived bool) {
+		lost = append(lost, LostKey{Key: k.chunk, Name: k.name, Named: k.named, Older: older, Revived: revived})
+	}
+	durable.each(func(k rkey, e entry) bool {
+		if cur, ok := now.get(k); !ok {
+			add(k, false, false)
+		} else if cur != e {
+			add(k, true, false)
+		}
+		return true
+	})
+	now.each(func(k rkey, _ entry) bool {
+		if _, ok := durable.get(k); !ok {
+			add(k, true, true)
+		}
+		return true
+	})
+	slices.SortFunc(lost, compareLost)
+	return lost
+}
+
+// compareLost orders lost keys as Keys does: chunk keys by dimension, X
+// and Z, then named keys by name.
+func compareLost(a, b LostKey) int {
+	if a.Named != b.Named {
+		if a.Named {
+			return 1
+		}
+		return -1
+	}
+	return cmp.Or(cmp.Compare(a.Key.Dim, b.Key.Dim), cmp.Compare(a.Key.X, b.Key.X), cmp.Compare(a.Key.Z, b.Key.Z), cmp.Compare(a.Name, b.Name))
 }
 
 // endsInMark reports whether the log's last record is a sync mark saying
@@ -338,8 +576,9 @@ func endsInMark(f vfs.File, end int64) (bool, error) {
 	return err == nil && r.kind == kindMark && r.markValue() == end-markSize, nil
 }
 
-// loadIndex reads index.dat and returns it if it describes this log; else
-// the reason it cannot be used.
+// loadIndex reads index.dat and returns it if it describes this log
+// generation; else the reason it cannot be used. The caller checks that it
+// covers no more than the log holds.
 func (db *DB) loadIndex(gen uint64, size int64) (*index, indexMeta, string) {
 	b, err := vfs.ReadFile(db.fs, filepath.Join(db.dir, indexName))
 	if err != nil {
@@ -354,8 +593,6 @@ func (db *DB) loadIndex(gen uint64, size int64) (*index, indexMeta, string) {
 		return nil, meta, err.Error()
 	case meta.generation != gen:
 		return nil, meta, fmt.Sprintf("index.dat describes log generation %d, the log is generation %d", meta.generation, gen)
-	case meta.covered > size:
-		return nil, meta, fmt.Sprintf("index.dat covers %d bytes but the log has %d", meta.covered, size)
 	}
 	return ix, meta, ""
 }

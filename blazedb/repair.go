@@ -12,8 +12,9 @@ import (
 // Repair mends damage in live records: the damage Check reports and reads
 // return as ErrCorrupt. Open sees damage only in the part of the log it
 // scans, so a record damaged after index.dat was written (a failing disk,
-// a bad copy) stays live, unreadable, and stops every compaction, which
-// refuses to copy it.
+// a bad copy) stays live and unreadable; compaction carries it as it is,
+// with the key's newest intact older version beside it (damage.go), and
+// reports it until Repair mends it.
 //
 // Repair opens the database in dir read-write and reads every live record.
 // A key whose newest record is damaged is put back at its newest intact
@@ -24,6 +25,13 @@ import (
 // itself skipped), it compacts, which leaves the damaged bytes behind.
 // Like a scan at Open, it can only go back to versions the log still
 // holds: a key whose damaged record was a delete keeps its last value.
+//
+// Durable data lost (ErrDurableLoss: the log is shorter than index.dat
+// shows was durable, or gone: lostlog.go) is accepted and named in the
+// report: each key that lost its newest durable state keeps the older
+// version the log still holds, or is gone, except that a key index.dat
+// had deleted (the delete was lost, and an older version came back) is
+// deleted again.
 func Repair(dir string, opts Options) (*RepairReport, error) {
 	if opts.ReadOnly {
 		return nil, fmt.Errorf("blazedb: repair %s: %w", dir, ErrReadOnly)
@@ -39,12 +47,22 @@ func Repair(dir string, opts Options) (*RepairReport, error) {
 	// A compaction of its own starting before the damage is mended would
 	// fail on it, and its error would be the next Compact's.
 	opts.DisableAutoCompaction = true
+	// Durable bytes the log no longer holds cannot be brought back: Repair
+	// gives up the keys they cost, and names them (RepairReport.Lost).
+	opts.AcceptDurableLoss = true
+	rebuilt, err := rebuildHeader(dir, o)
+	if err != nil {
+		return nil, fmt.Errorf("blazedb: repair %s: %w", dir, err)
+	}
 	db, err := Open(dir, opts)
 	if err != nil {
 		return nil, err
 	}
 	db.repairing.Store(true)
 	rep, err := db.repair()
+	if rebuilt != "" {
+		rep.Header, rep.HeaderRebuilt = rebuilt, true
+	}
 	if err = errors.Join(err, db.Close()); err != nil {
 		return rep, fmt.Errorf("blazedb: repair %s: %w", dir, err)
 	}
@@ -67,6 +85,17 @@ type RepairReport struct {
 	// (history.go): the compaction drops them and raises the history floor
 	// past them.
 	OldVersions int
+	// LostBytes and Lost are the durable data Open found lost
+	// (Recovery.LostBytes, Recovery.Lost): the keys Repair gave up, each
+	// left at the older version the log still had, or gone.
+	LostBytes int64
+	Lost      []LostKey
+	// Header is Recovery.HeaderDamage: a damaged header, which Open
+	// rewrote from its copy, or a damaged copy, which the compaction
+	// replaced; or, when HeaderRebuilt, how a header neither copy held
+	// was rebuilt from the records (header.go).
+	Header        string
+	HeaderRebuilt bool
 	// Compacted reports that the log was rewritten without the damage.
 	Compacted bool
 }
@@ -85,12 +114,25 @@ type Repaired struct {
 }
 
 func (db *DB) repair() (*RepairReport, error) {
-	rep := &RepairReport{Skipped: slices.Clone(db.recovery.Corrupt)}
+	rep := &RepairReport{Skipped: slices.Clone(db.recovery.Corrupt), LostBytes: db.recovery.LostBytes, Lost: slices.Clone(db.recovery.Lost), Header: db.recovery.HeaderDamage}
 	found, scanned, err := db.damagedKeys()
 	if err != nil {
 		return rep, err
 	}
 	rep.Found = scanned
+	for _, k := range rep.Lost {
+		if !k.Revived {
+			continue
+		}
+		if k.Named {
+			err = db.DeleteNamed(k.Name)
+		} else {
+			err = db.Delete(k.Key)
+		}
+		if err != nil {
+			return rep, fmt.Errorf("repair: delete %v again: %w", k, err)
+		}
+	}
 	for _, d := range found {
 		r := Repaired{Key: d.k.chunk, Name: d.k.name, Named: d.k.named, Err: d.err, Restored: d.restore}
 		switch {
@@ -111,7 +153,7 @@ func (db *DB) repair() (*RepairReport, error) {
 	if rep.OldVersions, err = db.damagedHistory(); err != nil {
 		return rep, err
 	}
-	if len(rep.Keys) > 0 || len(rep.Skipped) > 0 || len(rep.Found) > 0 || rep.OldVersions > 0 {
+	if len(rep.Keys) > 0 || len(rep.Skipped) > 0 || len(rep.Found) > 0 || rep.LostBytes > 0 || rep.Header != "" || rep.OldVersions > 0 {
 		if err := db.Compact(); err != nil {
 			return rep, err
 		}
@@ -140,43 +182,28 @@ func (db *DB) damagedKeys() ([]damage, []CorruptRegion, error) {
 		return nil, nil, err
 	}
 	defer l.refs.Done()
-	bad := map[rkey]entry{}
+	bad := map[rkey]int64{}
 	var found []damage
 	snap.each(func(k rkey, e entry) bool {
 		if _, err := readEntry(l, e, k.appendTo(nil), nil, true); err != nil {
-			bad[k] = e
+			bad[k] = e.off
 			found = append(found, damage{k: k, err: err})
 		}
 		return true
 	})
-	// The newest version of each damaged key before its damaged record
-	// whose value reads: later puts replace earlier ones, a delete forgets
-	// them. The scan passes over records damaged outright; a whole record
-	// whose value does not verify is passed over here.
-	older := map[rkey]entry{}
-	res, err := scanLog(l.f, fileHeaderSize, end, false, func(off int64, r *record) error {
-		return eachEntry(off, r, func(at int64, k rkey, e *record) error {
-			if d, ok := bad[k]; !ok || at >= d.off {
-				return nil
-			}
-			if e.kind == kindDelete || e.kind == kindBatchDelete {
-				delete(older, k)
-			} else if _, err := e.rawValue(); err == nil {
-				older[k] = entry{off: at, size: uint32(e.size()), vsum: e.vsum}
-			}
-			return nil
-		})
-	})
+	older, corrupt, err := olderVersions(l, end, bad)
 	if err != nil {
 		return nil, nil, err
 	}
 	for i := range found {
 		if e, ok := older[found[i].k]; ok {
-			// A version that does not read either is no better than none.
 			v, err := readEntry(l, e, found[i].k.appendTo(nil), nil, true)
-			found[i].older, found[i].restore = v, err == nil
+			if err != nil {
+				return nil, nil, err
+			}
+			found[i].older, found[i].restore = v, true
 		}
 	}
 	slices.SortFunc(found, func(a, b damage) int { return cmp.Compare(a.k.String(), b.k.String()) })
-	return found, res.corrupt, nil
+	return found, corrupt, nil
 }

@@ -21,6 +21,11 @@ type Stats struct {
 	// ones of changed keys included.
 	HistoryBytes    int64
 	HistoryVersions int
+	// DamagedKeys counts live keys whose record is damaged and that
+	// compaction carries as it is (damage.go), until they are written,
+	// deleted or repaired. Known from the first compaction that meets
+	// them; Check finds every one at any time.
+	DamagedKeys int
 
 	Appends     int64 // writes handed to the operating system
 	AppendBytes int64
@@ -78,6 +83,7 @@ func (db *DB) Stats() Stats {
 			s.HistoryBytes, s.HistoryVersions = h.bytes+h.pointBytes(), h.count
 		}
 		s.GarbageBytes = db.log.garbage(s.LiveBytes + s.HistoryBytes)
+		s.DamagedKeys = len(standingDamage(db.carried.Load(), db.idx, db.log.gen))
 	}
 	db.mu.RUnlock()
 	return s

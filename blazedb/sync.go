@@ -1,6 +1,8 @@
 package blazedb
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -14,19 +16,27 @@ import (
 // old one is closed once the last reader or writer holding a reference
 // (refs) lets go.
 type logFile struct {
-	f     vfs.File
-	gen   uint64
-	marks bool           // the file is version 2: appends carry sync marks
-	refs  sync.WaitGroup // readers and writers using f
+	f       vfs.File
+	gen     uint64
+	marks   bool           // the file is version 2 on: appends carry sync marks
+	version uint32         // the file's format version
+	refs    sync.WaitGroup // readers and writers using f
 
-	// marked is the durable length the last sync mark appended gave; a
-	// write carries a new mark when synced has passed it. Guarded by
-	// DB.writeMu.
+	// marked is the length of the file its sync marks cover: the value
+	// of the last mark appended, or the mark's own end when that value
+	// is its offset (a mark appended when all before it was durable
+	// leaves nothing unmarked but itself). A mark is appended when synced
+	// passes it (markSynced, and a write in front of its record).
+	// Guarded by DB.writeMu.
 	marked int64
 	// markBytes counts the bytes of sync marks known to be in the file:
 	// overhead that compaction does not reclaim, so not garbage. Marks
 	// in the part of the log index.dat covered at Open are not known.
 	markBytes atomic.Int64
+	// keptBytes counts the bytes of the older versions compaction keeps
+	// beside damaged live records (damage.go): not garbage either, or
+	// every compaction would be followed by another.
+	keptBytes atomic.Int64
 
 	written atomic.Int64 // bytes in the file; advanced under DB.writeMu
 	// dirtyAt is when (unix nanoseconds) the oldest write not yet known
@@ -39,11 +49,18 @@ type logFile struct {
 	cond       sync.Cond
 	synced     int64 // bytes known durable
 	syncing    bool  // a group-commit leader is in fsync
+	unmarked   bool  // an fsync succeeded that no mark has reported yet
 	superseded bool  // compaction copied every record into a synced new file, installed durably unless the DB is poisoned
 }
 
 func newLogFile(f vfs.File, h fileHeader, size int64, synced int64) *logFile {
-	l := &logFile{f: f, gen: h.generation, marks: h.marks(), synced: synced, marked: fileHeaderSize}
+	// Nothing before the first record written needs a mark: the header
+	// and its copy were synced when the file was made.
+	first := int64(fileHeaderSize)
+	if h.copied() {
+		first += headerCopySize
+	}
+	l := &logFile{f: f, gen: h.generation, marks: h.marks(), version: cmp.Or(h.version, logVersion), synced: synced, marked: first}
 	l.cond.L = &l.mu
 	l.written.Store(size)
 	return l
@@ -98,6 +115,7 @@ func (db *DB) fsync(l *logFile) error {
 	l.mu.Lock()
 	if target > l.synced {
 		l.synced = target
+		l.unmarked = true
 	}
 	if l.synced >= l.written.Load() {
 		l.dirtyAt.Store(0)
@@ -146,6 +164,72 @@ func (db *DB) syncTo(l *logFile, end int64, group bool) error {
 	return err
 }
 
+// syncMarked is syncTo followed, when the caller's fsync (or one it waited
+// for) made bytes durable that no sync mark covers yet, by markSynced. It
+// is for callers that do not hold db.writeMu.
+func (db *DB) syncMarked(l *logFile, end int64, group bool) error {
+	if err := db.syncTo(l, end, group); err != nil {
+		return err
+	}
+	return db.markSynced(l)
+}
+
+// markSynced appends a sync mark saying what the last fsync made durable,
+// unless one already says so. Without it, the synced bytes since the last
+// mark would be covered only by the mark the next write carries: if none
+// came before a crash, decay in them would look like a crash's damage to
+// a scan (recover.go), and the log would be cut there, taking every later
+// record with it. The mark itself is not synced: a crash of the process
+// keeps it, and the next fsync (DurabilityBalanced's within SyncInterval,
+// or Close's) makes it durable. Of the callers that waited for one fsync,
+// only the first does the work; the others find nothing to do without
+// taking db.writeMu. db.writeMu must not be held.
+func (db *DB) markSynced(l *logFile) error {
+	if !l.marks {
+		return nil
+	}
+	l.mu.Lock()
+	due := l.unmarked
+	l.unmarked = false
+	l.mu.Unlock()
+	if !due {
+		return nil
+	}
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	if db.log != l || db.closed.Load() || db.poisoned() != nil {
+		return nil
+	}
+	synced := l.durable()
+	if synced <= l.marked {
+		return nil
+	}
+	off := l.written.Load()
+	if _, err := l.f.WriteAt(appendMark(make([]byte, 0, markSize), synced), off); err != nil {
+		// As a failed write (write.go): cut what may have reached the
+		// file, or poison the DB when even that fails.
+		if terr := l.f.Truncate(off); terr != nil {
+			db.poison(fmt.Errorf("cut failed sync mark at %d: %w (after %v)", off, terr, err))
+		}
+		return fmt.Errorf("write a sync mark to %s at %d: %w", logName, off, err)
+	}
+	l.written.Store(off + markSize)
+	l.markBytes.Add(markSize)
+	l.marked = markCovers(synced, off)
+	l.dirtyAt.CompareAndSwap(0, time.Now().UnixNano())
+	return nil
+}
+
+// markCovers is what a sync mark of value synced written at off covers:
+// the log up to synced, or up to the mark's end when it is written right
+// there, all before it durable.
+func markCovers(synced, off int64) int64 {
+	if synced == off {
+		return off + markSize
+	}
+	return synced
+}
+
 // maintainSync is Maintain's part of DurabilityBalanced: it fsyncs once
 // the oldest unsynced write is SyncInterval/2 old, or SyncBytes are
 // pending. An owner calling Maintain every SyncInterval/2 or more often
@@ -165,13 +249,16 @@ func (db *DB) maintainSync() {
 	if at := l.dirtyAt.Load(); at != 0 && n < db.opts.SyncBytes && time.Since(time.Unix(0, at)) < db.opts.SyncInterval/2 {
 		return
 	}
-	db.syncTo(l, l.written.Load(), true)
+	if err := db.syncMarked(l, l.written.Load(), true); err != nil && !errors.Is(err, ErrPoisoned) {
+		db.reportBackground(err)
+	}
 }
 
 // garbage is what compaction would reclaim from l, with live bytes of
-// live records: all but the header, those and the sync marks known.
+// live records: all but the header, those, the sync marks known and the
+// older versions kept beside damaged records.
 func (l *logFile) garbage(live int64) int64 {
-	return l.written.Load() - fileHeaderSize - live - l.markBytes.Load()
+	return l.written.Load() - fileHeaderSize - live - l.markBytes.Load() - l.keptBytes.Load()
 }
 
 // durable reports how many bytes of l are known durable.
@@ -195,17 +282,17 @@ func (l *logFile) unsynced() int64 {
 // end in l; with sync, it waits for durability in every mode.
 func (db *DB) waitDurable(l *logFile, end int64, sync bool) error {
 	if sync && db.opts.Durability != DurabilitySafe {
-		return db.syncTo(l, end, true)
+		return db.syncMarked(l, end, true)
 	}
 	switch db.opts.Durability {
 	case DurabilitySafe:
-		return db.syncTo(l, end, false)
+		return db.syncMarked(l, end, false)
 	case DurabilitySafeBatch:
-		return db.syncTo(l, end, true)
+		return db.syncMarked(l, end, true)
 	case DurabilityBalanced:
 		if l.unsynced() >= db.opts.SyncBytes {
 			if db.opts.ExternalMaintenance {
-				return db.syncTo(l, end, true) // no goroutine to hand it to
+				return db.syncMarked(l, end, true) // no goroutine to hand it to
 			}
 			db.kick(&db.bg.syncNow)
 		}

@@ -161,6 +161,7 @@ func (db *DB) write(ops []op, sync bool) error {
 	// A sync mark goes first when an fsync has completed since the last
 	// one: recovery learns from it that everything before it was durable.
 	var mark []byte
+	off := l.written.Load()
 	markTo := l.marked
 	// A time mark when one is due (timeline.go), which is a sync mark too.
 	point, timeDue := db.idx.hist.pointDue(time.Now().UnixNano())
@@ -174,7 +175,6 @@ func (db *DB) write(ops []op, sync bool) error {
 		}
 	}
 	buf, offs := db.frame(mark, live)
-	off := l.written.Load()
 	if _, err := l.f.WriteAt(buf, off); err != nil {
 		// Cut what may have reached the file, so the next record starts at a
 		// known place. If even that fails, the file's state is unknown.
@@ -187,7 +187,7 @@ func (db *DB) write(ops []op, sync bool) error {
 	end := off + int64(len(buf))
 	l.written.Store(end)
 	if mark != nil {
-		l.marked = markTo
+		l.marked = markCovers(markTo, off)
 		if !timeDue { // a time mark counts with the history (timeline.go)
 			l.markBytes.Add(markSize)
 		}

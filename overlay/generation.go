@@ -14,8 +14,8 @@ import (
 )
 
 // CURRENT names the overlay's current generation and the edition of the
-// template it began on. Replacing it (temp file, fsync, rename, fsync of
-// the directory) is the commit point of a reset. It is one line of text,
+// template it began on. Renaming a new one into place is the commit point
+// of a reset, made durable after it (commit.go). It is one line of text,
 // its fields separated by single spaces:
 //
 //	| field      | value                                                   |
@@ -125,6 +125,10 @@ func (p *Provider) prepareSpare(n int) {
 	p.bg.wg.Add(1)
 	go func() {
 		defer p.bg.wg.Done()
+		// The last reset's commit first, so that it is durable soon; a
+		// failure is reported by its discard, and is no reason to fail
+		// the spare, which is not committed.
+		p.syncCommit()
 		db, err := p.openGeneration(n, true, reg)
 		p.bg.spare <- spareGen{n: n, db: db, err: err}
 	}()
@@ -140,7 +144,8 @@ func (p *Provider) takeSpare() (spareGen, error) {
 }
 
 // discard closes an old generation unsynced and deletes it, in the
-// background.
+// background, once the commit that replaced it is durable: until then a
+// crash may bring it back as current.
 func (p *Provider) discard(n int, db *provider.DB) {
 	p.bg.wg.Add(1)
 	go func() {
@@ -149,7 +154,11 @@ func (p *Provider) discard(n int, db *provider.DB) {
 		if db != nil {
 			err = db.Discard()
 		}
-		err = errors.Join(err, vfs.RemoveAll(p.conf.FS, filepath.Join(p.dir, genName(n))))
+		if cerr := p.syncCommit(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("kept until a reset is durable: %w", cerr))
+		} else {
+			err = errors.Join(err, vfs.RemoveAll(p.conf.FS, filepath.Join(p.dir, genName(n))))
+		}
 		if err != nil {
 			p.bg.Lock()
 			p.bg.err = errors.Join(p.bg.err, fmt.Errorf("delete generation %d: %w", n, err))
@@ -168,14 +177,31 @@ func (p *Provider) openGeneration(n int, fresh bool, reg world.BlockRegistry) (*
 		if err := p.conf.FS.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
-		if err := provider.WriteSettings(p.conf.FS, dir, p.template.Settings()); err != nil {
+		if err := provider.WriteSettings(p.genFS(n), dir, p.template.Settings()); err != nil {
 			return nil, err
 		}
 	}
 	return provider.Config{
 		Log: p.conf.Log, Durability: p.conf.Durability, CacheBytes: p.conf.CacheBytes,
-		ColumnCacheBytes: p.conf.ColumnCacheBytes, FS: p.conf.FS, Blocks: reg,
+		ColumnCacheBytes: p.conf.ColumnCacheBytes, FS: p.genFS(n), Blocks: reg,
 	}.Open(dir)
+}
+
+// newestGeneration returns the number of the newest generation in the
+// directory, 0 for none.
+func (p *Provider) newestGeneration() (int, error) {
+	names, err := p.conf.FS.List(p.dir)
+	if err != nil {
+		return 0, err
+	}
+	newest := 0
+	for _, name := range names {
+		digits, ok := strings.CutPrefix(name, genPrefix)
+		if n, err := strconv.Atoi(digits); ok && err == nil && genName(n) == name {
+			newest = max(newest, n)
+		}
+	}
+	return newest, nil
 }
 
 // removeGenerationsBut deletes every generation but keep: the ones a crash

@@ -29,14 +29,23 @@
 //	dir/gen-000007/    a Blaze world (level.dat, blaze/) holding the changes
 //
 // An empty generation (the spare) is prepared in the background after Open
-// and after every reset, so ResetOverlay only atomically replaces CURRENT
-// (temp file, fsync, rename, fsync of the directory: the commit point) and
-// swaps the spare in; the old generation is discarded unsynced and deleted
-// in the background. After a crash at any point the overlay opens either
-// reset or not, never half: Open follows CURRENT and deletes every other
-// generation it finds. A reset that returns an error leaves the match in
-// place, on disk too: if its commit fails, the CURRENT before it is
-// written back.
+// and after every reset, so ResetOverlay only renames a new CURRENT into
+// place (the commit point) and swaps the spare in. It waits for no fsync:
+// the commit is made durable in the background, and before any fsync of
+// the new generation, so before any write of the new match is promised
+// durable (commit.go). The old generation is discarded unsynced and deleted
+// in the background once the commit is durable. After a crash at any point
+// the overlay opens either reset or not, never half: Open follows CURRENT
+// (completing a reset whose CURRENT the crash cut short) and deletes every
+// other generation it finds. A crash may undo a reset that returned, as
+// the demo resets its arena at every start anyway; a write to the new
+// generation that was promised durable is never lost. A reset that returns
+// an error leaves the match in place, on disk too. A damaged CURRENT (one
+// that is not the format of generation.go) names no generation and no
+// template edition that can be trusted: Open logs an error and resets,
+// rather than refuse to serve the arena. So it does when the generation
+// CURRENT names does not open whole (blazedb.ErrCorrupt: durable data
+// lost, its log's header destroyed).
 package overlay
 
 import (
@@ -86,9 +95,13 @@ type Provider struct {
 	// file work, which mu never is.
 	resetMu sync.Mutex
 
-	// committed is CURRENT as last committed, for a reset to write back
-	// when its own commit fails. Guarded by resetMu after Open.
-	committed []byte
+	// commit records which generation CURRENT names and whether durably
+	// (commit.go). commitMu guards it and is never held across I/O; syncMu
+	// serialises the syncs of CURRENT and is held across them. syncMu
+	// comes before commitMu.
+	commitMu sync.Mutex
+	commit   commitState
+	syncMu   sync.Mutex
 
 	// pinMu guards pins, the Pin calls not yet undone (prefetch.go). It
 	// comes after resetMu and before mu.
@@ -117,7 +130,9 @@ var _ world.Provider = (*Provider)(nil)
 // Open opens (or creates) the overlay in dir over template. The template is
 // only read; closing the overlay does not close it. When the template's
 // edition is not the one the overlay's changes were made on, Open forgets
-// them, as ResetOverlay would (see the package doc).
+// them, as ResetOverlay would (see the package doc). A closed overlay of
+// this process that still holds dir is taken over (shut down); an open one
+// makes Open fail with blazedb.ErrLocked (holder.go).
 func (c Config) Open(template world.Provider, dir string) (*Provider, error) {
 	if c.Log == nil {
 		c.Log = slog.Default()
@@ -136,18 +151,15 @@ func (c Config) Open(template world.Provider, dir string) (*Provider, error) {
 	if err := vfs.MkdirAll(c.FS, dir); err != nil {
 		return nil, fmt.Errorf("overlay: open %s: %w", dir, err)
 	}
-	lock, err := c.FS.Lock(filepath.Join(dir, "LOCK"), true)
-	if errors.Is(err, vfs.ErrLocked) {
-		return nil, fmt.Errorf("overlay: open %s: %w (%v)", dir, blazedb.ErrLocked, err)
-	} else if err != nil {
+	if err := p.lockDir(); err != nil {
 		return nil, fmt.Errorf("overlay: open %s: %w", dir, err)
 	}
-	p.lock = lock
 	if err := p.open(); err != nil {
-		lock.Close()
+		p.lock.Close()
 		return nil, fmt.Errorf("overlay: open %s: %w", dir, err)
 	}
 	p.prepareSpare(p.gen + 1)
+	p.hold()
 	return p, nil
 }
 
@@ -162,36 +174,69 @@ func (p *Provider) takeBackgroundErr() error {
 func (p *Provider) open() error {
 	fs := p.conf.FS
 	var cur current
+	cutShort := false // CURRENT was cut short by a crash during a reset
 	b, err := vfs.ReadFile(fs, filepath.Join(p.dir, currentName))
 	switch {
 	case errors.Is(err, vfs.ErrNotExist):
 	case err != nil:
 		return err
-	default:
-		if cur, err = parseCurrent(b); err != nil {
+	case len(b) == 0 || b[len(b)-1] != '\n':
+		// A reset renamed it into place, and the crash came before its
+		// data was durable (commit.go): the reset is completed, from the
+		// newest generation.
+		cutShort = true
+		if cur.gen, err = p.newestGeneration(); err != nil {
 			return err
+		}
+		p.conf.Log.Warn("overlay: a crash cut CURRENT short during a reset; completing the reset",
+			"dir", p.dir, "current", string(b))
+	default:
+		cur, err = parseCurrent(b)
+		if errors.Is(err, blazedb.ErrVersion) {
+			return err
+		}
+		if err != nil {
+			// Damage: which generation the match is in, and which template
+			// it began on, are unknown. An arena is disposable, so it is
+			// reset, loudly, rather than refused: a server must start.
+			cutShort = true
+			if cur.gen, err = p.newestGeneration(); err != nil {
+				return err
+			}
+			p.conf.Log.Error("overlay: CURRENT is damaged; forgetting the match (a reset)",
+				"dir", p.dir, "current", string(b))
 		}
 	}
 	if err := p.removeGenerationsBut(cur.gen); err != nil {
 		return err
 	}
 	tmpl := p.templateEdition()
-	if cur.gen != 0 && (!cur.known || cur.template == tmpl) {
+	if cur.gen != 0 && !cutShort && (!cur.known || cur.template == tmpl) {
 		db, err := p.openGeneration(cur.gen, false, p.reg)
-		if err != nil {
+		if err == nil {
+			p.gen, p.cur = cur.gen, db
+			p.commitDurable(cur.gen)
+			return nil
+		}
+		if !errors.Is(err, blazedb.ErrCorrupt) {
 			return err
 		}
-		p.gen, p.cur, p.committed = cur.gen, db, b
-		return nil
+		// The match's generation does not open whole (durable data lost,
+		// its log's header destroyed): as for a damaged CURRENT, the arena
+		// is reset, loudly, rather than refused.
+		p.conf.Log.Error("overlay: the match's generation is damaged; forgetting the match (a reset)",
+			"dir", p.dir, "generation", cur.gen, "err", err)
+		cutShort = true
 	}
-	if cur.gen != 0 {
+	if cur.gen != 0 && !cutShort {
 		// The changes were made on another template, or on this one before
 		// it changed: over it they would show the old map through the new.
 		p.conf.Log.Warn("overlay: the template changed since the overlay's changes were made; forgetting them",
 			"dir", p.dir, "generation", cur.gen, "was", editionText(cur.template), "now", editionText(tmpl))
 	}
-	// A new overlay, or a stale one: a fresh generation, committed like a
-	// reset. A stale one is deleted in the background (or by the next Open).
+	// A new overlay, a stale one or a reset to complete: a fresh
+	// generation, committed durably. The one it replaces is deleted in the
+	// background (or by the next Open).
 	n := cur.gen + 1
 	db, err := p.openGeneration(n, true, p.reg)
 	if err != nil {
@@ -202,10 +247,11 @@ func (p *Provider) open() error {
 		db.Close()
 		return err
 	}
+	p.commitDurable(n)
 	if cur.gen != 0 {
 		p.discard(cur.gen, nil)
 	}
-	p.gen, p.cur, p.committed = n, db, commit
+	p.gen, p.cur = n, db
 	return nil
 }
 
@@ -233,7 +279,7 @@ func (p *Provider) ResetOverlay() error {
 	spare, err := p.takeSpare()
 	if errors.Is(spare.err, ErrShutdown) {
 		p.bg.spare <- spare // stays shut down
-		return fmt.Errorf("overlay: reset %s: %w", p.dir, ErrShutdown)
+		return fmt.Errorf("overlay: reset %s: %w", p.dir, errors.Join(spare.err, p.takeBackgroundErr()))
 	}
 	if err != nil {
 		p.mu.RLock()
@@ -247,20 +293,14 @@ func (p *Provider) ResetOverlay() error {
 		p.bg.spare <- spare
 		return fmt.Errorf("overlay: reset %s: %w", p.dir, err)
 	}
-	// The commit point; calls on the overlay go on meanwhile.
-	commit := encodeCurrent(spare.n, p.templateEdition())
-	if err := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, commit); err != nil {
-		// The new CURRENT may be in place with its directory's sync
-		// failed: the last commit goes back, or a reopen would find the
-		// reset that this call reports as failed.
-		if rerr := vfs.ReplaceFile(p.conf.FS, p.dir, currentName, p.committed); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("restore %s: %w", currentName, rerr))
-		}
+	// The commit point, made durable in the background (commit.go); calls
+	// on the overlay go on meanwhile.
+	if err := p.writeCommit(encodeCurrent(spare.n, p.templateEdition())); err != nil {
 		p.unpinSpare(spare)
 		p.bg.spare <- spare // not committed: the spare stays spare
 		return fmt.Errorf("overlay: reset %s: commit generation %d: %w", p.dir, spare.n, err)
 	}
-	p.committed = commit
+	p.commitMade(spare.n)
 	p.mu.Lock()
 	if p.reg != nil {
 		spare.db.SetBlockRegistry(p.reg)
@@ -392,6 +432,9 @@ func (p *Provider) Sync() error {
 	if p.cur == nil {
 		return fmt.Errorf("overlay: sync %s: %w", p.dir, blazedb.ErrClosed)
 	}
+	if err := p.syncCommit(); err != nil { // the last reset too
+		return fmt.Errorf("overlay: sync %s: %w", p.dir, err)
+	}
 	return p.cur.Sync()
 }
 
@@ -416,8 +459,11 @@ func (p *Provider) SavePlayerSpawnPosition(id uuid.UUID, pos cube.Pos) error {
 }
 
 // Close closes the overlay's current generation (never the template). It
-// is idempotent, ResetOverlay opens the overlay again, and the arena stays
-// reserved (dir/LOCK) until Shutdown.
+// is idempotent, and ResetOverlay opens the overlay again. The arena stays
+// reserved (dir/LOCK), its spare generation ready, until Shutdown, or
+// until a new Open of its directory in this process takes it over: that
+// Open shuts the closed overlay down, and its ResetOverlay then returns
+// ErrShutdown (holder.go).
 func (p *Provider) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -425,7 +471,7 @@ func (p *Provider) Close() error {
 		return p.takeBackgroundErr()
 	}
 	p.lastSet = p.cur.Settings()
-	err := p.cur.Close()
+	err := errors.Join(p.syncCommit(), p.cur.Close())
 	p.cur = nil
 	return errors.Join(err, p.takeBackgroundErr())
 }
@@ -437,6 +483,12 @@ func (p *Provider) Close() error {
 func (p *Provider) Shutdown() error {
 	p.resetMu.Lock()
 	defer p.resetMu.Unlock()
+	return p.shutdown(ErrShutdown)
+}
+
+// shutdown is Shutdown with p.resetMu held; why, which wraps ErrShutdown,
+// is what a later ResetOverlay returns.
+func (p *Provider) shutdown(why error) error {
 	err := p.Close()
 	p.pinMu.Lock()
 	p.unpinTemplate()
@@ -444,13 +496,15 @@ func (p *Provider) Shutdown() error {
 	spare := <-p.bg.spare
 	if errors.Is(spare.err, ErrShutdown) {
 		p.bg.spare <- spare
-		return err // already shut down
+		return err // already shut down; err holds what a takeover left to report
 	}
 	if spare.db != nil {
 		err = errors.Join(err, spare.db.Discard())
 	}
 	p.bg.wg.Wait()
 	err = errors.Join(err, vfs.RemoveAll(p.conf.FS, filepath.Join(p.dir, genName(spare.n))), p.takeBackgroundErr())
-	p.bg.spare <- spareGen{n: spare.n, err: ErrShutdown}
-	return errors.Join(err, p.lock.Close())
+	p.bg.spare <- spareGen{n: spare.n, err: why}
+	err = errors.Join(err, p.lock.Close())
+	p.unhold() // after the lock is released: an Open that found p retries it
+	return err
 }

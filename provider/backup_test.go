@@ -79,7 +79,7 @@ func TestBackup(t *testing.T) {
 	for _, n := range names {
 		got = append(got, n.Name())
 	}
-	if fmt.Sprint(got) != "[blaze dictionary.dat level.dat levelname.txt]" {
+	if fmt.Sprint(got) != "[blaze dictionary.dat level.dat level.dat.blaze levelname.txt]" {
 		t.Fatalf("the backup holds %v", got)
 	}
 	b := openDB(t, bdir, Config{})

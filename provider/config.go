@@ -64,6 +64,13 @@ type Config struct {
 	// World would generate them again, or (read-only, say as an arena's
 	// template) show an empty world.
 	SegmentRoot bool
+	// AcceptDurableLoss opens a world whose log lost bytes that index.dat
+	// shows were durable, without them, instead of refusing it with
+	// blazedb.ErrDurableLoss (see blazedb.Options.AcceptDurableLoss): the
+	// loss is logged as an error, and the columns lost are generated again
+	// when loaded. Default false: blaze check names what was lost, and
+	// blaze repair gives it up by name.
+	AcceptDurableLoss bool
 	// FS is the filesystem. Default the operating system's.
 	FS vfs.FS
 }
@@ -98,6 +105,7 @@ func (c Config) engineOptions() blazedb.Options {
 		History:      c.History,
 
 		ExternalMaintenance: c.ExternalMaintenance,
+		AcceptDurableLoss:   c.AcceptDurableLoss,
 		FS:                  c.FS,
 		Logger:              c.Log,
 	}

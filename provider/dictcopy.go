@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
@@ -18,11 +20,20 @@ import (
 // that uses it, so a damaged entry has no older version to go back to, and
 // every column naming that state would fail to load. dictionary.dat, beside
 // level.dat and outside the engine's log, keeps a second copy of every
-// entry, so that damage to the log costs at most the entries written since
-// the world last closed. It is written (vfs.ReplaceFile) when a world opens
-// without one (worlds made before the copy existed get one), and when a
-// world closes if it does not hold exactly the persisted entries: Close
-// reads it to know, once, so that opening a world costs no read of it.
+// entry, so that no single fault loses an entry: damage to the log is
+// mended from the copy, damage to the copy from the log. The copy is kept
+// current while the world is open: a store that adds entries wakes a
+// writer (copyWorker, or Maintain with Config.ExternalMaintenance), which
+// gathers the entries added within dictCopyDelay, makes them durable in
+// the log (an engine Sync) and only then replaces dictionary.dat
+// (vfs.ReplaceFile) with every entry persisted before that Sync, at most
+// once per dictCopyInterval: the store itself only signals, and the copy
+// never holds an entry the log might still lose. It is written too when a
+// world opens without one (worlds made before the copy existed get one),
+// and when a world closes if it does not hold exactly the persisted
+// entries; a read-write open has the writer read it once, off the open
+// path, and write it again if a crash left it stale. A failed write is
+// returned by the next Sync or Close.
 // Opening a world takes an entry that does not read (damaged, or lost in a
 // stretch of the log that recovery skipped) from the copy, and writes it
 // back to the engine unless the world is read-only; the copy is used only
@@ -66,6 +77,15 @@ const (
 	// the engine may be and still be the same world's: a compaction a
 	// minute for eight thousand years.
 	maxLineageGap = 1 << 32
+)
+
+// The copy writer's pace: it waits dictCopyDelay after a store added
+// entries, so that a burst of new block states (new terrain generated) is
+// written once, and writes at most once per dictCopyInterval, as each
+// write costs an fsync of the log and two of the copy.
+const (
+	dictCopyDelay    = 100 * time.Millisecond
+	dictCopyInterval = time.Second
 )
 
 // dictCopy is what dictionary.dat holds.
@@ -192,7 +212,12 @@ func (db *DB) loadDictionary(names []string) error {
 		}
 		return cp.entries, nil
 	}
-	restored, err := db.dict.load(db.eng, readCopy, len(db.eng.Recovery().Corrupt) > 0)
+	// Entries missing after a torn tail was cut are looked for in the copy
+	// too: the copy holds only entries the log had made durable, which no
+	// crash may take, so one the engine lacks was lost to damage that
+	// looked like a crash's unsynced writes.
+	rec := db.eng.Recovery()
+	restored, err := db.dict.load(db.eng, readCopy, len(rec.Corrupt) > 0 || rec.TornBytes > 0 || rec.LostBytes > 0)
 	if err != nil {
 		return err
 	}
@@ -207,7 +232,9 @@ func (db *DB) loadDictionary(names []string) error {
 			if err := db.eng.Apply(&b); err != nil {
 				return fmt.Errorf("write back dictionary entries: %w", err)
 			}
-			if err := db.eng.Sync(); err != nil {
+			// A report of damaged records compaction carries is no
+			// failed sync: the entries are durable.
+			if err := db.eng.Sync(); err != nil && !blazedb.IsDamageReport(err) {
 				return fmt.Errorf("write back dictionary entries: %w", err)
 			}
 		}
@@ -215,7 +242,16 @@ func (db *DB) loadDictionary(names []string) error {
 	if !slices.Contains(names, dictCopyName) {
 		db.dict.copied = copyStale
 	}
-	if db.conf.ReadOnly || db.dict.copied == copyUnread || !db.dict.needsCopy(fs, db.dir, gen) {
+	if db.conf.ReadOnly {
+		return nil
+	}
+	if db.dict.copied == copyUnread {
+		// A crash may have left it stale: the writer reads it once, off
+		// the open path, and writes it again if so.
+		db.copier.added()
+		return nil
+	}
+	if !db.dict.needsCopy(fs, db.dir, gen) {
 		return nil
 	}
 	return db.dict.writeCopy(fs, db.dir, gen)
@@ -234,4 +270,93 @@ func (db *DB) DictionaryRestored() []int32 { return slices.Clone(db.dictRestored
 // read-write open; for tools that check a world.
 func (db *DB) DictionaryCopyCurrent() bool {
 	return !db.dict.needsCopy(db.conf.FS, db.dir, db.eng.Stats().Generation)
+}
+
+// copyKeeper keeps dictionary.dat current while a world is open. It is
+// safe for concurrent use.
+type copyKeeper struct {
+	kick chan struct{} // holds a token when entries were added since the last write
+	mu   sync.Mutex    // one write of the copy at a time
+	err  error         // a failed write not yet reported; guarded by mu
+}
+
+func newCopyKeeper() *copyKeeper { return &copyKeeper{kick: make(chan struct{}, 1)} }
+
+// added says that entries were persisted: the copy is to be written. It
+// never blocks.
+func (k *copyKeeper) added() {
+	select {
+	case k.kick <- struct{}{}:
+	default:
+	}
+}
+
+// takeErr returns, once, the error of a failed write.
+func (k *copyKeeper) takeErr() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	err := k.err
+	k.err = nil
+	return err
+}
+
+// copyWorker writes dictionary.dat when stores have added entries, until
+// fillStop is closed.
+func (db *DB) copyWorker() {
+	defer db.fillDone.Done()
+	wait := func(d time.Duration) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-db.fillStop:
+			return false
+		case <-t.C:
+			return true
+		}
+	}
+	for {
+		select {
+		case <-db.fillStop:
+			return
+		case <-db.copier.kick:
+		}
+		if !wait(dictCopyDelay) {
+			return
+		}
+		db.refreshDictCopy()
+		if !wait(dictCopyInterval) {
+			return
+		}
+	}
+}
+
+// refreshDictCopy writes dictionary.dat if it does not hold exactly the
+// persisted entries, after making them durable in the log. Its error is
+// kept for the next Sync or Close, and logged.
+func (db *DB) refreshDictCopy() {
+	k := db.copier
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	fs := db.conf.FS
+	if !db.dict.needsCopy(fs, db.dir, db.eng.Stats().Generation) {
+		return
+	}
+	db.dict.mu.Lock()
+	entries := db.dict.persistedEntries()
+	db.dict.mu.Unlock()
+	// Every entry taken was applied before this Sync, which makes it
+	// durable; one added meanwhile waits for the next write.
+	err := db.eng.Sync()
+	if blazedb.IsDamageReport(err) {
+		// Damaged records that compaction carries, reported by every
+		// Sync: the entries taken are durable all the same.
+		err = nil
+	}
+	if err == nil {
+		err = db.dict.writeCopyOf(fs, db.dir, db.eng.Stats().Generation, entries)
+	}
+	if err != nil {
+		db.conf.Log.Error("keep the copy of the block dictionary current", "file", filepath.Join(db.dir, dictCopyName), "err", err)
+		k.err = errors.Join(k.err, err)
+	}
 }

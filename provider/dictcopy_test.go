@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"maps"
 	"math/rand/v2"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
@@ -73,10 +75,10 @@ func engineGeneration(t *testing.T, dir string) uint64 {
 // damageFirstRecord flips a byte near the start of the world's log, among
 // the dictionary entries of the first store's batch.
 // inFirstEntries is an offset in chunks.dat inside the dictionary entries
-// of the first column stored: its batch starts at byte 40, after the file
-// header, and holds, after its own 28-byte header, the world's edition
-// (about 62 bytes), then the entries.
-const inFirstEntries = 200
+// of the first column stored: its batch starts at byte 108, after the file
+// header and its 68-byte copy, and holds, after its own 28-byte header, the
+// world's edition (about 62 bytes), then the entries.
+const inFirstEntries = 268
 
 func damageFirstRecord(t *testing.T, dir string) {
 	t.Helper()
@@ -545,5 +547,262 @@ func TestSameLineage(t *testing.T) {
 	}
 	if !(dictCopy{}).sameLineage(12345) {
 		t.Error("a version 1 copy refused")
+	}
+}
+
+// Issue 35 item 4: dictionary.dat used to be written only when a world
+// closed, so the entries a session added had no second copy until then: a
+// crash, and then one damaged byte in the record holding them, lost them
+// and every column using them (the world did not even open). Now the copy
+// follows the entries while the world is open, off the store's path (a
+// writer goroutine, or Maintain), so that a crash leaves it current.
+func TestDictionaryCopyCurrentWhileOpen(t *testing.T) {
+	for _, external := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ExternalMaintenance=%v", external), func(t *testing.T) {
+			dir := t.TempDir()
+			dictWorld(t, dir, 1)
+			db := openDB(t, dir, Config{ExternalMaintenance: external})
+			col := worldtest.Synthetic(0, world.Overworld, world.DefaultBlockRegistry)
+			obsidian := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
+			col.Chunk.SetBlock(0, 0, 0, 0, obsidian)
+			if err := db.StoreColumn(world.ChunkPos{5, 5}, world.Overworld, col); err != nil {
+				t.Fatal(err)
+			}
+			want := map[int32][]byte{}
+			db.dict.mu.Lock()
+			maps.Copy(want, db.dict.persistedEntries())
+			db.dict.mu.Unlock()
+			var newID int32 = -1
+			for id := range want {
+				newID = max(newID, id)
+			}
+			current := func() bool {
+				b, err := os.ReadFile(filepath.Join(dir, dictCopyName))
+				if err != nil {
+					return false
+				}
+				cp, err := parseDictCopy(b)
+				return err == nil && maps.EqualFunc(cp.entries, want, bytes.Equal)
+			}
+			for deadline := time.Now().Add(5 * time.Second); !current(); {
+				if external {
+					if err := db.Maintain(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("dictionary.dat did not take the entry added while the world is open")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			// A compaction writes index.dat, which then covers the new
+			// entry's record: opening reads it, not scans it.
+			if err := db.Engine().Compact(); err != nil {
+				t.Fatal(err)
+			}
+			// A crash: nothing more is written. Then the new entry's
+			// record goes bad.
+			db.Discard()
+			log := filepath.Join(dir, engineDir, "chunks.dat")
+			b, _ := os.ReadFile(log)
+			at := bytes.Index(b, want[newID])
+			if at < 0 {
+				t.Fatal("the new entry is not in the log")
+			}
+			b[at+len(want[newID])/2] ^= 0x40
+			os.WriteFile(log, b, 0o644)
+			db = openDB(t, dir, Config{})
+			defer db.Close()
+			if !slices.Contains(db.DictionaryRestored(), newID) {
+				t.Fatalf("entry %d not restored: %v", newID, db.DictionaryRestored())
+			}
+			got, err := db.LoadColumn(world.ChunkPos{5, 5}, world.Overworld)
+			if err == nil {
+				err = worldtest.Compare(col, got)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// Issue 35 item 4: with dictionary.dat missing, repair used to delete the
+// damaged dictionary entries, so every column using them became
+// unreadable for good, and a later state could take a deleted id and make
+// those columns load with the wrong blocks. Now repair keeps each as a
+// lost entry: the world opens, the columns using it fail loudly (naming
+// the entry) and are never overwritten, no new state takes its id, and
+// putting back a dictionary.dat that holds it (from a backup) restores
+// every column.
+func TestRepairKeepsLostDictionaryEntries(t *testing.T) {
+	dir := t.TempDir()
+	cols := dictWorld(t, dir, 4)
+	backup, err := os.ReadFile(filepath.Join(dir, dictCopyName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	damageFirstRecord(t, dir)
+	os.Remove(filepath.Join(dir, dictCopyName))
+	rep, err := Config{Log: quiet}.Repair(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.DictionaryLost) == 0 {
+		t.Fatalf("no entry kept as lost: %+v", rep)
+	}
+	for _, k := range rep.Keys {
+		if k.Named && strings.HasPrefix(k.Name, dictPrefix) && !k.Restored {
+			t.Fatalf("repair deleted %s", DescribeRecord(k.Name))
+		}
+	}
+	db := openDB(t, dir, Config{})
+	failed := 0
+	for i := 1; i < len(cols); i++ {
+		got, err := db.LoadColumn(world.ChunkPos{int32(i), 0}, world.Overworld)
+		if err == nil {
+			if err := worldtest.Compare(cols[i], got); err != nil {
+				t.Fatalf("column %d loaded wrong: %v", i, err)
+			}
+			continue
+		}
+		failed++
+		if !errors.Is(err, ErrUnknownState) || !errors.Is(err, ErrColumnCorrupt) || !strings.Contains(err.Error(), "block dictionary entry") {
+			t.Fatalf("column %d: %v", i, err)
+		}
+		// Quarantined: a store over it is refused.
+		if err := db.StoreColumn(world.ChunkPos{int32(i), 0}, world.Overworld, worldtest.Synthetic(99, world.Overworld, world.DefaultBlockRegistry)); err == nil {
+			t.Fatalf("column %d, whose entry is lost, was overwritten", i)
+		}
+	}
+	if failed == 0 {
+		t.Fatal("no column used a lost entry: the test needs one")
+	}
+	// A new state takes a new id, never a lost one.
+	col := worldtest.Synthetic(7, world.Overworld, world.DefaultBlockRegistry)
+	col.Chunk.SetBlock(0, 0, 0, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
+	if err := db.StoreColumn(world.ChunkPos{30, 30}, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	eng := engineDictionary(t, dir)
+	for _, id := range rep.DictionaryLost {
+		if string(eng[id]) != lostEntry {
+			t.Fatalf("entry %d no longer marked lost", id)
+		}
+	}
+
+	// The copy from a backup brings every column back.
+	os.WriteFile(filepath.Join(dir, dictCopyName), backup, 0o644)
+	db = openDB(t, dir, Config{})
+	if got := db.DictionaryRestored(); !slices.Equal(got, rep.DictionaryLost) {
+		t.Fatalf("restored %v, lost %v", got, rep.DictionaryLost)
+	}
+	loadAll(t, db, cols, 1)
+	db.Close()
+	db = openDB(t, dir, Config{})
+	defer db.Close()
+	loadAll(t, db, cols, 1)
+}
+
+// DescribeRecord names the kind of thing a named record holds, so that no
+// message calls a dictionary entry or a player spawn a column (issue 35
+// item 4).
+func TestDescribeRecord(t *testing.T) {
+	for name, want := range map[string]string{
+		"dict/1a": "block dictionary entry 26",
+		"player/00000000-0000-0000-0000-000000000001": "player spawn 00000000-0000-0000-0000-000000000001",
+		editionName: "the world's edition",
+		"other":     `record "other"`,
+	} {
+		if got := DescribeRecord(name); got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+}
+
+// BenchmarkStoreAddingEntry times stores that each add a block dictionary
+// entry (a column holding a state the world has not seen), the stores
+// whose entries dictionary.dat must follow (issue 35 item 4): the store
+// only wakes the copy's writer, which syncs the log and writes the copy
+// off its path. Run it for fewer stores than the registry has states
+// (-benchtime 2000x).
+func BenchmarkStoreAddingEntry(b *testing.B) {
+	br := world.DefaultBlockRegistry
+	br.Finalize()
+	db, err := Config{Log: quiet}.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	col := worldtest.Synthetic(0, world.Overworld, br)
+	if err := db.StoreColumn(world.ChunkPos{0, 0}, world.Overworld, col); err != nil {
+		b.Fatal(err)
+	}
+	n := uint32(br.BlockCount())
+	added := int64(0)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if uint32(i) >= n {
+			b.Fatalf("more stores than the registry's %d states", n)
+		}
+		before := db.eng.Stats().NamedKeys
+		col.Chunk.SetBlock(0, 0, 0, 0, uint32(i))
+		if err := db.StoreColumn(world.ChunkPos{int32(i + 1), 0}, world.Overworld, col); err != nil {
+			b.Fatal(err)
+		}
+		added += int64(db.eng.Stats().NamedKeys - before)
+	}
+	b.ReportMetric(float64(added)/float64(b.N), "entries/op")
+}
+
+// Issue 35 item 4, with item 11: once compaction carries a damaged live
+// record, every Sync reports it. The writer that keeps dictionary.dat
+// current syncs before it writes the copy, and took that report for a
+// failed sync: the copy stopped following new entries for as long as the
+// damage stayed, so one more fault could lose them.
+func TestDictionaryCopyCurrentBesideCarriedDamage(t *testing.T) {
+	dir := t.TempDir()
+	dictWorld(t, dir, 4)
+	// Damage column (1, 0)'s record, which index.dat covers: no open
+	// scans it, so it stays live, and compaction carries it.
+	log := filepath.Join(dir, engineDir, "chunks.dat")
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x55
+	if err := os.WriteFile(log, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	db := openDB(t, dir, Config{})
+	if err := db.Engine().Compact(); !blazedb.IsDamageReport(err) {
+		t.Fatalf("Compact over a damaged live record: %v, want a damage report", err)
+	}
+	col := worldtest.Synthetic(0, world.Overworld, world.DefaultBlockRegistry)
+	col.Chunk.SetBlock(0, 0, 0, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
+	if err := db.StoreColumn(world.ChunkPos{5, 5}, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	want := map[int32][]byte{}
+	db.dict.mu.Lock()
+	maps.Copy(want, db.dict.persistedEntries())
+	db.dict.mu.Unlock()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		b, err := os.ReadFile(filepath.Join(dir, dictCopyName))
+		if err == nil {
+			if cp, err := parseDictCopy(b); err == nil && maps.EqualFunc(cp.entries, want, bytes.Equal) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("dictionary.dat did not take the entry added beside a carried damaged record")
+		}
+	}
+	if err := db.Sync(); !blazedb.IsDamageReport(err) {
+		t.Fatalf("Sync: %v, want only the damage report", err)
 	}
 }

@@ -26,7 +26,10 @@ import (
 //
 //	name  "dict/" + id in lower-case hexadecimal
 //	value NBT (little-endian) compound {name: string, states: compound,
-//	      version: int32}, the shape Bedrock itself uses on disk
+//	      version: int32}, the shape Bedrock itself uses on disk;
+//	      or lostEntry, 11 bytes "\x00blaze:lost", which no NBT
+//	      compound starts with: the entry was damaged and no copy held
+//	      it, so Repair wrote this in its place (below)
 //
 // and is written in the same atomic batch as the first column that uses it,
 // so no column can survive a crash without its states. When a registry
@@ -35,12 +38,22 @@ import (
 // using them fail to load with ErrUnknownState (unknownState).
 const dictPrefix = "dict/"
 
+// lostEntry is the value Repair writes for an entry that was damaged and
+// that neither the log nor dictionary.dat holds intact: the bytes are gone,
+// but columns may use the id, so the id is kept, never given to another
+// state, and those columns fail to load with an error wrapping both
+// ErrUnknownState and ErrColumnCorrupt (and are never overwritten) until a
+// dictionary.dat that holds the entry (from a backup) is put back, which
+// the next open takes it from. Part of the on-disk format.
+const lostEntry = "\x00blaze:lost"
+
 // dictEntry is one block state of the dictionary.
 type dictEntry struct {
 	Name      string         `nbt:"name"`
 	States    map[string]any `nbt:"states"`
 	Version   int32          `nbt:"version"`
 	persisted bool
+	lost      bool   // its record holds lostEntry: no state, id kept
 	key       string // stateKey(Name, States)
 	raw       []byte // the value of its record, once encoded
 }
@@ -96,10 +109,12 @@ func stateKey(name string, props map[string]any) string {
 // does not read is taken from the entries of dictionary.dat, which readCopy
 // returns (nil when there is none; an error when it does not read), as is,
 // when lost (recovery skipped damaged stretches of the log), an entry the
-// copy holds that the engine does not; the copy is used only if every
+// copy holds that the engine does not, and an entry Repair marked lost
+// (lostEntry) that the copy holds again; the copy is used only if every
 // entry present in both is the same bytes in both, and read only when the
 // engine lacks something. It returns the ids taken from the copy, which the
-// engine does not hold intact.
+// engine does not hold intact. Entries that do not read and that no usable
+// copy holds give an *entriesLostError listing them all.
 func (d *dictionary) load(eng *blazedb.DB, readCopy func() (map[int32][]byte, error), lost bool) ([]int32, error) {
 	d.copied = copyUnread
 	// One engine read covers many entries (they are small and mostly
@@ -136,45 +151,61 @@ func (d *dictionary) load(eng *blazedb.DB, readCopy func() (map[int32][]byte, er
 	} else if err != nil {
 		return nil, err
 	}
-	cause := func(id int32) error {
-		if err := damaged[id]; err != nil {
-			return err
+	var marked []int32 // lostEntry records: a usable copy may hold them now
+	for id, e := range d.entries {
+		if e != nil && e.lost {
+			marked = append(marked, int32(id))
 		}
-		return fmt.Errorf("%w: lost with a damaged stretch of the log", blazedb.ErrCorrupt)
 	}
-	if len(damaged) == 0 && !lost {
+	if len(damaged) == 0 && !lost && len(marked) == 0 {
 		return nil, nil
 	}
 	cp, cerr := readCopy()
-	var need []int32
-	for id := range damaged {
-		if _, ok := cp[id]; !ok {
-			why := "does not hold it"
-			if cerr != nil {
-				why = fmt.Sprintf("does not read (%v)", cerr)
-			} else if cp == nil {
-				why = "is missing"
-			}
-			return nil, fmt.Errorf("dictionary entry %d does not read, and %s %s: %w", id, dictCopyName, why, damaged[id])
-		}
-		need = append(need, id)
+	// The copy is used only if every entry present in both is the same
+	// bytes in both.
+	why := ""
+	switch {
+	case cerr != nil:
+		why = fmt.Sprintf("does not read (%v)", cerr)
+	case cp == nil:
+		why = "is missing"
 	}
-	for id := range cp {
-		if lost && !d.holds(id) && damaged[id] == nil {
+	for id, e := range d.entries {
+		if v, ok := cp[int32(id)]; ok && e != nil && !e.lost && !bytes.Equal(v, e.raw) && why == "" {
+			why = fmt.Sprintf("is not this world's (entry %d differs)", id)
+		}
+	}
+	usable := why == ""
+	var need, unrestorable []int32
+	for id := range damaged {
+		if _, ok := cp[id]; ok && usable {
 			need = append(need, id)
+		} else {
+			unrestorable = append(unrestorable, id)
+		}
+	}
+	if len(unrestorable) > 0 {
+		slices.Sort(unrestorable)
+		if why == "" {
+			why = "does not hold it"
+		}
+		return nil, &entriesLostError{ids: unrestorable, why: fmt.Sprintf("%s %s", dictCopyName, why), err: damaged[unrestorable[0]]}
+	}
+	if usable {
+		for id := range cp {
+			if lost && !d.holds(id) && damaged[id] == nil {
+				// Lost with a damaged stretch of the log: columns using it
+				// would report it; the copy restores it.
+				need = append(need, id)
+			}
+		}
+		for _, id := range marked {
+			if _, ok := cp[id]; ok {
+				need = append(need, id)
+			}
 		}
 	}
 	slices.Sort(need)
-	for id, e := range d.entries {
-		if v, ok := cp[int32(id)]; ok && e != nil && !bytes.Equal(v, e.raw) && len(need) > 0 {
-			if len(damaged) > 0 {
-				return nil, fmt.Errorf("dictionary entry %d does not read, and %s is not this world's (entry %d differs): %w", need[0], dictCopyName, id, cause(need[0]))
-			}
-			// Only entries the log lost, which columns using them report:
-			// a copy that is not this world's restores nothing.
-			need = nil
-		}
-	}
 	for _, id := range need {
 		if err := d.add(dictPrefix+strconv.FormatUint(uint64(id), 16), cp[id]); err != nil {
 			return nil, fmt.Errorf("%s: %w", dictCopyName, err)
@@ -183,6 +214,25 @@ func (d *dictionary) load(eng *blazedb.DB, readCopy func() (map[int32][]byte, er
 	d.copied = d.copyMatches(cp)
 	return need, nil
 }
+
+// entriesLostError: block dictionary entries that do not read from the
+// engine, and that no usable copy holds. It wraps the first entry's error
+// (blazedb.ErrCorrupt).
+type entriesLostError struct {
+	ids []int32
+	why string // why the copy was no help
+	err error
+}
+
+func (e *entriesLostError) Error() string {
+	what := fmt.Sprintf("block dictionary entry %d does not read", e.ids[0])
+	if len(e.ids) > 1 {
+		what = fmt.Sprintf("block dictionary entries %v do not read", e.ids)
+	}
+	return fmt.Sprintf("%s, and %s: %v", what, e.why, e.err)
+}
+
+func (e *entriesLostError) Unwrap() error { return e.err }
 
 // copyMatches returns len(cp) if cp holds exactly the persisted entries,
 // else copyStale. d.mu must be held, or d not yet shared.
@@ -199,14 +249,18 @@ func (d *dictionary) add(n string, v []byte) error {
 	if err != nil {
 		return err
 	}
-	e, err := loadEntry(v)
-	if err != nil {
-		return fmt.Errorf("%w: dictionary entry %d: %v", ErrColumnCorrupt, id, err)
-	}
-	e.raw = v
 	for int(id) >= len(d.entries) {
 		d.entries = append(d.entries, nil)
 	}
+	if string(v) == lostEntry {
+		d.entries[id] = &dictEntry{persisted: true, lost: true, raw: v}
+		return nil
+	}
+	e, err := loadEntry(v)
+	if err != nil {
+		return fmt.Errorf("%w: block dictionary entry %d: %v", ErrColumnCorrupt, id, err)
+	}
+	e.raw = v
 	d.entries[id] = e
 	d.byKey[e.key] = id
 	return nil
@@ -230,7 +284,7 @@ func (d *dictionary) holds(id int32) bool {
 func (d *dictionary) persistedEntries() map[int32][]byte {
 	out := map[int32][]byte{}
 	for id, e := range d.entries {
-		if e != nil && e.persisted {
+		if e != nil && e.persisted && !e.lost {
 			out[int32(id)] = e.raw
 		}
 	}
@@ -273,7 +327,7 @@ func (d *dictionary) needsCopy(fs vfs.FS, dir string, gen uint64) bool {
 func (d *dictionary) persisted() int {
 	n := 0
 	for _, e := range d.entries {
-		if e != nil && e.persisted {
+		if e != nil && e.persisted && !e.lost {
 			n++
 		}
 	}
@@ -286,6 +340,12 @@ func (d *dictionary) writeCopy(fs vfs.FS, dir string, gen uint64) error {
 	d.mu.Lock()
 	entries := d.persistedEntries()
 	d.mu.Unlock()
+	return d.writeCopyOf(fs, dir, gen, entries)
+}
+
+// writeCopyOf replaces dictionary.dat with entries, persisted ones, beside
+// an engine at generation gen.
+func (d *dictionary) writeCopyOf(fs vfs.FS, dir string, gen uint64, entries map[int32][]byte) error {
 	if err := vfs.ReplaceFile(fs, dir, dictCopyName, appendDictCopy(nil, gen, entries)); err != nil {
 		return fmt.Errorf("write %s: %w", dictCopyName, err)
 	}
@@ -309,7 +369,7 @@ func (d *dictionary) setRegistry(br chunk.BlockRegistry) {
 	d.idToRID = make([]uint32, len(d.entries))
 	for id, e := range d.entries {
 		d.idToRID[id] = noRID
-		if e != nil {
+		if e != nil && !e.lost {
 			d.resolve(int32(id), e)
 		}
 	}
@@ -394,6 +454,9 @@ func (d *dictionary) unknownState(id uint64) error {
 		return fmt.Errorf("%w: %w: dictionary id %d is missing from the dictionary", ErrUnknownState, ErrColumnCorrupt, id)
 	}
 	e := d.entries[id]
+	if e.lost {
+		return fmt.Errorf("%w: %w: block dictionary entry %d was lost to damage (its id is kept: put back a dictionary.dat that holds it, from a backup)", ErrUnknownState, ErrColumnCorrupt, id)
+	}
 	return fmt.Errorf("%w: %s%v (block version %d)", ErrUnknownState, e.Name, e.States, e.Version)
 }
 

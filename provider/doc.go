@@ -4,8 +4,9 @@
 // # Model
 //
 // A world directory holds level.dat and levelname.txt in Dragonfly's own
-// format, blaze/, the engine (package blazedb), and dictionary.dat, a copy
-// of the block dictionary outside the engine's log (dictcopy.go). Each
+// format, level.dat.blaze, a checksummed copy of level.dat (leveldat.go),
+// blaze/, the engine (package blazedb), and dictionary.dat, a copy of the
+// block dictionary outside the engine's log (dictcopy.go). Each
 // column is one engine record keyed by (dimension, x, z) whose layout is
 // drawn in codec.go: the sub-chunks in the layout of Dragonfly's network
 // encoding, with palette entries as ids into the world's block dictionary
@@ -47,10 +48,18 @@
 //     dictionary.dat when the world opens, and written back unless the
 //     world is read-only (DictionaryRestored lists them): damage to the log
 //     costs at most the entries added since the world last closed. A copy
-//     whose lineage (dictcopy.go) is not this world's is never used. An
+//     whose lineage (dictcopy.go) is not this world's is never used. The
+//     copy follows new entries while the world is open (within about a
+//     second, off the store's path), so no single fault loses an entry;
+//     Repair never deletes one that no copy holds, but keeps it as lost
+//     (its id is never reused) until a copy that holds it is put back. An
 //     entry is written in the batch of the first column that uses it, and
 //     the engine recovers a prefix of its writes after a crash, so no
 //     column survives one without its entries.
+//   - level.dat that is missing from a world that exists, damaged, or
+//     different from its checksummed copy is read from level.dat.blaze,
+//     loudly, and written back by a read-write open (SettingsRecovery
+//     says what was found); Repair writes either file from the other.
 //   - Storing an unchanged column writes nothing; a column that could not
 //     read back as given (a layer missing, an index beyond its palette) is
 //     refused with ErrInvalidColumn and writes nothing either.

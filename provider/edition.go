@@ -112,7 +112,7 @@ func openEdition(eng *blazedb.DB, readOnly bool) (e Edition, renewed bool, err e
 			return Edition{}, false, err
 		}
 	}
-	if !renewed && len(eng.Recovery().Corrupt) == 0 {
+	if rec := eng.Recovery(); !renewed && len(rec.Corrupt) == 0 && rec.LostBytes == 0 {
 		return e, false, nil
 	}
 	e = newEdition()
@@ -210,5 +210,8 @@ func (db *DB) putColumn(b *blazedb.Batch, k blazedb.Key, rec []byte, fresh []int
 		return err
 	}
 	db.dict.markPersisted(ids)
+	if len(ids) > 0 {
+		db.copier.added()
+	}
 	return nil
 }

@@ -178,9 +178,10 @@ func TestEditionCrash(t *testing.T) {
 func TestEditionAfterDamage(t *testing.T) {
 	dir := t.TempDir()
 	e1 := editionWorld(t, dir)
-	// The edition is the first entry of the first batch, after the time
-	// mark the first write carries (blazedb/timeline.go): bytes 128 to 190.
-	flipByte(t, filepath.Join(dir, engineDir, "chunks.dat"), 160)
+	// The edition is the first entry of the first batch: bytes 196 to 258,
+	// after the file header, its copy, the time mark the first write
+	// carries (blazedb/timeline.go) and the batch's own header.
+	flipByte(t, filepath.Join(dir, engineDir, "chunks.dat"), 228)
 	var seen []Edition
 	for range 2 {
 		ro := openDB(t, dir, Config{ReadOnly: true})

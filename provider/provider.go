@@ -32,6 +32,8 @@ type DB struct {
 	dir  string
 	eng  *blazedb.DB
 	dict *dictionary
+	// copier keeps dictionary.dat current while the world is open.
+	copier *copyKeeper
 	// dictRestored lists the dictionary entries taken from dictionary.dat
 	// at Open; never modified after.
 	dictRestored []int32
@@ -44,10 +46,13 @@ type DB struct {
 	// that registry or a later one (quarantine).
 	regGen atomic.Uint64
 
-	setMu   sync.Mutex // guards ldat, set and writing level.dat
-	ldat    *leveldat.Data
-	set     *world.Settings
-	saveErr error // a failed SaveSettings, returned by Close
+	setMu sync.Mutex // guards ldat, set and writing level.dat
+	ldat  *leveldat.Data
+	// settingsRec is what Open found of level.dat and its copy; never
+	// modified after.
+	settingsRec SettingsRecovery
+	set         *world.Settings
+	saveErr     error // a failed SaveSettings, returned by Close
 
 	quarantine *quarantine // columns that failed to load: never overwritten while unreadable
 
@@ -110,18 +115,19 @@ func (conf Config) open(dir string) (*DB, error) {
 	if slices.Contains(names, segmentRegions) && !conf.SegmentRoot {
 		return nil, fmt.Errorf("%w: %s/%s holds its chunks; open it with segment.Config", ErrSegmentedWorld, dir, segmentRegions)
 	}
-	var ldat *leveldat.Data
+	var sr settingsRead
 	if conf.NoLevelDat {
-		ldat = &leveldat.Data{}
-		ldat.FillDefault()
-	} else if ldat, err = readLevelDat(fs, dir); err != nil {
+		sr.data = &leveldat.Data{}
+		sr.data.FillDefault()
+	} else if sr, err = conf.readSettings(dir); err != nil {
 		return nil, fmt.Errorf("read level.dat: %w", err)
 	}
+	ldat := sr.data
 	eng, err := blazedb.Open(filepath.Join(dir, engineDir), conf.engineOptions())
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{conf: conf, dir: dir, eng: eng, dict: newDictionary(), ldat: ldat, quarantine: newQuarantine(), born: time.Now()}
+	db := &DB{conf: conf, dir: dir, eng: eng, dict: newDictionary(), copier: newCopyKeeper(), ldat: ldat, settingsRec: sr.rec, quarantine: newQuarantine(), born: time.Now()}
 	db.quiet.Store(int64(snapshotQuiet))
 	if conf.ColumnCacheBytes > 0 {
 		db.cols = newColumnCache(conf.ColumnCacheBytes)
@@ -139,8 +145,14 @@ func (conf Config) open(dir string) (*DB, error) {
 	db.edited.Store(renewed)
 	db.SetBlockRegistry(conf.Blocks)
 	db.set = ldat.Settings()
-	if !slices.Contains(names, levelDatName) && !conf.ReadOnly && !conf.NoLevelDat {
-		if err := writeLevelDat(fs, dir, ldat); err != nil {
+	if sr.rewrite && !conf.ReadOnly && !conf.NoLevelDat {
+		write := func() error { return writeLevelDat(fs, dir, ldat) }
+		if sr.raw != nil {
+			// Only the copy is missing or damaged: level.dat keeps its
+			// bytes, fields Dragonfly does not know included.
+			write = func() error { return writeLevelCopy(fs, dir, sr.raw) }
+		}
+		if err := write(); err != nil {
 			eng.Close()
 			return nil, fmt.Errorf("write level.dat: %w", err)
 		}
@@ -149,6 +161,10 @@ func (conf Config) open(dir string) (*DB, error) {
 	if !conf.ExternalMaintenance {
 		db.fillDone.Add(1)
 		go db.snapshotWorker()
+		if !conf.ReadOnly {
+			db.fillDone.Add(1)
+			go db.copyWorker()
+		}
 	}
 	return db, nil
 }
@@ -305,17 +321,26 @@ func (db *DB) columns() (*columnCache, chunk.BlockRegistry) {
 
 // Sync makes every store and player spawn that returned before it durable,
 // whatever the durability mode (blazedb.DB.Sync). It also returns the
-// engine's background errors not yet reported.
-func (db *DB) Sync() error { return db.eng.Sync() }
+// engine's background errors not yet reported, and a failed write of
+// dictionary.dat.
+func (db *DB) Sync() error { return errors.Join(db.eng.Sync(), db.copier.takeErr()) }
 
 // Maintain does the provider's and the engine's background work in the
 // caller's goroutine, for a DB opened with Config.ExternalMaintenance: it
-// caches recently loaded columns, then runs blazedb.DB.Maintain.
+// caches recently loaded columns, writes dictionary.dat when stores added
+// block dictionary entries, then runs blazedb.DB.Maintain.
 func (db *DB) Maintain() error {
 	for job, ok := db.fill.pop(); ok; job, ok = db.fill.pop() {
 		db.snapshot(job)
 	}
-	return db.eng.Maintain()
+	if !db.conf.ReadOnly && db.conf.ExternalMaintenance && !db.closed.Load() {
+		select {
+		case <-db.copier.kick:
+			db.refreshDictCopy()
+		default:
+		}
+	}
+	return errors.Join(db.copier.takeErr(), db.eng.Maintain())
 }
 
 // StoreColumn stores col at pos in dim. Storing a column identical to the
@@ -402,6 +427,9 @@ func (db *DB) close(persist bool) error {
 	close(db.fillStop)
 	db.fillDone.Wait()
 	var errs []error
+	if err := db.copier.takeErr(); err != nil {
+		errs = append(errs, err)
+	}
 	db.setMu.Lock()
 	if db.saveErr != nil {
 		errs = append(errs, db.saveErr)
@@ -418,9 +446,14 @@ func (db *DB) close(persist bool) error {
 		closeEngine = db.eng.Discard
 	}
 	gen := db.eng.Stats().Generation // a compaction ending in Close moves it on, as sameLineage allows
-	if err := closeEngine(); err != nil {
+	err := closeEngine()
+	if err != nil {
 		errs = append(errs, err)
-	} else if persist && !db.conf.ReadOnly && db.dict.needsCopy(db.conf.FS, db.dir, gen) {
+	}
+	// A report of damaged records compaction carries is no failed close.
+	if (err == nil || blazedb.IsDamageReport(err)) && persist && !db.conf.ReadOnly && db.dict.needsCopy(db.conf.FS, db.dir, gen) {
+		db.copier.mu.Lock() // a Maintain of the owner's may still be writing it
+		defer db.copier.mu.Unlock()
 		// After the engine's close has made the new entries durable: the
 		// copy never holds an entry the log might still lose.
 		if err := db.dict.writeCopy(db.conf.FS, db.dir, gen); err != nil {

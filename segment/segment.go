@@ -24,10 +24,6 @@
 // Backup copies the root and every region into a new directory while the
 // world is in use, each region whole as it is when the backup reaches it.
 //
-// Durability is each database's, as Config.Durability sets it; closing a
-// region makes it durable, and Sync makes every store that returned before
-// it durable in any mode.
-//
 // Edition names the columns of every region at once (edition.go), so that
 // an overlay over a segmented template can tell that its map changed.
 //
@@ -38,6 +34,28 @@
 //
 // Regions lists a segmented world's region databases for tools: blaze
 // check, compact and convert read a segmented world region by region.
+//
+// # Durability
+//
+// Durability is each region's database's, as Config.Durability sets it;
+// closing a region makes it durable. After a power loss:
+//
+//   - in each region, what survives is a prefix of the stores made to
+//     that region, as in one Blaze database;
+//   - in DurabilitySafe and DurabilitySafeBatch, every store that
+//     returned survives, in every region;
+//   - in every mode, every store that returned before a Sync that
+//     returned survives, in every region (and the root's settings and
+//     player spawns);
+//   - across regions there is no order: in DurabilityBalanced and
+//     DurabilityFast a power loss may keep a later store in one region
+//     and lose an earlier one, acknowledged, in another.
+//
+// The last is not fixable by syncing regions in order: each region is a
+// file of its own, and the operating system writes any file's pages back
+// whenever it likes, so only one log shared by every region could keep
+// one order, which would cost regions their independence. A process crash
+// loses nothing in any mode. TestCrashSimulation asserts exactly these.
 package segment
 
 import (

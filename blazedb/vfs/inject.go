@@ -93,6 +93,16 @@ func (i *injectFS) Remove(name string) error {
 	return i.fs.Remove(name)
 }
 
+// RemoveAll asks fn once, with OpRemove and path, not for each entry
+// under it: the walk is the wrapped FS's own, so that it never follows a
+// link.
+func (i *injectFS) RemoveAll(path string) error {
+	if err := i.fn(OpRemove, path); err != nil {
+		return err
+	}
+	return i.fs.RemoveAll(path)
+}
+
 func (i *injectFS) List(dir string) ([]string, error) { return i.fs.List(dir) }
 
 func (i *injectFS) MkdirAll(dir string, perm os.FileMode) error {

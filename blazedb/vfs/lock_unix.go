@@ -4,7 +4,6 @@ package vfs
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"syscall"
 )
@@ -21,12 +20,16 @@ func lockFile(name string, exclusive bool) (io.Closer, error) {
 	if exclusive {
 		how = syscall.LOCK_EX
 	}
-	if err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB); err != nil {
-		f.Close()
+	l, err := lockHere(name, f, func() (bool, error) {
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%s: %w", name, ErrLocked)
+			return false, nil
 		}
-		return nil, fmt.Errorf("lock %s: %w", name, err)
+		return err == nil, err
+	})
+	if err != nil {
+		f.Close()
+		return nil, err
 	}
-	return f, nil
+	return l, nil
 }

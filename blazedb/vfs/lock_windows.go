@@ -4,7 +4,6 @@ package vfs
 
 import (
 	"errors"
-	"fmt"
 	"io"
 
 	"golang.org/x/sys/windows"
@@ -22,12 +21,16 @@ func lockFile(name string, exclusive bool) (io.Closer, error) {
 	if exclusive {
 		how |= windows.LOCKFILE_EXCLUSIVE_LOCK
 	}
-	if err := windows.LockFileEx(windows.Handle(f.Fd()), how, 0, 1, 0, new(windows.Overlapped)); err != nil {
-		f.Close()
+	l, err := lockHere(name, f, func() (bool, error) {
+		err := windows.LockFileEx(windows.Handle(f.Fd()), how, 0, 1, 0, new(windows.Overlapped))
 		if errors.Is(err, windows.ERROR_LOCK_VIOLATION) {
-			return nil, fmt.Errorf("%s: %w", name, ErrLocked)
+			return false, nil
 		}
-		return nil, fmt.Errorf("lock %s: %w", name, err)
+		return err == nil, err
+	})
+	if err != nil {
+		f.Close()
+		return nil, err
 	}
-	return f, nil
+	return l, nil
 }

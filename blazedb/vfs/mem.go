@@ -274,6 +274,40 @@ func (m *MemFS) Remove(name string) error {
 	return nil
 }
 
+// RemoveAll removes path and everything under it, deepest first and each
+// directory's entries in the order of their names, each removal a
+// mutating operation that a crash before its parent is synced may undo.
+func (m *MemFS) RemoveAll(path string) error {
+	path = clean(path)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, base := m.parent(path)
+	switch {
+	case base == "":
+		return &os.PathError{Op: "removeall", Path: path, Err: errors.New("a root directory")}
+	case d == nil || d.entries[base] == nil:
+		return nil
+	}
+	return m.removeTree(d, base)
+}
+
+// removeTree removes the entry name of d and everything under it. m.mu
+// must be held.
+func (m *MemFS) removeTree(d *dirNode, name string) error {
+	if sub, ok := d.entries[name].(*dirNode); ok {
+		for _, n := range slices.Sorted(maps.Keys(sub.entries)) {
+			if err := m.removeTree(sub, n); err != nil {
+				return err
+			}
+		}
+	}
+	if err := m.step(); err != nil {
+		return err
+	}
+	d.change(dirOp{del: name})
+	return nil
+}
+
 func (m *MemFS) List(dir string) ([]string, error) {
 	dir = clean(dir)
 	m.mu.Lock()
@@ -347,7 +381,7 @@ func (m *MemFS) Lock(name string, exclusive bool) (io.Closer, error) {
 	}
 	held := m.locks[name]
 	if held < 0 || (exclusive && held > 0) {
-		return nil, fmt.Errorf("%s: %w", name, ErrLocked)
+		return nil, fmt.Errorf("%s: %w by this process (a MemFS lives in one)", name, ErrLocked)
 	}
 	if exclusive {
 		m.locks[name] = -1

@@ -359,3 +359,31 @@ func TestMemWindowsRefusesToReplaceAnOpenFile(t *testing.T) {
 		t.Fatal("the crash clone of a Windows MemFS is not Windows")
 	}
 }
+
+// RemoveAll of a MemFS removes the tree, file or directory, one mutating
+// operation per entry, leaves its siblings, and takes a missing path for
+// done; the removal is durable once the parent is synced, as RemoveAll
+// the function does.
+func TestMemRemoveAll(t *testing.T) {
+	m := NewMem()
+	mustDo(t, m.MkdirAll("/w/gen/blaze", 0o755))
+	writeSynced(t, m, "/w/gen/level.dat", "l")
+	writeSynced(t, m, "/w/gen/blaze/chunks.dat", "c")
+	writeSynced(t, m, "/w/keep", "k")
+	for _, d := range []string{"/", "/w", "/w/gen", "/w/gen/blaze"} {
+		mustDo(t, m.SyncDir(d))
+	}
+	before := m.Ops()
+	mustDo(t, RemoveAll(m, "/w/gen"), RemoveAll(m, "/w/missing"), m.RemoveAll("/w/keep/not"))
+	if got := m.Ops() - before; got != 4+2 { // four entries, two SyncDirs
+		t.Errorf("RemoveAll took %d operations, want 6", got)
+	}
+	for _, m := range []*MemFS{m, m.CrashClone(nil, 0)} {
+		if names, err := m.List("/w"); err != nil || !slices.Equal(names, []string{"keep"}) {
+			t.Errorf("/w after RemoveAll of /w/gen: %v, %v", names, err)
+		}
+	}
+	if err := m.RemoveAll("/"); err == nil {
+		t.Error("RemoveAll of the root succeeded")
+	}
+}

@@ -47,6 +47,7 @@ func (osFS) OpenReadWrite(name string) (File, error) {
 
 func (osFS) Rename(oldname, newname string) error { return rename(oldname, newname) }
 func (osFS) Remove(name string) error             { return remove(name) }
+func (osFS) RemoveAll(path string) error          { return removeAll(path) }
 func (osFS) RenameReplacesOpen() bool             { return renameReplacesOpen }
 
 func (osFS) List(dir string) ([]string, error) {

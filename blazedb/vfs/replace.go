@@ -13,10 +13,18 @@ const TempSuffix = ".tmp"
 // ReplaceFile atomically replaces dir/name with data: it writes
 // dir/name.tmp, fsyncs it, renames it over dir/name and fsyncs dir. After a
 // crash at any point the file is either wholly old or wholly new (a
-// leftover .tmp may remain; it is never the only copy of anything).
+// leftover .tmp may remain; it is never the only copy of anything). A
+// symbolic link found at dir/name.tmp is removed itself, never written
+// through (symlink.go).
 func ReplaceFile(fs FS, dir, name string, data []byte) error {
 	tmp := filepath.Join(dir, name+TempSuffix)
 	f, err := fs.Create(tmp)
+	if errors.Is(err, ErrSymlink) {
+		if rerr := fs.Remove(tmp); rerr != nil {
+			return fmt.Errorf("create %s: %w (removing the link: %v)", tmp, err, rerr)
+		}
+		f, err = fs.Create(tmp)
+	}
 	if err != nil {
 		return fmt.Errorf("create %s: %w", tmp, err)
 	}
@@ -58,32 +66,14 @@ func ReadFile(fs FS, name string) ([]byte, error) {
 	return b, nil
 }
 
-// RemoveAll deletes a directory tree (or a file) through fs and syncs the
-// parent directory. A missing path is not an error.
+// RemoveAll deletes a directory tree (or a file) through fs.RemoveAll,
+// which never follows a symbolic link, and syncs the parent directory. A
+// missing path is not an error.
 func RemoveAll(fs FS, path string) error {
-	if err := removeTree(fs, path); err != nil {
+	if err := fs.RemoveAll(path); err != nil {
 		return err
 	}
 	return fs.SyncDir(filepath.Dir(path))
-}
-
-func removeTree(fs FS, path string) error {
-	names, err := fs.List(path)
-	if err != nil { // not a directory (or gone)
-		if err := fs.Remove(path); err != nil && !errors.Is(err, ErrNotExist) {
-			return err
-		}
-		return nil
-	}
-	for _, n := range names {
-		if err := removeTree(fs, filepath.Join(path, n)); err != nil {
-			return err
-		}
-	}
-	if err := fs.Remove(path); err != nil && !errors.Is(err, ErrNotExist) {
-		return err
-	}
-	return nil
 }
 
 // BuildSuffix is the suffix backups are built under (BuildDir), so that a

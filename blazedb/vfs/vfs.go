@@ -6,6 +6,9 @@
 // (ReadAt/WriteAt) because the engine always knows where it writes; there is
 // no shared file position to race on.
 //
+// Nothing is deleted, truncated or written through a symbolic link: a link
+// is removed itself, and an open for writing refuses one (symlink.go).
+//
 // On Windows, an open, rename or removal by Default that another program's
 // handle refuses for a moment (an antivirus scanner's, a backup tool's) is
 // tried again for up to half a second before it fails (retry.go);
@@ -37,10 +40,13 @@ type File interface {
 // Implementations are safe for concurrent use.
 type FS interface {
 	// Create creates or truncates the named file and opens it read-write.
+	// A name that is a symbolic link is refused with ErrSymlink
+	// (symlink.go).
 	Create(name string) (File, error)
 	// Open opens an existing file read-only.
 	Open(name string) (File, error)
-	// OpenReadWrite opens an existing file read-write.
+	// OpenReadWrite opens an existing file read-write. A name that is a
+	// symbolic link is refused with ErrSymlink.
 	OpenReadWrite(name string) (File, error)
 	// Rename atomically replaces newname with oldname. The change is durable
 	// only after SyncDir of the directory. Where RenameReplacesOpen is
@@ -51,8 +57,16 @@ type FS interface {
 	// an open file there renames it aside first (an open file may be
 	// renamed or removed on every FS).
 	RenameReplacesOpen() bool
-	// Remove removes a file. The change is durable only after SyncDir.
+	// Remove removes a file, an empty directory or a symbolic link (the
+	// link itself). The change is durable only after SyncDir.
 	Remove(name string) error
+	// RemoveAll removes path and everything under it, as os.RemoveAll
+	// does: a symbolic link, at path or under it, is removed itself, and
+	// no directory is listed through one, so nothing outside path is
+	// touched. A missing path is not an error. The changes are durable
+	// only after SyncDir of the directories they were made in; the
+	// function RemoveAll syncs path's parent.
+	RemoveAll(path string) error
 	// List returns the names (not paths) of the entries in dir.
 	List(dir string) ([]string, error)
 	// MkdirAll creates dir and its parents. Each new directory is durable
@@ -65,14 +79,17 @@ type FS interface {
 	// as success; LevelDB ignores EINVAL there too (file_posix.go).
 	SyncDir(dir string) error
 	// Lock takes an advisory lock on the named file, creating it when
-	// exclusive is true. It fails with ErrLocked at once if a conflicting
-	// lock is held, by this process or another. Closing the returned Closer
+	// exclusive is true (and then refusing a symbolic link, as Create
+	// does). It fails with ErrLocked at once if a conflicting lock is
+	// held, by this process or another. Closing the returned Closer
 	// releases the lock.
 	Lock(name string, exclusive bool) (io.Closer, error)
 }
 
-// ErrLocked is returned by FS.Lock when the lock is held elsewhere.
-var ErrLocked = errors.New("vfs: lock held by another user")
+// ErrLocked is returned by FS.Lock when a conflicting lock is held. The
+// error wrapping it says by whom where the FS can tell: Default and MemFS
+// tell a lock of this process from another process's.
+var ErrLocked = errors.New("vfs: lock held")
 
 // ErrNotExist is returned for a missing file. It is os.ErrNotExist, so
 // errors.Is(err, os.ErrNotExist) works for every FS.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/provider"
 )
 
@@ -18,9 +19,16 @@ func runCompact(out io.Writer, dir string) int {
 		return failed("compact", err)
 	}
 	var before, after, live int64
+	damaged := false
 	for _, d := range dbs {
 		b, a, l, err := compact(d)
-		if err != nil {
+		if blazedb.IsDamageReport(err) {
+			// Compacted around records that stay damaged.
+			for _, e := range findings(err) {
+				fmt.Fprintf(out, "%s: damaged: %v\n", d, e)
+			}
+			damaged = true
+		} else if err != nil {
 			return failed("compact", err)
 		}
 		before, after, live = before+b, after+a, live+l
@@ -30,6 +38,10 @@ func runCompact(out io.Writer, dir string) int {
 		what = fmt.Sprintf("the logs of the world and its %d regions", len(dbs)-1)
 	}
 	fmt.Fprintf(out, "%s: %s %s -> %s (%s of live records)\n", dir, what, size(before), size(after), size(live))
+	if damaged {
+		fmt.Fprintf(out, "the damaged columns were kept as they are, with their newest intact older versions where there are any: blaze repair %s puts each back at that version, or removes it when there is none\n", dir)
+		return exitDamaged
+	}
 	return exitOK
 }
 
@@ -45,10 +57,14 @@ func compact(dir string) (before, after, live int64, err error) {
 	b := eng.Stats()
 	err = eng.Compact()
 	a := eng.Stats()
-	if err = errors.Join(err, db.Close()); err != nil {
+	if blazedb.IsDamageReport(err) {
+		// Close repeats the report: it is the one of them to keep.
+		err = nil
+	}
+	if err = errors.Join(err, db.Close()); err != nil && !blazedb.IsDamageReport(err) {
 		return 0, 0, 0, err
 	}
-	return b.LogBytes, a.LogBytes, a.LiveBytes, nil
+	return b.LogBytes, a.LogBytes, a.LiveBytes, err
 }
 
 // size formats n bytes for people.

@@ -23,6 +23,10 @@ type worldInfo struct {
 	scanned   []string // the databases whose index.dat was not used, and why
 	damaged   int      // damaged stretches skipped by opening
 	torn      int64    // bytes of torn tails (a crash's unsynced writes)
+	settings  error    // what was wrong with level.dat or its copy, if anything
+	lost      int64    // bytes that were durable and are gone (blazedb.Recovery.LostBytes)
+	lostKeys  int      // keys they cost
+	headers   int      // logs whose header or its copy is damaged
 }
 
 // runInfo prints on out what the Blaze world in dir holds, without writing
@@ -56,6 +60,12 @@ func (w *worldInfo) add(dir string, region bool) error {
 	defer db.Close() // for the returns before the last: Close is idempotent
 	if !region {
 		w.name = db.Settings().Name
+		if s := db.SettingsRecovery(); s.Damaged() {
+			w.settings = s.LevelDat
+			if w.settings == nil {
+				w.settings = s.Copy
+			}
+		}
 	}
 	w.databases++
 	places, err := db.Columns()
@@ -78,7 +88,14 @@ func (w *worldInfo) add(dir string, region bool) error {
 		w.scanned = append(w.scanned, fmt.Sprintf("%s (%s)", dir, rec.IndexProblem))
 	}
 	w.damaged += len(rec.Corrupt)
-	w.torn += rec.TornBytes
+	if rec.LostBytes > 0 {
+		w.lost, w.lostKeys = w.lost+rec.LostBytes, w.lostKeys+len(rec.Lost)
+	} else {
+		w.torn += rec.TornBytes
+	}
+	if rec.HeaderDamage != "" {
+		w.headers++
+	}
 	return db.Close()
 }
 
@@ -107,6 +124,17 @@ func (w *worldInfo) print(out io.Writer, dir string) {
 	if w.damaged > 0 {
 		fmt.Fprintf(out, "  damage:        %s skipped on opening: run blaze check, then blaze repair\n",
 			count(w.damaged, "damaged stretch of a log", "damaged stretches of logs"))
+	}
+	if w.settings != nil {
+		fmt.Fprintf(out, "  level.dat:     damaged (%v): run blaze check, then blaze repair\n", w.settings)
+	}
+	if w.headers > 0 {
+		fmt.Fprintf(out, "  header:        %s of chunks.dat damaged (the other copy is read; nothing is lost): run blaze repair\n",
+			count(w.headers, "header or its copy", "headers or their copies"))
+	}
+	if w.lost > 0 {
+		fmt.Fprintf(out, "  DURABLE DATA LOST: %s that were durable are gone, costing %s: run blaze check to name them, then blaze repair\n",
+			size(w.lost), count(w.lostKeys, "key", "keys"))
 	}
 	if w.torn > 0 {
 		fmt.Fprintf(out, "  torn tail:     %s of writes a crash left unsynced, cut when a server next opens the world\n", size(w.torn))

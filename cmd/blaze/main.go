@@ -23,8 +23,12 @@
 //	blaze info DIR
 //
 // prints what the world holds and how much of its logs compaction would
-// drop, without writing to it. None of them runs while a server has the
-// world open.
+// drop, without writing to it, and
+//
+//	blaze render [-dim D] DIR OUT.png
+//
+// draws a top-down map of it (package internal/worldmap). None of them
+// runs while a server has the world open.
 package main
 
 import (
@@ -47,12 +51,15 @@ const usage = `usage:
   blaze check [-q] DIR
       Verifies the Blaze world in DIR without writing to it: the log and its
       index, every record's checksums, and every column and player spawn
-      read back as a server reads them. Lists what is damaged; the exit
-      status is then 2.
+      read back as a server reads them. Lists what is damaged, including
+      damaged stretches of chunks.dat an earlier open skipped, until
+      compaction or repair drops them; the exit status is then 2.
   blaze compact DIR
       Rewrites DIR's chunks.dat without the records that newer ones replaced
       (a server also does this by itself, in the background) and prints the
-      sizes before and after.
+      sizes before and after. A column whose newest record is damaged is
+      kept as it is, with its newest intact older version, and named; the
+      exit status is then 2 (blaze repair mends it).
   blaze repair DIR
       Mends what check reports as damaged: block dictionary entries that
       do not read are written back from the world's copy (dictionary.dat);
@@ -66,6 +73,12 @@ const usage = `usage:
       live and garbage (what compaction drops); whether index.dat was used
       and what opening found damaged or torn. It reads the index and the
       block dictionary, not the columns: blaze check verifies those.
+  blaze render [-dim overworld|nether|end] DIR OUT.png
+      Draws a top-down map of the Blaze world in DIR into OUT.png without
+      writing to the world: one pixel per block, in the colour of the
+      highest block (shaded by height, north up), transparent where no
+      column is stored, with white lines between the regions of a
+      segmented world.
 `
 
 // Exit statuses.
@@ -93,6 +106,8 @@ func main() {
 		os.Exit(repairCmd(args))
 	case "info":
 		os.Exit(infoCmd(args))
+	case "render":
+		os.Exit(renderCmd(args))
 	}
 	fmt.Fprint(os.Stderr, usage)
 	os.Exit(exitUsage)

@@ -2,17 +2,18 @@ package main
 
 import (
 	"bytes"
-	"log/slog"
-	"os"
-	"path/filepath"
-	"strings"
-	"testing"
-
+	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/blazeworld/blaze/segment"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
 )
 
 // A world whose columns were each stored four times, changed: three
@@ -262,5 +263,266 @@ func TestConvertExitStatus(t *testing.T) {
 	}
 	if got := runConvert(src, filepath.Join(t.TempDir(), "out"), true); got != exitDamaged {
 		t.Fatalf("a world with a damaged column: exit %d", got)
+	}
+}
+
+// Issue 35 item 10: a server's open skipped a damaged record, so its
+// column is gone (it had no older version), and its close wrote index.dat
+// over the damaged bytes. check said "no damage found"; it must exit 2
+// naming the damaged stretch and the column, until compaction drops it.
+func TestCheckAfterOpenSkippedDamage(t *testing.T) {
+	dir := t.TempDir()
+	quiet := slog.New(slog.DiscardHandler)
+	db, err := provider.Config{Log: quiet}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := world.DefaultBlockRegistry
+	for i := range 4 {
+		if err := db.StoreColumn(world.ChunkPos{int32(i), 0}, world.Overworld, worldtest.Synthetic(uint64(i), world.Overworld, br)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := filepath.Join(dir, "blaze", "chunks.dat")
+	size := func() int64 {
+		db.Engine().Sync()
+		st, _ := os.Stat(log)
+		return st.Size()
+	}
+	before := size()
+	// The states of column 0 again: the store appends its record alone.
+	if err := db.StoreColumn(world.ChunkPos{9, 0}, world.Overworld, worldtest.Synthetic(0, world.Overworld, br)); err != nil {
+		t.Fatal(err)
+	}
+	after := size()
+	for i := range 4 {
+		if err := db.StoreColumn(world.ChunkPos{int32(i), 1}, world.Overworld, worldtest.Synthetic(uint64(i), world.Overworld, br)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(log)
+	b[(before+after)/2] ^= 0x55
+	os.WriteFile(log, b, 0o644)
+	os.Remove(filepath.Join(dir, "blaze", "index.dat"))
+
+	// A server opens the world: the damage is skipped and column (9, 0)
+	// is gone; its close covers the log with index.dat again.
+	db, err = provider.Config{Log: quiet}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(db.Engine().Recovery().Corrupt) != 1 {
+		t.Fatalf("recovery %+v", db.Engine().Recovery())
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	var out bytes.Buffer
+	code := runCheck(&out, nil, dir)
+	if code != exitDamaged || !strings.Contains(out.String(), "(9, 0, dim 0) (now without a value)") || !strings.Contains(out.String(), "blaze repair") {
+		t.Fatalf("check after the open skipped damage: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runRepair(&out, dir); code != exitOK {
+		t.Fatalf("repair: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runCheck(&out, nil, dir); code != exitOK {
+		t.Fatalf("check after repair: status %d: %s", code, out.String())
+	}
+}
+
+// Issue 35 item 11: a column whose newest record is damaged no longer stops
+// compaction. A server's compaction and close go on around it and report
+// it (and still write the dictionary's copy), blaze compact compacts and
+// exits 2 naming it, check names it, and repair still finds the older
+// version that compaction kept beside it.
+func TestCompactAroundDamagedColumn(t *testing.T) {
+	dir := t.TempDir()
+	quiet := slog.New(slog.DiscardHandler)
+	db, err := provider.Config{Log: quiet}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := world.DefaultBlockRegistry
+	for i := range 4 {
+		if err := db.StoreColumn(world.ChunkPos{int32(i), 0}, world.Overworld, worldtest.Synthetic(uint64(i), world.Overworld, br)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := filepath.Join(dir, "blaze", "chunks.dat")
+	size := func() int64 {
+		db.Engine().Sync()
+		st, _ := os.Stat(log)
+		return st.Size()
+	}
+	before := size()
+	changed := worldtest.Synthetic(0, world.Overworld, br)
+	changed.Chunk.SetBlock(3, 100, 3, 0, worldtest.States(br)["minecraft:stone"])
+	if err := db.StoreColumn(world.ChunkPos{0, 0}, world.Overworld, changed); err != nil {
+		t.Fatal(err)
+	}
+	after := size()
+	for i := range 4 { // garbage
+		if err := db.StoreColumn(world.ChunkPos{int32(i), 1}, world.Overworld, worldtest.Synthetic(uint64(i), world.Overworld, br)); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.StoreColumn(world.ChunkPos{int32(i), 1}, world.Overworld, worldtest.Synthetic(uint64(i+1), world.Overworld, br)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil { // index.dat covers the record: no open scans it
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(log)
+	b[(before+after)/2] ^= 0x55
+	os.WriteFile(log, b, 0o644)
+
+	// A server: new block states, a compaction, a close.
+	db, err = provider.Config{Log: quiet}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.StoreColumn(world.ChunkPos{7, 7}, world.Nether, worldtest.Synthetic(7, world.Nether, br)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Engine().Compact(); !blazedb.IsDamageReport(err) || !strings.Contains(err.Error(), "(0, 0, dim 0)") {
+		t.Fatalf("Compact: %v", err)
+	}
+	if err := db.Close(); !blazedb.IsDamageReport(err) {
+		t.Fatalf("Close: %v", err)
+	}
+
+	var out bytes.Buffer
+	if code := runCheck(&out, nil, dir); code != exitDamaged || !strings.Contains(out.String(), "(0, 0, dim 0) (still live there") || strings.Contains(out.String(), "not current") {
+		t.Fatalf("check: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runCompact(&out, dir); code != exitDamaged || !strings.Contains(out.String(), "(0, 0, dim 0)") || !strings.Contains(out.String(), "blaze repair") {
+		t.Fatalf("compact: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runRepair(&out, dir); code != exitOK || !strings.Contains(out.String(), "newest intact version") {
+		t.Fatalf("repair: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runCheck(&out, nil, dir); code != exitOK {
+		t.Fatalf("check after repair: status %d: %s", code, out.String())
+	}
+	q, err := provider.Config{Log: quiet, ReadOnly: true}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	got, err := q.LoadColumn(world.ChunkPos{0, 0}, world.Overworld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := worldtest.Compare(worldtest.Synthetic(0, world.Overworld, br), got); err != nil {
+		t.Fatalf("column (0, 0) is not its older version: %v", err)
+	}
+}
+
+// Issue 35 item 3: a flipped byte in level.dat is damage to check (status
+// 2, naming level.dat), the world still reads with its settings from the
+// checksummed copy, and repair writes level.dat back, which check then
+// finds whole. Issue 35 item 14: no line says "index.dat was not used ()"
+// about a database that did not even open.
+func TestCheckAndRepairLevelDat(t *testing.T) {
+	dir := garbageWorld(t)
+	ld := filepath.Join(dir, "level.dat")
+	orig, _ := os.ReadFile(ld)
+	b := slices.Clone(orig)
+	b[len(b)/2] ^= 0x20
+	os.WriteFile(ld, b, 0o644)
+	var out bytes.Buffer
+	if code := runCheck(&out, nil, dir); code != exitDamaged || !strings.Contains(out.String(), "level.dat") ||
+		!strings.Contains(out.String(), "16 columns") || strings.Contains(out.String(), "index.dat was not used") {
+		t.Fatalf("check of a damaged level.dat: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runInfo(&out, dir); code != exitOK || !strings.Contains(out.String(), "level.dat:     damaged") {
+		t.Fatalf("info of a damaged level.dat: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runRepair(&out, dir); code != exitOK || !strings.Contains(out.String(), "level.dat written again from its checksummed copy") {
+		t.Fatalf("repair: status %d: %s", code, out.String())
+	}
+	if now, _ := os.ReadFile(ld); !bytes.Equal(now, orig) {
+		t.Fatal("repair did not write level.dat back as it was")
+	}
+	out.Reset()
+	if code := runCheck(&out, nil, dir); code != exitOK {
+		t.Fatalf("check after repair: status %d: %s", code, out.String())
+	}
+
+	// Without the copy the world does not open: check names level.dat,
+	// not index.dat, and repair writes the default settings, saying so.
+	os.Remove(filepath.Join(dir, "level.dat.blaze"))
+	os.WriteFile(ld, orig[:len(orig)/2], 0o644)
+	out.Reset()
+	if code := runCheck(&out, nil, dir); code != exitDamaged || !strings.Contains(out.String(), "level.dat") ||
+		strings.Contains(out.String(), "index.dat was not used") {
+		t.Fatalf("check of a truncated level.dat without a copy: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runRepair(&out, dir); code != exitOK || !strings.Contains(out.String(), "settings are lost") {
+		t.Fatalf("repair without a copy: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runCheck(&out, nil, dir); code != exitOK || !strings.Contains(out.String(), "16 columns") {
+		t.Fatalf("check after repair: status %d: %s", code, out.String())
+	}
+}
+
+// Issue 35 item 4: with dictionary.dat missing, repair used to delete
+// damaged block dictionary entries, calling them columns ("a removed
+// column is generated again"). Now it keeps them as lost, says what they
+// are, and the world opens.
+func TestRepairNamesDictionaryEntries(t *testing.T) {
+	dir := garbageWorld(t)
+	log := filepath.Join(dir, "blaze", "chunks.dat")
+	b, _ := os.ReadFile(log)
+	b[300] ^= 0xff // among the first store's dictionary entries, past the edition
+	os.WriteFile(log, b, 0o644)
+	os.Remove(filepath.Join(dir, "dictionary.dat"))
+	var out bytes.Buffer
+	if code := runCheck(&out, nil, dir); code != exitDamaged || !strings.Contains(out.String(), "block dictionary entr") {
+		t.Fatalf("check: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	code := runRepair(&out, dir)
+	if code != exitOK || !strings.Contains(out.String(), "kept as lost") {
+		t.Fatalf("repair: status %d: %s", code, out.String())
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.Contains(line, "dict/") || (strings.Contains(line, "generated again") && !strings.Contains(line, ": column ")) {
+			t.Fatalf("a line that does not say what it is about: %s", line)
+		}
+	}
+	db, err := provider.Config{Log: slog.New(slog.DiscardHandler), ReadOnly: true}.Open(dir)
+	if err != nil {
+		t.Fatalf("the repaired world does not open: %v", err)
+	}
+	db.Close()
+}
+
+// blaze repair mends a segmented world region by region, its root too:
+// the root's repair opened it as a plain world for its block dictionary,
+// which refuses the root of a segmented world, so repair failed on every
+// segmented world (found by issue 35's damage sweep).
+func TestRepairSegmentedWorld(t *testing.T) {
+	dir := segmentedGarbageWorld(t)
+	var out bytes.Buffer
+	if code := runRepair(&out, dir); code != exitOK {
+		t.Fatalf("repair: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runCheck(&out, nil, dir); code != exitOK || !strings.Contains(out.String(), "8 columns") {
+		t.Fatalf("check after repair: status %d: %s", code, out.String())
 	}
 }

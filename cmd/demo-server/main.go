@@ -7,6 +7,13 @@
 //	                         [-durability balanced] [-offline] [-import w.mcworld]
 //	                         [-arena TEMPLATE_DIR]
 //	                         [-backup DIR [-backup-every 1h] [-backup-keep 5]]
+//	                         [-metrics 127.0.0.1:9100]
+//
+// With -metrics it serves Prometheus' text format at /metrics on that TCP
+// address: Blaze's figures, read at each scrape (package metrics), and the
+// Go runtime's and the process's; and at / a page with a map of the
+// overworld (in arena mode, the template's with the match's changes
+// outlined).
 //
 // With -backup it copies the running world into DIR at every -backup-every
 // while players play, each copy a world of its own (provider.DB.Backup)
@@ -49,6 +56,7 @@ func run() error {
 	backupDir := flag.String("backup", "", "a directory to back the running world up into (each backup a world of its own)")
 	backupEvery := flag.Duration("backup-every", time.Hour, "how often to back up, with -backup")
 	backupKeep := flag.Int("backup-keep", 5, "how many backups to keep, with -backup (the oldest are deleted)")
+	metricsAddr := flag.String("metrics", "", "a TCP address to serve Prometheus' /metrics and a map of the world (/) on, e.g. 127.0.0.1:9100")
 	flag.Parse()
 
 	durability, err := blazedb.ParseDurability(*mode)
@@ -57,7 +65,7 @@ func run() error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	r, err := demo.Config{Addr: *addr, Dir: *dir, Durability: durability, Offline: *offline, Import: *importFrom, ArenaTemplate: *arena,
-		BackupDir: *backupDir, BackupEvery: *backupEvery, BackupKeep: *backupKeep, Log: log}.New()
+		BackupDir: *backupDir, BackupEvery: *backupEvery, BackupKeep: *backupKeep, Metrics: *metricsAddr, Log: log}.New()
 	if err != nil {
 		return err
 	}

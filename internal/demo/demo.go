@@ -43,12 +43,17 @@ type Config struct {
 	BackupDir   string
 	BackupEvery time.Duration
 	BackupKeep  int
-	Log         *slog.Logger
+	// Metrics, when set, is a TCP address to serve Prometheus' /metrics on
+	// (metrics.go), e.g. 127.0.0.1:9100, with a page at / that shows a map
+	// of the world (mappage.go); port 0 picks a free one
+	// (Running.MetricsAddr).
+	Metrics string
+	Log     *slog.Logger
 }
 
 // Running is what New returns. Its fields are set once by New; each of
 // Server, World, Arena and Prefetcher is safe for concurrent use, and so
-// are Serve and StopBackups.
+// are Serve, StopBackups, MetricsAddr and StopMetrics.
 type Running struct {
 	// Server is not yet listening. Closing it saves every world and closes
 	// its provider.
@@ -65,13 +70,15 @@ type Running struct {
 	// itself.
 	Prefetcher *prefetch.Prefetcher
 
-	backups *backups // nil without Config.BackupDir
-	players *players // the server's player database; nil in arena mode
+	backups *backups       // nil without Config.BackupDir
+	players *players       // the server's player database; nil in arena mode
+	metrics *metricsServer // nil without Config.Metrics
 }
 
 // Serve starts the server listening and accepts players until it closes,
 // each one followed by the Prefetcher. It then closes the Prefetcher,
-// stops the backups and returns their errors (StopBackups).
+// stops serving /metrics, stops the backups and returns their errors
+// (StopBackups).
 func (r *Running) Serve() error {
 	r.Server.Listen()
 	for p := range r.Server.Accept() {
@@ -82,10 +89,11 @@ func (r *Running) Serve() error {
 	if r.Prefetcher != nil {
 		r.Prefetcher.Close()
 	}
+	metricsErr := r.StopMetrics()
 	if err := r.StopBackups(); err != nil {
-		return fmt.Errorf("backups failed while the server ran: %w", err)
+		return errors.Join(fmt.Errorf("backups failed while the server ran: %w", err), metricsErr)
 	}
-	return nil
+	return metricsErr
 }
 
 // StopBackups stops the backups Config.BackupDir asked for, waiting for
@@ -100,6 +108,9 @@ func (r *Running) StopBackups() error {
 
 // New opens the world (importing it first if asked) and builds the server.
 func (c Config) New() (*Running, error) {
+	if c.Metrics != "" {
+		return c.withMetrics()
+	}
 	if c.Log == nil {
 		c.Log = slog.Default()
 	}
@@ -131,7 +142,7 @@ func (c Config) New() (*Running, error) {
 	case errors.Is(err, provider.ErrLevelDBWorld):
 		return nil, fmt.Errorf("%s holds a LevelDB world; convert it to Blaze first (`blaze convert`): %w", c.Dir, err)
 	case errors.Is(err, blazedb.ErrLocked):
-		return nil, fmt.Errorf("%s is in use by another server: %w", c.Dir, err)
+		return nil, fmt.Errorf("%s is in use: %w", c.Dir, err)
 	case err != nil:
 		return nil, fmt.Errorf("cannot open the world in %s: %w", c.Dir, err)
 	}

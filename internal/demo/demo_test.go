@@ -63,10 +63,18 @@ func TestRefusesDamagedAndLockedWorlds(t *testing.T) {
 		t.Fatalf("locked: %v", err)
 	}
 	db.Close()
+	// index.dat shows the log was durable: garbage in its place is
+	// durable data lost (issue 35 item 1).
 	os.WriteFile(filepath.Join(dir, "blaze", "chunks.dat"), []byte("garbage, not a Blaze log at all"), 0o644)
 	_, err = Config{Addr: "127.0.0.1:0", Dir: dir, Offline: true, Log: quiet}.New()
-	if !errors.Is(err, blazedb.ErrNotBlaze) {
+	if !errors.Is(err, blazedb.ErrDurableLoss) {
 		t.Fatalf("damaged: %v", err)
+	}
+	// Without index.dat nothing shows it was ever a Blaze log.
+	os.Remove(filepath.Join(dir, "blaze", "index.dat"))
+	_, err = Config{Addr: "127.0.0.1:0", Dir: dir, Offline: true, Log: quiet}.New()
+	if !errors.Is(err, blazedb.ErrNotBlaze) {
+		t.Fatalf("foreign: %v", err)
 	}
 }
 

@@ -46,12 +46,19 @@ func (f Failure) String() string { return fmt.Sprintf("%s: %v", f.What, f.Err) }
 // The check that returns it keeps no reference to it: the caller owns it.
 type Database struct {
 	Dir string
+	// Opened reports that the database opened. When damage kept it from
+	// opening, Engine says what, and Recovery is empty: nothing of the
+	// database was read.
+	Opened bool
 	// Recovery is what opening the database found. A torn tail is what a
-	// crash left of writes that were not yet durable, not damage; Corrupt
-	// regions are damage.
+	// crash left of writes that were not yet durable, not damage, unless
+	// LostBytes says durable bytes were lost; Corrupt regions and lost
+	// durable data are damage.
 	Recovery blazedb.Recovery
 	// Engine is blazedb.DB.Check's finding: nil when the index matches a
-	// scan of the log and every live record verifies. When damage kept the
+	// scan of the log, the scan passes over no damaged stretch (one an
+	// earlier open skipped counts until compaction drops it) and every
+	// live record verifies. When damage kept the
 	// database from opening (its block dictionary does not read), it is
 	// that error, and nothing of the database was read.
 	Engine error
@@ -64,11 +71,16 @@ type Database struct {
 	// not hold exactly the dictionary's entries: not damage (the next
 	// read-write open or close writes it), but no copy to restore from.
 	DictionaryCopyStale bool
+	// Settings is what opening found of level.dat and its checksummed
+	// copy (provider.SettingsRecovery): damage when a byte of either went
+	// bad or level.dat went missing; the settings then came from the
+	// copy. The zero value for a region, which keeps no level.dat.
+	Settings provider.SettingsRecovery
 }
 
 // Damaged reports whether the database holds damage.
 func (d Database) Damaged() bool {
-	return len(d.Recovery.Corrupt) > 0 || d.Engine != nil || len(d.DictionaryRestored) > 0
+	return len(d.Recovery.Corrupt) > 0 || d.Recovery.HeaderDamage != "" || d.Recovery.LostBytes > 0 || len(d.Recovery.Lost) > 0 || d.Engine != nil || len(d.DictionaryRestored) > 0 || d.Settings.Damaged()
 }
 
 // Report says what a check found. The check that returns it keeps no
@@ -137,7 +149,8 @@ func check(r *Report, dir string, region bool, bar *progress.Bar, o Options) err
 	}.Open(dir)
 	if errors.Is(err, blazedb.ErrCorrupt) {
 		// The provider refuses a database whose block dictionary does not
-		// read: that is damage to report, not a reason to stop.
+		// read, or whose level.dat does not and has no intact copy: that
+		// is damage to report, not a reason to stop.
 		r.Databases = append(r.Databases, Database{Dir: dir, Engine: err})
 		return nil
 	}
@@ -146,8 +159,9 @@ func check(r *Report, dir string, region bool, bar *progress.Bar, o Options) err
 	}
 	defer db.Close()
 	eng := db.Engine()
-	r.Databases = append(r.Databases, Database{Dir: dir, Recovery: eng.Recovery(), Engine: eng.Check(),
-		DictionaryRestored: db.DictionaryRestored(), DictionaryCopyStale: !db.DictionaryCopyCurrent()})
+	r.Databases = append(r.Databases, Database{Dir: dir, Opened: true, Recovery: eng.Recovery(), Engine: eng.Check(),
+		DictionaryRestored: db.DictionaryRestored(), DictionaryCopyStale: !db.DictionaryCopyCurrent(),
+		Settings: db.SettingsRecovery()})
 
 	places, err := db.Columns()
 	if err != nil {

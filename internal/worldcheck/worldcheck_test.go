@@ -253,9 +253,10 @@ func TestCheckDamagedDictionaryWithoutCopy(t *testing.T) {
 	if !r.Damaged() || len(r.Databases) != 1 || !errors.Is(r.Databases[0].Engine, blazedb.ErrCorrupt) {
 		t.Fatalf("report %+v", r)
 	}
-	// Repair removes what it cannot restore (dictionary entries are written
-	// once); the world opens again, and the columns whose block states went
-	// with them fail loudly instead of loading wrong.
+	// Repair keeps what it cannot restore as lost entries (dictionary
+	// entries are written once); the world opens again, and the columns
+	// whose block states went with them fail loudly instead of loading
+	// wrong.
 	if _, err := (provider.Config{Log: quiet}).Repair(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -283,8 +284,9 @@ func damageDictionary(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	// Among the first column's dictionary entries, which its batch holds
-	// after the world's edition (provider's dictcopy_test draws it).
-	b[200] ^= 0xff
+	// after the world's edition (provider's dictcopy_test draws it), behind
+	// the 68-byte header copy that starts the log since format version 3.
+	b[200+68] ^= 0xff
 	if err := os.WriteFile(log, b, 0o644); err != nil {
 		t.Fatal(err)
 	}

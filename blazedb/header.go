@@ -1,0 +1,173 @@
+package blazedb
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+
+	"github.com/blazeworld/blaze/blazedb/vfs"
+)
+
+// The header of chunks.dat is kept twice (record.go): Open reads whichever
+// copy decodes. When neither does (a zeroed start of the file, or a log
+// of format version 2, which has no copy), Repair rebuilds it from what
+// the rest of the directory still shows:
+//
+//   - that the file is a Blaze log at all: valid records follow the
+//     header, and the directory holds only Blaze's files;
+//   - the generation, which ties index.dat to this log: index.dat's, if
+//     every entry it holds points at a valid record of its key in this
+//     file (a stale index.dat, of another generation, does not), else a
+//     new one, and index.dat is then not used;
+//   - the base sequence: past every sequence number in the log and
+//     index.dat's next one;
+//   - the version: the current one. Logs of version 1, which has no sync
+//     marks, are then read with marks, which is the cautious reading:
+//     damage no mark shows durable is cut, never kept.
+//
+// Open never does this itself: it would be guessing at what an
+// unreadable header said. Repair is asked to mend, reports what it
+// rebuilt, and compacts, which writes a new header and copy.
+
+// recordsFollowHeader reports whether a valid record starts where the
+// header's copy (format version 3) or the first record (before it) would:
+// evidence that a file whose header does not decode is a Blaze log.
+func recordsFollowHeader(f vfs.File) bool {
+	end, err := f.Size()
+	if err != nil {
+		return false
+	}
+	b := make([]byte, headerCopySize+recHeaderSize)
+	for _, off := range []int64{fileHeaderSize, fileHeaderSize + headerCopySize} {
+		n, _ := f.ReadAt(b[:recHeaderSize], off)
+		if n < recHeaderSize {
+			return false
+		}
+		size, err := checkHeader(b[:recHeaderSize], true)
+		if err != nil || off+int64(size) > end {
+			continue
+		}
+		if cap(b) < size {
+			b = make([]byte, size)
+		}
+		if n, _ := f.ReadAt(b[:size], off); n == size {
+			if _, _, err := decodeRecord(b[:size], true); err == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// rebuildHeader writes a new header for the log in dir when neither the
+// header nor its copy decodes and the file is evidently a Blaze log. It
+// returns what it did ("" when the header needs no rebuilding). o has its
+// defaults.
+func rebuildHeader(dir string, o Options) (string, error) {
+	fs := o.FS
+	names, err := fs.List(dir)
+	if err != nil {
+		return "", err
+	}
+	if !slices.Contains(names, logName) {
+		return "", nil // Open reports it (or puts an aside log back)
+	}
+	for _, n := range names {
+		if !isOurFile(n) {
+			return "", nil // Open refuses the directory
+		}
+	}
+	path := filepath.Join(dir, logName)
+	f, err := fs.Open(path)
+	if err != nil {
+		return "", err
+	}
+	_, _, herr := readFileHeader(f)
+	if herr == nil || !(errors.Is(herr, ErrCorrupt) || errors.Is(herr, ErrNotBlaze)) {
+		f.Close()
+		return "", nil
+	}
+	lock, err := fs.Lock(filepath.Join(dir, lockName), true)
+	if err != nil {
+		f.Close()
+		if errors.Is(err, vfs.ErrLocked) {
+			return "", fmt.Errorf("%w (%v)", ErrLocked, err)
+		}
+		return "", err
+	}
+	defer lock.Close()
+	size, err := f.Size()
+	if err != nil {
+		f.Close()
+		return "", err
+	}
+	res, err := scanLog(f, fileHeaderSize, size, false, func(int64, *record) error { return nil })
+	if err != nil {
+		f.Close()
+		return "", err
+	}
+	if res.records == 0 {
+		f.Close()
+		return "", nil // nothing shows it is a Blaze log: Open reports why not
+	}
+	h := fileHeader{generation: rand.Uint64() >> 1, baseSeq: res.maxSeq + 1}
+	how := "a new generation (index.dat is not used)"
+	if ix, meta, err := decodeIndexFile(fs, dir); err == nil && meta.covered <= size && indexFits(f, ix, res.corrupt) {
+		h.generation, h.baseSeq = meta.generation, max(h.baseSeq, meta.nextSeq)
+		how = "the generation index.dat names, every entry of which it holds"
+	}
+	f.Close()
+	w, err := fs.OpenReadWrite(path)
+	if err != nil {
+		return "", err
+	}
+	defer w.Close()
+	if _, err := w.WriteAt(h.encode(), 0); err != nil {
+		return "", fmt.Errorf("rebuild %s header: %w", logName, err)
+	}
+	if err := w.Sync(); err != nil {
+		return "", fmt.Errorf("rebuild %s header: sync: %w", logName, err)
+	}
+	return fmt.Sprintf("neither the header of %s nor its copy decodes (%v): rebuilt from its %d records, with %s", logName, herr, res.records, how), nil
+}
+
+// decodeIndexFile reads and decodes index.dat in dir.
+func decodeIndexFile(fs vfs.FS, dir string) (*index, indexMeta, error) {
+	b, err := vfs.ReadFile(fs, filepath.Join(dir, indexName))
+	if err != nil {
+		return nil, indexMeta{}, err
+	}
+	return decodeIndex(b)
+}
+
+// indexFits reports whether every entry of ix is a valid record of its
+// key in f, or lies in one of the damaged stretches a scan of f found: the
+// damage explains those, where an index.dat of another generation points
+// at bytes that are not its records throughout the log.
+func indexFits(f vfs.File, ix *index, damaged []CorruptRegion) bool {
+	inDamage := func(e entry) bool {
+		return slices.ContainsFunc(damaged, func(c CorruptRegion) bool {
+			return e.off < c.Offset+c.Length && c.Offset < e.off+int64(e.size)
+		})
+	}
+	ok := true
+	var buf []byte
+	ix.each(func(k rkey, e entry) bool {
+		buf = slices.Grow(buf[:0], int(e.size))[:e.size]
+		if n, _ := f.ReadAt(buf, e.off); n < len(buf) {
+			ok = false
+			return false
+		}
+		r, _, err := decodeRecord(buf, buf[16]&0x80 == 0)
+		if err != nil {
+			ok = inDamage(e)
+			return ok
+		}
+		got, err := parseKey(r.key)
+		ok = err == nil && got == k
+		return ok
+	})
+	return ok
+}

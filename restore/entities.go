@@ -1,0 +1,254 @@
+package restore
+
+import (
+	"encoding/binary"
+	"maps"
+	"math"
+	"reflect"
+	"time"
+
+	"github.com/df-mc/dragonfly/server/block/cube"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/dragonfly/server/world/chunk"
+	"github.com/go-gl/mathgl/mgl64"
+	"github.com/google/uuid"
+)
+
+// blockEntities puts back the block entities of the column: those whose
+// NBT differs from the source's are decoded again from it, as the World
+// decodes them on load, and those the source lacks are removed.
+func (j *Job) blockEntities(pos world.ChunkPos, live *world.Column, src *chunk.Column, br world.BlockRegistry) {
+	st := &j.col
+	want := make(map[cube.Pos]map[string]any, len(src.BlockEntities))
+	for _, be := range src.BlockEntities {
+		want[be.Pos] = be.Data
+	}
+	for p := range live.BlockEntities {
+		if j.mask != nil && !j.mask.covers(p) {
+			continue
+		}
+		if _, ok := want[p]; !ok {
+			delete(live.BlockEntities, p)
+			j.st.BlockEntitiesSet++
+			st.changed = true
+			st.note(p)
+		}
+	}
+	for p, data := range want {
+		rid := live.Chunk.Block(uint8(p[0]), int16(p[1]), uint8(p[2]), 0)
+		b, ok := br.BlockByRuntimeID(rid)
+		if !ok {
+			continue
+		}
+		nb, ok := b.(world.NBTer)
+		if !ok {
+			// The World drops such an entry on load too.
+			continue
+		}
+		if cur, ok := live.BlockEntities[p]; ok {
+			if cn, ok := cur.(world.NBTer); ok && sameNBT(cn.EncodeNBT(), data) {
+				continue
+			}
+		}
+		live.BlockEntities[p] = nb.DecodeNBT(maps.Clone(data)).(world.Block)
+		j.st.BlockEntitiesSet++
+		st.changed = true
+		st.note(p)
+	}
+}
+
+// note records a changed block entity for the viewers.
+func (st *columnState) note(p cube.Pos) {
+	if st.overflow {
+		return
+	}
+	if len(st.updates) == maxBlockUpdates {
+		st.overflow = true
+		return
+	}
+	st.updates = append(st.updates, layerPos{pos: p})
+}
+
+// sameNBT compares a block's NBT, freshly encoded, with NBT as a provider
+// decoded it. The Go types differ where NBT does not: a block encodes a
+// list as []map[string]any or []int32 where a decoder gives []any, so lists
+// and compounds are compared element by element and the rest by value. The
+// position keys are ignored: providers add them, blocks do not.
+func sameNBT(a, b map[string]any) bool {
+	n := 0
+	for k, va := range a {
+		if k == "x" || k == "y" || k == "z" {
+			continue
+		}
+		vb, ok := b[k]
+		if !ok || !sameValue(reflect.ValueOf(va), reflect.ValueOf(vb)) {
+			return false
+		}
+		n++
+	}
+	for k := range b {
+		if k != "x" && k != "y" && k != "z" {
+			n--
+		}
+	}
+	return n == 0
+}
+
+func sameValue(a, b reflect.Value) bool {
+	for a.Kind() == reflect.Interface && !a.IsNil() {
+		a = a.Elem()
+	}
+	for b.Kind() == reflect.Interface && !b.IsNil() {
+		b = b.Elem()
+	}
+	if !a.IsValid() || !b.IsValid() {
+		return a.IsValid() == b.IsValid()
+	}
+	switch a.Kind() {
+	case reflect.Slice, reflect.Array:
+		if b.Kind() != reflect.Slice && b.Kind() != reflect.Array || a.Len() != b.Len() {
+			return false
+		}
+		for i := range a.Len() {
+			if !sameValue(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Map:
+		if b.Kind() != reflect.Map || a.Len() != b.Len() || a.Type().Key().Kind() != reflect.String || b.Type().Key().Kind() != reflect.String {
+			return false
+		}
+		for it := a.MapRange(); it.Next(); {
+			vb := b.MapIndex(reflect.ValueOf(it.Key().String()).Convert(b.Type().Key()))
+			if !vb.IsValid() || !sameValue(it.Value(), vb) {
+				return false
+			}
+		}
+		return true
+	case reflect.Float32, reflect.Float64:
+		return a.Kind() == b.Kind() && math.Float64bits(a.Float()) == math.Float64bits(b.Float())
+	}
+	if a.Type() != b.Type() || !a.Type().Comparable() {
+		return false
+	}
+	return a.Equal(b)
+}
+
+// entityKey is what identifies an entity for the comparison: its unique id,
+// type and position.
+type entityKey struct {
+	id      int64
+	typ     string
+	x, y, z float32
+}
+
+// entities puts back the entities of the column: if the World's entities
+// (players aside) are not the source's by id, type and position, they are
+// removed and the source's added.
+func (j *Job) entities(tx *world.Tx, pos world.ChunkPos, src *chunk.Column) {
+	var live []world.Entity
+	have := map[entityKey]int{}
+	box := cube.Box(float64(pos[0])*16, -math.MaxFloat32, float64(pos[1])*16, float64(pos[0])*16+16, math.MaxFloat32, float64(pos[1])*16+16)
+	for e := range tx.EntitiesWithin(box) {
+		if e.H().Type().EncodeEntity() == "minecraft:player" || chunkOf(e.Position()) != pos {
+			continue
+		}
+		live = append(live, e)
+		id := e.H().UUID()
+		p := e.Position()
+		have[entityKey{int64(binary.LittleEndian.Uint64(id[8:])), e.H().Type().EncodeEntity(), float32(p[0]), float32(p[1]), float32(p[2])}]++
+	}
+	same := len(live) == len(src.Entities)
+	for _, e := range src.Entities {
+		if !same {
+			break
+		}
+		typ, _ := e.Data["identifier"].(string)
+		p := readVec3(e.Data, "Pos")
+		k := entityKey{e.ID, typ, float32(p[0]), float32(p[1]), float32(p[2])}
+		if have[k] == 0 {
+			same = false
+		}
+		have[k]--
+	}
+	if same {
+		return
+	}
+	j.col.changed = true
+	for _, e := range live {
+		if h := tx.RemoveEntity(e); h != nil {
+			_ = h.Close()
+		}
+		j.st.EntitiesRemoved++
+	}
+	reg := j.w.EntityRegistry()
+	for _, e := range src.Entities {
+		typ, _ := e.Data["identifier"].(string)
+		t, ok := reg.Lookup(typ)
+		if !ok {
+			j.st.EntitiesSkipped++
+			continue
+		}
+		var id uuid.UUID
+		binary.LittleEndian.PutUint64(id[8:], uint64(e.ID))
+		data := maps.Clone(e.Data)
+		opts := world.EntitySpawnOpts{
+			ID:       id,
+			Position: readVec3(data, "Pos"),
+			Velocity: readVec3(data, "Motion"),
+			Rotation: cube.Rotation{float64(readFloat32(data, "Yaw")), float64(readFloat32(data, "Pitch"))},
+		}
+		opts.NameTag, _ = data["NameTag"].(string)
+		tx.AddEntity(opts.New(t, entityNBT{t: t, data: data}))
+		j.st.EntitiesAdded++
+	}
+}
+
+// entityNBT decodes an entity as the World does when it loads a column.
+type entityNBT struct {
+	t    world.EntityType
+	data map[string]any
+}
+
+func (c entityNBT) Apply(d *world.EntityData) {
+	d.Age = time.Duration(readInt16(c.data, "Age")) * (time.Second / 20)
+	d.FireDuration = time.Duration(readInt16(c.data, "Fire")) * time.Second / 20
+	c.t.DecodeNBT(c.data, d)
+}
+
+func chunkOf(v mgl64.Vec3) world.ChunkPos {
+	return world.ChunkPos{int32(math.Floor(v[0])) >> 4, int32(math.Floor(v[2])) >> 4}
+}
+
+// readVec3, readFloat32 and readInt16 read NBT as Dragonfly does.
+func readVec3(m map[string]any, k string) mgl64.Vec3 {
+	switch v := m[k].(type) {
+	case []any:
+		if len(v) != 3 {
+			return mgl64.Vec3{}
+		}
+		var out mgl64.Vec3
+		for i, f := range v {
+			f32, _ := f.(float32)
+			out[i] = float64(f32)
+		}
+		return out
+	case []float32:
+		if len(v) != 3 {
+			return mgl64.Vec3{}
+		}
+		return mgl64.Vec3{float64(v[0]), float64(v[1]), float64(v[2])}
+	}
+	return mgl64.Vec3{}
+}
+
+func readFloat32(m map[string]any, k string) float32 {
+	f, _ := m[k].(float32)
+	return f
+}
+
+func readInt16(m map[string]any, k string) int16 {
+	v, _ := m[k].(int16)
+	return v
+}
