@@ -38,9 +38,10 @@ type Config struct {
 	ColumnCacheBytes int64
 	// SyncInterval is DurabilityBalanced's longest fsync delay. Default 1s.
 	SyncInterval time.Duration
-	// History is how long the engine keeps older versions of columns (see
+	// History is how long the engine keeps every version of every column
+	// and player spawn, for At and ChangedSince over a time (see
 	// blazedb.Options.History). Default blazedb.DefaultHistory; negative
-	// keeps none beyond what snapshots need.
+	// keeps only what snapshots read.
 	History time.Duration
 	// ExternalMaintenance starts no goroutine: the owner calls DB.Maintain
 	// regularly (see blazedb.Options.ExternalMaintenance). Cold loads are
@@ -101,8 +102,8 @@ func (c Config) engineOptions() blazedb.Options {
 		Compression:  blazedb.CompressionNone, // records compress their own parts
 		CacheBytes:   c.CacheBytes,
 		SyncInterval: c.SyncInterval,
-		ReadOnly:     c.ReadOnly,
 		History:      c.History,
+		ReadOnly:     c.ReadOnly,
 
 		ExternalMaintenance: c.ExternalMaintenance,
 		AcceptDurableLoss:   c.AcceptDurableLoss,

@@ -39,3 +39,15 @@ var (
 	// reports, so that one errors.Is covers them all.
 	ErrClosed = blazedb.ErrClosed
 )
+
+var (
+	// ErrPoint: a point in the world's history is neither a snapshot's
+	// name nor an RFC 3339 time, or is both.
+	ErrPoint = errors.New("provider: not a point in history")
+	// ErrSnapshotInUse: a snapshot an open View reads cannot be deleted.
+	ErrSnapshotInUse = errors.New("provider: snapshot in use by a view")
+)
+
+// ErrInvalidView: a View was given a block registry other than its DB's,
+// or its DB's changed since it was opened.
+var ErrInvalidView = errors.New("provider: view cannot decode")

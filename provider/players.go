@@ -27,6 +27,11 @@ const (
 // LoadPlayerSpawnPosition returns the spawn saved for id, if any.
 func (db *DB) LoadPlayerSpawnPosition(id uuid.UUID) (cube.Pos, bool, error) {
 	v, err := db.eng.GetNamed(playerPrefix + id.String())
+	return decodeSpawn(id, v, err)
+}
+
+// decodeSpawn decodes player id's spawn record v, read with error err.
+func decodeSpawn(id uuid.UUID, v []byte, err error) (cube.Pos, bool, error) {
 	if errors.Is(err, blazedb.ErrNotFound) {
 		return cube.Pos{}, false, nil
 	}

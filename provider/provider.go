@@ -65,6 +65,8 @@ type DB struct {
 
 	backupMu sync.Mutex // one Backup at a time
 
+	views viewPins // the snapshots open Views read (history.go)
+
 	// editMu is held across the first column write after Open, which
 	// replaces the edition; edited is set once it has.
 	editMu  sync.Mutex

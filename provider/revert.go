@@ -1,0 +1,132 @@
+package provider
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/blazeworld/blaze/blazedb"
+)
+
+// Revert puts the columns changed since point back as they were at point:
+// each one for which in returns true (every one, when in is nil) is
+// written again with its record of then, or removed if it did not exist
+// then. It is what `blaze rollback` does offline. A revert is itself new
+// versions of the columns, so it can be undone: Revert again to a point
+// taken before it (a snapshot, or a time within the history).
+//
+// The records are written as they were stored: their block dictionary ids
+// name the same states now (see View). A column this DB holds in
+// quarantine (quarantine.go) is refused, as a store over it would be.
+// Columns are written in batches, each atomic; a failure leaves the
+// batches before it written. It returns the number of columns written or
+// removed.
+//
+// Revert is for a world no World has open: a running World keeps its
+// loaded chunks in memory and would store them over the revert (use package
+// restore for a live world).
+func (db *DB) Revert(point string, in func(Place) bool) (int, error) {
+	n, err := db.revert(point, in)
+	if err != nil {
+		return n, fmt.Errorf("provider: revert to %q: %w", point, err)
+	}
+	return n, nil
+}
+
+// revertBatch bounds a batch of Revert: records up to this many bytes.
+const revertBatch = 4 << 20
+
+func (db *DB) revert(point string, in func(Place) bool) (int, error) {
+	if db.conf.ReadOnly {
+		return 0, blazedb.ErrReadOnly
+	}
+	v, err := db.At(point) // holds a snapshot while the revert reads it
+	if err != nil {
+		return 0, err
+	}
+	defer v.Close()
+	places, err := db.ChangedSince(point)
+	if err != nil {
+		return 0, err
+	}
+	var (
+		b       blazedb.Batch
+		size    int
+		pending []blazedb.Key
+		n       int
+	)
+	flush := func() error {
+		if b.Len() == 0 {
+			return nil
+		}
+		err := db.applyColumns(&b)
+		cols, _ := db.columns()
+		for _, k := range pending {
+			cols.remove(k)
+		}
+		if err == nil {
+			n += len(pending)
+		}
+		b.Reset()
+		size, pending = 0, pending[:0]
+		return err
+	}
+	for _, p := range places {
+		if in != nil && !in(p) {
+			continue
+		}
+		k, err := key(p.Pos, p.Dim)
+		if err != nil {
+			return n, err
+		}
+		if err := db.checkStore(k, p.Dim); err != nil {
+			return n, fmt.Errorf("column %v (%v): %w", p.Pos, p.Dim, err)
+		}
+		then, err := db.eng.GetAt(k, v.at.seq)
+		thenOK := err == nil
+		if err != nil && !errors.Is(err, blazedb.ErrNotFound) {
+			return n, fmt.Errorf("column %v (%v): %w", p.Pos, p.Dim, err)
+		}
+		now, err := db.eng.Get(k)
+		nowOK := err == nil
+		if err != nil && !errors.Is(err, blazedb.ErrNotFound) {
+			return n, fmt.Errorf("column %v (%v): %w", p.Pos, p.Dim, err)
+		}
+		switch {
+		case thenOK == nowOK && bytes.Equal(then, now):
+			continue // changed and changed back
+		case thenOK:
+			b.Put(k, then)
+		default:
+			b.Delete(k)
+		}
+		size += len(then)
+		pending = append(pending, k)
+		if size >= revertBatch {
+			if err := flush(); err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, flush()
+}
+
+// applyColumns applies a batch of column writes, with a new edition if it
+// is the first since Open (see writeColumn).
+func (db *DB) applyColumns(b *blazedb.Batch) error {
+	if !db.edited.Load() {
+		db.editMu.Lock()
+		defer db.editMu.Unlock()
+		if !db.edited.Load() {
+			e := newEdition()
+			b.PutNamed(editionName, encodeEdition(e))
+			if err := db.eng.Apply(b); err != nil {
+				return err
+			}
+			db.edition.Store(&e)
+			db.edited.Store(true)
+			return nil
+		}
+	}
+	return db.eng.Apply(b)
+}
