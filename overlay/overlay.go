@@ -21,6 +21,17 @@
 // column the match changed and to the template for the rest, and a pin
 // holds in both, across resets, until Unpin or Shutdown.
 //
+// # History
+//
+// An overlay offers no snapshots, views or ChangedSince: its generations
+// are Blaze worlds whose engines keep history, but a reset discards a
+// generation with all of it, by design. Take snapshots of the template
+// world instead (opened writable by its owner, provider.DB.Snapshot). A
+// provider.View of the template (a map as it was at a snapshot) can be
+// the template itself: it never changes while open, but has no edition,
+// so, as for a LevelDB template, call ResetOverlay when the overlay was
+// last used over another point.
+//
 // # On disk
 //
 //	dir/CURRENT        names the current generation and the template's edition:

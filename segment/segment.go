@@ -56,6 +56,20 @@
 // whenever it likes, so only one log shared by every region could keep
 // one order, which would cost regions their independence. A process crash
 // loses nothing in any mode. TestCrashSimulation asserts exactly these.
+//
+// # History
+//
+// Each region's engine keeps its own history (blazedb.Options.History), as
+// the root's keeps the players', so nothing a store wrote is lost within
+// the horizon. A Provider offers no Snapshot, At, ChangedSince or Revert
+// yet, and the blaze snapshot, changes and rollback commands refuse a
+// segmented world (provider.ErrSegmentedWorld). The design that would give
+// them: a snapshot is a snapshot of the same name in the root and in every
+// region's database, opening each closed region for it (regions hold no
+// common sequence, so it is taken while stores pause, after World.Save); a
+// View is one provider.View per region, opened as a load first reaches it
+// and keeping its region open until closed; ChangedSince is each region's,
+// joined; a region deleted (DeleteSegmentFor) takes its history with it.
 package segment
 
 import (
