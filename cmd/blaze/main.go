@@ -27,8 +27,14 @@
 //
 //	blaze render [-dim D] DIR OUT.png
 //
-// draws a top-down map of it (package internal/worldmap). None of them
-// runs while a server has the world open.
+// draws a top-down map of it (package internal/worldmap), and
+//
+//	blaze snapshot create|list|delete WORLD [NAME]
+//	blaze changes WORLD -since POINT
+//	blaze rollback WORLD -to POINT [-area X1,Z1,X2,Z2] [-dim DIM]
+//
+// name, inspect and go back to points of the world's history (history.go).
+// None of them runs while a server has the world open.
 package main
 
 import (
@@ -79,6 +85,20 @@ const usage = `usage:
       highest block (shaded by height, north up), transparent where no
       column is stored, with white lines between the regions of a
       segmented world.
+  blaze snapshot create|list|delete WORLD [NAME]
+      Names the world's present state (create), lists the snapshots with
+      when each was taken, or deletes one. A snapshot costs no copy: the
+      world's log keeps the versions it reads until it is deleted.
+  blaze changes WORLD -since POINT
+      Lists the columns (dimension, chunk X, chunk Z) changed after POINT:
+      a snapshot's name or an RFC 3339 time (2026-11-27T04:00:00Z) within
+      the history the world keeps (6 hours by default).
+  blaze rollback WORLD -to POINT [-area X1,Z1,X2,Z2] [-dim overworld|nether|end]
+      Puts the columns changed after POINT back as they were then (those
+      made since are removed): all of them, or those in the area (chunk
+      coordinates, inclusive) of one dimension or all. It first takes a
+      snapshot named before-rollback-TIME, so it can be undone with
+      blaze rollback WORLD -to that name. Run with the server stopped.
 `
 
 // Exit statuses.
@@ -108,6 +128,12 @@ func main() {
 		os.Exit(infoCmd(args))
 	case "render":
 		os.Exit(renderCmd(args))
+	case "snapshot":
+		os.Exit(snapshotCmd(args))
+	case "changes":
+		os.Exit(changesCmd(args))
+	case "rollback":
+		os.Exit(rollbackCmd(args))
 	}
 	fmt.Fprint(os.Stderr, usage)
 	os.Exit(exitUsage)
