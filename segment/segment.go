@@ -59,17 +59,14 @@
 //
 // # History
 //
-// Each region's engine keeps its own history (blazedb.Options.History), as
-// the root's keeps the players', so nothing a store wrote is lost within
-// the horizon. A Provider offers no Snapshot, At, ChangedSince or Revert
-// yet, and the blaze snapshot, changes and rollback commands refuse a
-// segmented world (provider.ErrSegmentedWorld). The design that would give
-// them: a snapshot is a snapshot of the same name in the root and in every
-// region's database, opening each closed region for it (regions hold no
-// common sequence, so it is taken while stores pause, after World.Save); a
-// View is one provider.View per region, opened as a load first reaches it
-// and keeping its region open until closed; ChangedSince is each region's,
-// joined; a region deleted (DeleteSegmentFor) takes its history with it.
+// Snapshot, Snapshots, DeleteSnapshot, At (a View) and ChangedSince work
+// across regions, as provider.DB's do on a plain world: each region's
+// engine keeps its own history (blazedb.Options.History), as the root's
+// keeps the players', and history.go says how a point spans them (a
+// snapshot is one of the same name in every region and the root, taken
+// region after region). Not yet: an offline rollback of a segmented world
+// (provider.DB.Revert works region by region, but a region made after the
+// point would have to be emptied), so blaze rollback refuses one.
 package segment
 
 import (
