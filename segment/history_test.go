@@ -22,7 +22,9 @@ import (
 func TestSegmentedHistory(t *testing.T) {
 	dir := t.TempDir()
 	p := openSeg(t, dir, Config{SegmentSize: 4, MaxOpen: 1})
-	synth := func(i uint64) *chunk.Column { return worldtest.Synthetic(i, world.Overworld, world.DefaultBlockRegistry) }
+	synth := func(i uint64) *chunk.Column {
+		return worldtest.Synthetic(i, world.Overworld, world.DefaultBlockRegistry)
+	}
 	a, b, c := world.ChunkPos{0, 0}, world.ChunkPos{5, 0}, world.ChunkPos{9, 9} // regions r.0.0, r.1.0, r.2.2
 	for i, pos := range []world.ChunkPos{a, b} {
 		if err := p.StoreColumn(pos, world.Overworld, synth(uint64(i+1))); err != nil {
