@@ -7,18 +7,20 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/provider"
+	"github.com/blazeworld/blaze/segment"
 	"github.com/df-mc/dragonfly/server/world"
 )
 
 // The history commands (issue 36): snapshots, changes and rollback, all
-// offline, on a plain Blaze world (a segmented one is refused: package
-// segment offers no history yet).
+// offline; snapshots and changes on plain and segmented worlds, rollback on
+// plain ones (package segment cannot roll back yet).
 
 // parseMixed parses args for a command that takes n operands with its
 // flags before, between or after them (blaze rollback WORLD -to POINT).
@@ -55,9 +57,40 @@ func openHistory(dir string, write bool) (*provider.DB, error) {
 	}
 	db, err := provider.Config{Log: slog.New(slog.DiscardHandler), ExternalMaintenance: true, ReadOnly: !write}.Open(dir)
 	if errors.Is(err, provider.ErrSegmentedWorld) {
-		return nil, fmt.Errorf("%w: %s; the history commands do not read a segmented world yet", provider.ErrSegmentedWorld, dir)
+		return nil, fmt.Errorf("%w: %s; blaze rollback does not roll a segmented world back yet", provider.ErrSegmentedWorld, dir)
 	}
 	return db, err
+}
+
+// historied is what the snapshot and changes commands use of a world,
+// plain or segmented.
+type historied interface {
+	Snapshot(name string) error
+	Snapshots() ([]provider.SnapshotInfo, error)
+	DeleteSnapshot(name string) error
+	ChangedSince(point string) ([]provider.Place, error)
+	Close() error
+}
+
+// openHistoried opens the Blaze world in dir, plain or segmented, for the
+// snapshot and changes commands. A segmented world is opened writable
+// (package segment has no read-only mode): closing it rewrites level.dat.
+func openHistoried(dir string, write bool) (historied, error) {
+	if _, err := databases(dir); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "regions")); err != nil {
+		db, err := openHistory(dir, write)
+		if err != nil {
+			return nil, err // not a nil *provider.DB in an interface
+		}
+		return db, nil
+	}
+	p, err := segment.Config{Log: slog.New(slog.DiscardHandler)}.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 func snapshotCmd(args []string) int {
@@ -76,7 +109,7 @@ func snapshotCmd(args []string) int {
 }
 
 func runSnapshotCreate(out io.Writer, dir, name string) int {
-	db, err := openHistory(dir, true)
+	db, err := openHistoried(dir, true)
 	if err != nil {
 		return failed("snapshot create", err)
 	}
@@ -89,7 +122,7 @@ func runSnapshotCreate(out io.Writer, dir, name string) int {
 }
 
 func runSnapshotDelete(out io.Writer, dir, name string) int {
-	db, err := openHistory(dir, true)
+	db, err := openHistoried(dir, true)
 	if err != nil {
 		return failed("snapshot delete", err)
 	}
@@ -102,19 +135,22 @@ func runSnapshotDelete(out io.Writer, dir, name string) int {
 }
 
 func runSnapshotList(out io.Writer, dir string) int {
-	db, err := openHistory(dir, false)
+	if _, err := databases(dir); err != nil {
+		return failed("snapshot list", err)
+	}
+	// A segmented world's snapshots are its root's: read that alone.
+	db, err := provider.Config{Log: slog.New(slog.DiscardHandler), ExternalMaintenance: true, ReadOnly: true, SegmentRoot: true}.Open(dir)
 	if err != nil {
 		return failed("snapshot list", err)
 	}
 	ss, err := db.Snapshots()
-	floor, ferr := db.Engine().HistoryFloor()
-	if err = errors.Join(err, ferr, db.Close()); err != nil {
+	if err = errors.Join(err, db.Close()); err != nil {
 		return failed("snapshot list", err)
 	}
 	for _, s := range ss {
-		fmt.Fprintf(out, "%s\t%s\tpoint %d\n", s.Name, s.Time.UTC().Format(time.RFC3339), s.Seq)
+		fmt.Fprintf(out, "%s\t%s\n", s.Name, s.Time.UTC().Format(time.RFC3339))
 	}
-	fmt.Fprintf(out, "%s; times are readable back to point %d\n", count(len(ss), "snapshot", "snapshots"), floor)
+	fmt.Fprintf(out, "%s\n", count(len(ss), "snapshot", "snapshots"))
 	return exitOK
 }
 
@@ -130,7 +166,7 @@ func changesCmd(args []string) int {
 }
 
 func runChanges(out io.Writer, dir, since string) int {
-	db, err := openHistory(dir, false)
+	db, err := openHistoried(dir, false)
 	if err != nil {
 		return failed("changes", err)
 	}

@@ -73,7 +73,7 @@ func TestSnapshotCommands(t *testing.T) {
 		t.Fatalf("create of a name that reads as a time: %d", code)
 	}
 	out.Reset()
-	if code := runSnapshotList(&out, dir); code != exitOK || !regexp.MustCompile(`(?m)^s1\t\d{4}-\d\d-\d\dT.*\tpoint \d+$`).MatchString(out.String()) || !strings.Contains(out.String(), "1 snapshot;") {
+	if code := runSnapshotList(&out, dir); code != exitOK || !regexp.MustCompile(`(?m)^s1\t\d{4}-\d\d-\d\dT\S+Z$`).MatchString(out.String()) || !strings.Contains(out.String(), "1 snapshot\n") {
 		t.Fatalf("list: %d %q", code, out.String())
 	}
 	if code := runSnapshotDelete(&out, dir, "s1"); code != exitOK {
@@ -92,7 +92,8 @@ func TestSnapshotCommands(t *testing.T) {
 	if code := runSnapshotList(&out, t.TempDir()); code != exitFailed {
 		t.Fatalf("list of an empty directory: %d", code)
 	}
-	// A segmented world is refused: package segment keeps no snapshots yet.
+	// A segmented world: snapshots in every region (package segment), and
+	// a rollback refused.
 	seg := t.TempDir()
 	p, err := segment.Config{Log: slog.New(slog.DiscardHandler), SegmentSize: 4}.Open(seg)
 	if err != nil {
@@ -100,8 +101,29 @@ func TestSnapshotCommands(t *testing.T) {
 	}
 	p.StoreColumn(world.ChunkPos{0, 0}, world.Overworld, synth(1, world.Overworld))
 	p.Close()
-	if code := runSnapshotCreate(&out, seg, "s"); code != exitFailed {
+	if code := runSnapshotCreate(&out, seg, "s"); code != exitOK {
 		t.Fatalf("snapshot of a segmented world: %d", code)
+	}
+	p, err = segment.Config{Log: slog.New(slog.DiscardHandler)}.Open(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.StoreColumn(world.ChunkPos{9, 9}, world.Overworld, synth(2, world.Overworld))
+	p.Close()
+	out.Reset()
+	if code := runSnapshotList(&out, seg); code != exitOK || !strings.HasPrefix(out.String(), "s\t") {
+		t.Fatalf("list of a segmented world: %d %q", code, out.String())
+	}
+	out.Reset()
+	if code := runChanges(&out, seg, "s"); code != exitOK || out.String() != "overworld\t9\t9\n1 column changed since s\n" {
+		t.Fatalf("changes of a segmented world: %d %q", code, out.String())
+	}
+	all, _ := parseArea("", "")
+	if code := runRollback(&out, seg, "s", all); code != exitFailed {
+		t.Fatalf("rollback of a segmented world: %d", code)
+	}
+	if code := runSnapshotDelete(&out, seg, "s"); code != exitOK {
+		t.Fatalf("delete in a segmented world: %d", code)
 	}
 }
 
