@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
@@ -57,6 +58,7 @@ func run() error {
 	backupEvery := flag.Duration("backup-every", time.Hour, "how often to back up, with -backup")
 	backupKeep := flag.Int("backup-keep", 5, "how many backups to keep, with -backup (the oldest are deleted)")
 	metricsAddr := flag.String("metrics", "", "a TCP address to serve Prometheus' /metrics and a map of the world (/) on, e.g. 127.0.0.1:9100")
+	ops := flag.String("ops", "", "comma-separated names of the players allowed /snapshot")
 	flag.Parse()
 
 	durability, err := blazedb.ParseDurability(*mode)
@@ -65,7 +67,8 @@ func run() error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	r, err := demo.Config{Addr: *addr, Dir: *dir, Durability: durability, Offline: *offline, Import: *importFrom, ArenaTemplate: *arena,
-		BackupDir: *backupDir, BackupEvery: *backupEvery, BackupKeep: *backupKeep, Metrics: *metricsAddr, Log: log}.New()
+		BackupDir: *backupDir, BackupEvery: *backupEvery, BackupKeep: *backupKeep, Metrics: *metricsAddr,
+		Operators: strings.FieldsFunc(*ops, func(r rune) bool { return r == ',' }), Log: log}.New()
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,10 @@ type Config struct {
 	// of the world (mappage.go); port 0 picks a free one
 	// (Running.MetricsAddr).
 	Metrics string
-	Log     *slog.Logger
+	// Operators are the players (by name) allowed the history commands:
+	// /snapshot <name> (history.go). Not in arena mode.
+	Operators []string
+	Log       *slog.Logger
 }
 
 // Running is what New returns. Its fields are set once by New; each of
@@ -154,6 +157,8 @@ func (c Config) New() (*Running, error) {
 		return nil, err
 	}
 	r := &Running{Server: srv, World: db, Prefetcher: prefetch.New(db, prefetch.Options{ViewRadius: chunkRadius}), players: pl}
+	registerHistory(&history{db: db, ops: c.Operators, log: c.Log,
+		worlds: func() []*world.World { return []*world.World{srv.World(), srv.Nether(), srv.End()} }})
 	if c.BackupDir != "" {
 		r.backups = startBackups(db, pl, c.BackupDir, c.BackupEvery, c.BackupKeep, c.Log)
 		c.Log.Info("backing the world up", "to", c.BackupDir, "every", c.BackupEvery, "keeping", c.BackupKeep)
