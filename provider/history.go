@@ -91,9 +91,18 @@ func (db *DB) ChangedSince(point string) ([]Place, error) {
 	if err != nil {
 		return nil, fmt.Errorf("provider: changed since %q: %w", point, err)
 	}
-	cs, err := db.eng.ChangedSince(p.seq)
+	out, err := db.changedSince(p.seq)
 	if err != nil {
 		return nil, fmt.Errorf("provider: changed since %q: %w", point, err)
+	}
+	return out, nil
+}
+
+// changedSince returns where the columns changed at or after seq are.
+func (db *DB) changedSince(seq uint64) ([]Place, error) {
+	cs, err := db.eng.ChangedSince(seq)
+	if err != nil {
+		return nil, err
 	}
 	var out []Place
 	for _, c := range cs {

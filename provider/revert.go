@@ -33,8 +33,12 @@ func (db *DB) Revert(point string, in func(Place) bool) (int, error) {
 	return n, nil
 }
 
-// revertBatch bounds a batch of Revert: records up to this many bytes.
-const revertBatch = 4 << 20
+// revertBatch and revertBatchOps bound a batch of Revert: records up to
+// this many bytes, and this many writes (deletions carry no record).
+const (
+	revertBatch    = 4 << 20
+	revertBatchOps = 1024
+)
 
 func (db *DB) revert(point string, in func(Place) bool) (int, error) {
 	if db.conf.ReadOnly {
@@ -45,7 +49,7 @@ func (db *DB) revert(point string, in func(Place) bool) (int, error) {
 		return 0, err
 	}
 	defer v.Close()
-	places, err := db.ChangedSince(point)
+	places, err := db.changedSince(v.at.seq) // the View's point: resolved once
 	if err != nil {
 		return 0, err
 	}
@@ -102,7 +106,7 @@ func (db *DB) revert(point string, in func(Place) bool) (int, error) {
 		}
 		size += len(then)
 		pending = append(pending, k)
-		if size >= revertBatch {
+		if size >= revertBatch || len(pending) >= revertBatchOps {
 			if err := flush(); err != nil {
 				return n, err
 			}

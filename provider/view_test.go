@@ -270,3 +270,27 @@ func TestRevert(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Issue 36 (provider): a View decodes with its DB's block registry; a
+// World given another gets an error, never blocks decoded with the wrong
+// ids.
+func TestViewRefusesAnotherRegistry(t *testing.T) {
+	db := openDB(t, t.TempDir(), Config{})
+	storeVersion(t, db, world.ChunkPos{}, 1)
+	if err := db.Snapshot("s"); err != nil {
+		t.Fatal(err)
+	}
+	v, err := db.At("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	v.SetBlockRegistry(world.DefaultBlockRegistry) // its DB's: fine
+	if _, err := v.LoadColumn(world.ChunkPos{}, world.Overworld); err != nil {
+		t.Fatal(err)
+	}
+	v.SetBlockRegistry(worldtest.PermutedRegistry(1, ""))
+	if _, err := v.LoadColumn(world.ChunkPos{}, world.Overworld); !errors.Is(err, ErrInvalidView) {
+		t.Fatalf("a View given another registry: %v", err)
+	}
+}
