@@ -53,6 +53,32 @@ func (db *DB) revert(point string, in func(Place) bool) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	return db.rewrite(places, in, func(k blazedb.Key) ([]byte, error) { return db.eng.GetAt(k, v.at.seq) })
+}
+
+// Clear removes the columns for which in returns true (every one, when in
+// is nil), with the same guarantees as Revert (new versions: a View of an
+// earlier point still reads them). It returns the number removed. Package
+// segment uses it for a region made after the point it reverts to.
+func (db *DB) Clear(in func(Place) bool) (int, error) {
+	if db.conf.ReadOnly {
+		return 0, fmt.Errorf("provider: clear: %w", blazedb.ErrReadOnly)
+	}
+	places, err := db.Columns()
+	if err != nil {
+		return 0, fmt.Errorf("provider: clear: %w", err)
+	}
+	n, err := db.rewrite(places, in, func(blazedb.Key) ([]byte, error) { return nil, blazedb.ErrNotFound })
+	if err != nil {
+		return n, fmt.Errorf("provider: clear: %w", err)
+	}
+	return n, nil
+}
+
+// rewrite writes each column of places for which in returns true as then
+// gives it, or removes it where then gives blazedb.ErrNotFound, skipping
+// those that hold it already.
+func (db *DB) rewrite(places []Place, in func(Place) bool, then func(blazedb.Key) ([]byte, error)) (int, error) {
 	var (
 		b       blazedb.Batch
 		size    int
@@ -86,8 +112,8 @@ func (db *DB) revert(point string, in func(Place) bool) (int, error) {
 		if err := db.checkStore(k, p.Dim); err != nil {
 			return n, fmt.Errorf("column %v (%v): %w", p.Pos, p.Dim, err)
 		}
-		then, err := db.eng.GetAt(k, v.at.seq)
-		thenOK := err == nil
+		old, err := then(k)
+		oldOK := err == nil
 		if err != nil && !errors.Is(err, blazedb.ErrNotFound) {
 			return n, fmt.Errorf("column %v (%v): %w", p.Pos, p.Dim, err)
 		}
@@ -97,14 +123,14 @@ func (db *DB) revert(point string, in func(Place) bool) (int, error) {
 			return n, fmt.Errorf("column %v (%v): %w", p.Pos, p.Dim, err)
 		}
 		switch {
-		case thenOK == nowOK && bytes.Equal(then, now):
+		case oldOK == nowOK && bytes.Equal(old, now):
 			continue // changed and changed back
-		case thenOK:
-			b.Put(k, then)
+		case oldOK:
+			b.Put(k, old)
 		default:
 			b.Delete(k)
 		}
-		size += len(then)
+		size += len(old)
 		pending = append(pending, k)
 		if size >= revertBatch || len(pending) >= revertBatchOps {
 			if err := flush(); err != nil {

@@ -111,6 +111,29 @@ func (p *Provider) ChangedSince(point string) ([]provider.Place, error) {
 	return out, nil
 }
 
+// Revert puts the columns changed since point back as they were, region
+// by region (see provider.DB.Revert): in a region made after the point,
+// its columns are removed. It returns the number of columns written or
+// removed. For a world no World has open (blaze rollback).
+func (p *Provider) Revert(point string, in func(provider.Place) bool) (int, error) {
+	if err := p.checkPoint(point); err != nil {
+		return 0, fmt.Errorf("segment: revert to %q: %w", point, err)
+	}
+	n := 0
+	err := p.eachRegion(func(_ segKey, db *provider.DB) error {
+		m, err := db.Revert(point, in)
+		if errors.Is(err, provider.ErrPoint) {
+			m, err = db.Clear(in) // the region lacks the snapshot: made after it
+		}
+		n += m
+		return err
+	})
+	if err != nil {
+		return n, fmt.Errorf("segment: revert to %q: %w", point, err)
+	}
+	return n, nil
+}
+
 // checkPoint checks that point reads in the root, whose snapshots are the
 // segmented world's.
 func (p *Provider) checkPoint(point string) error {

@@ -100,3 +100,54 @@ func TestSegmentedHistory(t *testing.T) {
 		t.Fatalf("a deleted snapshot: %v", err)
 	}
 }
+
+// Issue 36 (segmented worlds): Revert puts every region back, empties a
+// region made after the snapshot, and can be undone.
+func TestSegmentedRevert(t *testing.T) {
+	dir := t.TempDir()
+	p := openSeg(t, dir, Config{SegmentSize: 4, MaxOpen: 1})
+	synth := func(i uint64) *chunk.Column {
+		return worldtest.Synthetic(i, world.Overworld, world.DefaultBlockRegistry)
+	}
+	a, b, c := world.ChunkPos{0, 0}, world.ChunkPos{5, 0}, world.ChunkPos{9, 9}
+	p.StoreColumn(a, world.Overworld, synth(1))
+	p.StoreColumn(b, world.Overworld, synth(2))
+	if err := p.Snapshot("s"); err != nil {
+		t.Fatal(err)
+	}
+	p.StoreColumn(a, world.Overworld, synth(11))
+	p.StoreColumn(b, world.Overworld, synth(12))
+	p.StoreColumn(c, world.Overworld, synth(13)) // a region made after "s"
+	if err := p.Snapshot("after"); err != nil {
+		t.Fatal(err)
+	}
+	notB := func(pl provider.Place) bool { return pl.Pos != b }
+	n, err := p.Revert("s", notB)
+	if err != nil || n != 2 {
+		t.Fatalf("Revert: %d columns, %v", n, err)
+	}
+	load := func(pos world.ChunkPos, seed uint64) {
+		t.Helper()
+		got, err := p.LoadColumn(pos, world.Overworld)
+		if seed == 0 {
+			if !errors.Is(err, leveldb.ErrNotFound) {
+				t.Fatalf("%v should be missing: %v", pos, err)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := worldtest.Compare(synth(seed), got); err != nil {
+			t.Fatalf("%v is not version %d: %v", pos, seed, err)
+		}
+	}
+	load(a, 1)
+	load(b, 12)
+	load(c, 0)
+	if _, err := p.Revert("after", nil); err != nil {
+		t.Fatal(err)
+	}
+	load(a, 11)
+	load(c, 13)
+}

@@ -59,14 +59,12 @@
 //
 // # History
 //
-// Snapshot, Snapshots, DeleteSnapshot, At (a View) and ChangedSince work
-// across regions, as provider.DB's do on a plain world: each region's
-// engine keeps its own history (blazedb.Options.History), as the root's
-// keeps the players', and history.go says how a point spans them (a
+// Snapshot, Snapshots, DeleteSnapshot, At (a View), ChangedSince and
+// Revert work across regions, as provider.DB's do on a plain world: each
+// region's engine keeps its own history (blazedb.Options.History), as the
+// root's keeps the players', and history.go says how a point spans them (a
 // snapshot is one of the same name in every region and the root, taken
-// region after region). Not yet: an offline rollback of a segmented world
-// (provider.DB.Revert works region by region, but a region made after the
-// point would have to be emptied), so blaze rollback refuses one.
+// region after region).
 package segment
 
 import (

@@ -19,8 +19,7 @@ import (
 )
 
 // The history commands (issue 36): snapshots, changes and rollback, all
-// offline; snapshots and changes on plain and segmented worlds, rollback on
-// plain ones (package segment cannot roll back yet).
+// offline, on plain and segmented worlds.
 
 // parseMixed parses args for a command that takes n operands with its
 // flags before, between or after them (blaze rollback WORLD -to POINT).
@@ -46,37 +45,27 @@ func parseMixed(fs *flag.FlagSet, args []string, n int) ([]string, bool) {
 	return ops, true
 }
 
-// openHistory opens the Blaze world in dir for a history command, read-only
-// unless write.
+// openHistory opens the plain Blaze world in dir, read-only unless write.
 func openHistory(dir string, write bool) (*provider.DB, error) {
-	if err := oneWorld(dir); err != nil {
-		return nil, err
-	}
-	if _, err := databases(dir); err != nil {
-		return nil, err
-	}
-	db, err := provider.Config{Log: slog.New(slog.DiscardHandler), ExternalMaintenance: true, ReadOnly: !write}.Open(dir)
-	if errors.Is(err, provider.ErrSegmentedWorld) {
-		return nil, fmt.Errorf("%w: %s; blaze rollback does not roll a segmented world back yet", provider.ErrSegmentedWorld, dir)
-	}
-	return db, err
+	return provider.Config{Log: slog.New(slog.DiscardHandler), ExternalMaintenance: true, ReadOnly: !write}.Open(dir)
 }
 
-// historied is what the snapshot and changes commands use of a world,
-// plain or segmented.
+// historied is what the history commands use of a world, plain or
+// segmented.
 type historied interface {
 	Snapshot(name string) error
 	Snapshots() ([]provider.SnapshotInfo, error)
 	DeleteSnapshot(name string) error
 	ChangedSince(point string) ([]provider.Place, error)
+	Revert(point string, in func(provider.Place) bool) (int, error)
 	Close() error
 }
 
-// openHistoried opens the Blaze world in dir, plain or segmented, for the
-// snapshot and changes commands. A segmented world is opened writable
+// openHistoried opens the Blaze world in dir, plain or segmented, for a
+// history command, read-only unless write (a plain world). A segmented world is opened writable
 // (package segment has no read-only mode): closing it rewrites level.dat.
 func openHistoried(dir string, write bool) (historied, error) {
-	if _, err := databases(dir); err != nil {
+	if _, err := databases(dir); err != nil { // refuses what is no Blaze world, or two
 		return nil, err
 	}
 	if _, err := os.Stat(filepath.Join(dir, "regions")); err != nil {
@@ -262,14 +251,13 @@ func rollbackCmd(args []string) int {
 // moment, so that the rollback can be undone exactly (a time would be
 // exact only to a second).
 func runRollback(out io.Writer, dir, point string, a area) int {
-	db, err := openHistory(dir, true)
+	db, err := openHistoried(dir, true)
 	if err != nil {
 		return failed("rollback", err)
 	}
 	var undo string
-	v, err := db.At(point) // a point that does not read takes no snapshot
+	_, err = db.ChangedSince(point) // a point that does not read takes no snapshot
 	if err == nil {
-		v.Close()
 		undo, err = undoSnapshot(db)
 	}
 	var n int
@@ -289,7 +277,7 @@ func runRollback(out io.Writer, dir, point string, a area) int {
 
 // undoSnapshot takes the snapshot a rollback can be undone to, named
 // before-rollback-YYYYMMDDTHHMMSSZ (-2, -3… when taken twice in a second).
-func undoSnapshot(db *provider.DB) (string, error) {
+func undoSnapshot(db historied) (string, error) {
 	base := "before-rollback-" + time.Now().UTC().Format("20060102T150405Z")
 	for i := 1; ; i++ {
 		name := base

@@ -99,7 +99,7 @@ const usage = `usage:
       coordinates, inclusive) of one dimension or all. It first takes a
       snapshot named before-rollback-TIME, so it can be undone with
       blaze rollback WORLD -to that name. Run with the server stopped.
-      Snapshots and changes work on segmented worlds too; rollback not yet.
+      All three work on plain and segmented worlds.
 `
 
 // Exit statuses.
