@@ -38,8 +38,9 @@ import (
 //     opened (a copy of their own: a World on the View changes nothing of
 //     its DB's).
 //
-// A View over a snapshot holds it while open: DeleteSnapshot refuses it
-// with ErrSnapshotInUse, and compaction keeps what the snapshot reads. A
+// A View over a snapshot holds it while open: this DB's DeleteSnapshot
+// refuses it with ErrSnapshotInUse (the engine's own, called directly,
+// does not know of Views), and compaction keeps what the snapshot reads. A
 // View over a time reads what the engine's history holds: the point stays
 // readable for as long as it is within blazedb.Options.History of the
 // present; once the horizon passes it, loads fail with an error wrapping
