@@ -46,12 +46,12 @@ type damageWorld struct {
 	scratch string
 	// region is the one region of a segmented world whose files are swept.
 	region string
-	dir     string
-	cols    []damageCol
-	name    string // the settings stored: name, spawn and time
-	wspawn  cube.Pos
-	wtime   int64
-	spawn   cube.Pos
+	dir    string
+	cols   []damageCol
+	name   string // the settings stored: name, spawn and time
+	wspawn cube.Pos
+	wtime  int64
+	spawn  cube.Pos
 	// open opens the world in dir as a server would.
 	open func(dir string) (damageProvider, error)
 	// repair mends the world in dir as blaze repair does.
