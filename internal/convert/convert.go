@@ -4,7 +4,8 @@
 // columns into the one LevelDB world. It never changes the source (a
 // LevelDB source is read from a temporary copy, since opening a LevelDB
 // world rewrites its files), refuses a non-empty destination, a destination
-// inside the source and a source holding both kinds of world, reports the
+// inside the source, a source inside the directory it would build in and a
+// source holding both kinds of world, reports the
 // columns it could not read instead of stopping at the first (among them
 // those Dragonfly's LevelDB reader reads from damaged bytes into columns
 // that cannot be right, which Blaze refuses to store with
@@ -57,6 +58,10 @@ var (
 	// ErrDestinationInSource: the destination is the source or lies inside
 	// it, where the new world would become part of the one it copies.
 	ErrDestinationInSource = errors.New("convert: destination is inside the source")
+	// ErrSourceInBuildDir: the source is, or lies inside, the directory
+	// the conversion builds in (the destination's name and BuildSuffix),
+	// which a conversion deletes as the leftover of one cut short.
+	ErrSourceInBuildDir = errors.New("convert: source is inside the directory the conversion builds in")
 	// ErrUnreadable: reading a column or a player's spawn made the
 	// source's reader panic, as Dragonfly's LevelDB provider does on some
 	// damaged data.
@@ -170,6 +175,12 @@ func Convert(src, dst string, o Options) (*Report, error) {
 		return nil, err
 	}
 	build := dst + BuildSuffix
+	// The build directory is deleted as a leftover: never the source.
+	if in, err := fsutil.Inside(src, build); err != nil {
+		return nil, err
+	} else if in {
+		return nil, fmt.Errorf("%w: %s is inside %s, where a conversion to %s builds and which it deletes; give another destination or move the source", ErrSourceInBuildDir, src, build, dst)
+	}
 	leftover, err := removeLeftover(build, o.Log)
 	if err != nil {
 		return nil, err

@@ -311,6 +311,33 @@ func TestConvertRefusesAmbiguousInputs(t *testing.T) {
 		}
 		sameTree(t, before, hashTree(t, src), "the source of the refused conversions")
 	})
+	// Issue 35 item 9: the directory a conversion builds in, which a
+	// later conversion to the same destination deletes as its leftover,
+	// is never the source or a directory holding it: before, converting
+	// X.convert-tmp to X deleted the source world.
+	t.Run("source where the build directory goes", func(t *testing.T) {
+		parent := t.TempDir()
+		dst := filepath.Join(parent, "out")
+		for _, src := range []string{dst + convert.BuildSuffix, filepath.Join(dst+convert.BuildSuffix, "world")} {
+			if err := os.MkdirAll(filepath.Dir(src), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(worldtest.UnpackTemp(t, worldtest.Worlds(t)[0]), src); err != nil {
+				t.Fatal(err)
+			}
+			before := hashTree(t, src)
+			if _, err := convert.Convert(src, dst, convert.Options{}); !errors.Is(err, convert.ErrSourceInBuildDir) {
+				t.Errorf("source %s, which the build directory holds: %v", src, err)
+			}
+			if _, err := os.Stat(src); err != nil {
+				t.Fatalf("the source %s was deleted: %v", src, err)
+			}
+			sameTree(t, before, hashTree(t, src), "the source of the refused conversion")
+			if err := os.RemoveAll(dst + convert.BuildSuffix); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 	t.Run("source holding both kinds", func(t *testing.T) {
 		src := worldtest.UnpackTemp(t, worldtest.Worlds(t)[0])
 		if err := os.Mkdir(filepath.Join(src, "blaze"), 0o755); err != nil {
