@@ -72,6 +72,10 @@ type Config struct {
 	// when loaded. Default false: blaze check names what was lost, and
 	// blaze repair gives it up by name.
 	AcceptDurableLoss bool
+	// dictLost, set only by Repair after the engine gave up durable bytes,
+	// has the open look in dictionary.dat for every entry the engine
+	// lacks, as an open that sees the loss itself does.
+	dictLost bool
 	// FS is the filesystem. Default the operating system's.
 	FS vfs.FS
 }

@@ -217,7 +217,7 @@ func (db *DB) loadDictionary(names []string) error {
 	// crash may take, so one the engine lacks was lost to damage that
 	// looked like a crash's unsynced writes.
 	rec := db.eng.Recovery()
-	restored, err := db.dict.load(db.eng, readCopy, len(rec.Corrupt) > 0 || rec.TornBytes > 0 || rec.LostBytes > 0)
+	restored, err := db.dict.load(db.eng, readCopy, len(rec.Corrupt) > 0 || rec.TornBytes > 0 || rec.LostBytes > 0 || db.conf.dictLost)
 	if err != nil {
 		return err
 	}

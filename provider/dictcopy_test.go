@@ -806,3 +806,59 @@ func TestDictionaryCopyCurrentBesideCarriedDamage(t *testing.T) {
 		t.Fatalf("Sync: %v, want only the damage report", err)
 	}
 }
+
+// Issue 35 items 1 and 4: a compacted log puts the named records
+// (dictionary entries among them) after the columns, so a log cut short
+// loses entries whose columns survive. Repair accepts the durable loss,
+// and must take the entries it cost from dictionary.dat, as an open that
+// sees the loss does: before, it left them out of the engine, the next
+// open (which no longer saw a loss) did not look for them, and its Close
+// wrote dictionary.dat again without them.
+func TestRepairRestoresDictionaryLostWithDurableBytes(t *testing.T) {
+	dir := t.TempDir()
+	cols := dictWorld(t, dir, 3)
+	eng, err := blazedb.Open(filepath.Join(dir, engineDir), blazedb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(eng.Compact(), eng.Close()); err != nil {
+		t.Fatal(err)
+	}
+	copyBefore, err := os.ReadFile(filepath.Join(dir, dictCopyName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, engineDir, "chunks.dat")
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(b, []byte(dictPrefix))
+	if at < 0 {
+		t.Fatal("no dictionary record in the log")
+	}
+	if err := os.Truncate(log, int64(at-28)); err != nil { // the record's header before its key
+		t.Fatal(err)
+	}
+	if _, err := (Config{Log: quiet}).Open(dir); !errors.Is(err, blazedb.ErrDurableLoss) {
+		t.Fatalf("open of the cut log: %v, want ErrDurableLoss", err)
+	}
+	rep, err := (Config{Log: quiet}).Repair(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Dictionary) == 0 || len(rep.Lost) == 0 {
+		t.Fatalf("repair: restored entries %v, lost keys %v", rep.Dictionary, rep.Lost)
+	}
+	db := openDB(t, dir, Config{})
+	loadAll(t, db, cols, 0)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := engineDictionary(t, dir); len(got) == 0 {
+		t.Fatal("the engine holds no dictionary entry after repair")
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, dictCopyName)); err != nil || len(b) < len(copyBefore) {
+		t.Fatalf("dictionary.dat shrank from %d to %d bytes (%v)", len(copyBefore), len(b), err)
+	}
+}

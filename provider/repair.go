@@ -43,7 +43,7 @@ func (conf Config) Repair(dir string) (*RepairReport, error) {
 		}
 	}
 	if conf.Exists(dir) {
-		if header, err = conf.repairDictionary(dir, rep); err != nil {
+		if header, err = conf.repairDictionary(dir, rep, false); err != nil {
 			return rep, fmt.Errorf("provider: repair %s: %w", dir, err)
 		}
 	}
@@ -68,6 +68,15 @@ func (conf Config) Repair(dir string) (*RepairReport, error) {
 	if rep.Header == "" {
 		rep.Header = header
 	}
+	if rep.LostBytes > 0 && conf.Exists(dir) {
+		// The dictionary was not restored above: the open refused the
+		// loss (ErrDurableLoss), which the engine's repair accepted. The
+		// entries it cost are looked for in dictionary.dat now, while the
+		// copy still holds them; the next open sees no loss, and would not.
+		if _, err := conf.repairDictionary(dir, rep, true); err != nil {
+			return rep, fmt.Errorf("provider: repair %s: %w", dir, err)
+		}
+	}
 	if len(rep.Skipped) > 0 || len(rep.Keys) > 0 || len(rep.Lost) > 0 {
 		// Columns went back to older versions or were deleted: the
 		// world's columns are no longer those its edition names.
@@ -82,10 +91,12 @@ func (conf Config) Repair(dir string) (*RepairReport, error) {
 // opening it does, from dictionary.dat. An entry that neither the log nor
 // the copy holds intact is never deleted, as columns may use it: its
 // record is replaced with lostEntry, which keeps its id from being given
-// to another state, and the world opens again.
-func (conf Config) repairDictionary(dir string, rep *RepairReport) (header string, err error) {
+// to another state, and the world opens again. afterLoss: the engine's
+// repair gave up durable bytes, so every entry the engine lacks is looked
+// for in the copy.
+func (conf Config) repairDictionary(dir string, rep *RepairReport, afterLoss bool) (header string, err error) {
 	c := Config{Log: conf.Log, FS: conf.FS, Durability: conf.Durability, NoLevelDat: true, SegmentRoot: conf.SegmentRoot,
-		ExternalMaintenance: true, ColumnCacheBytes: -1, CacheBytes: -1}.withDefaults()
+		ExternalMaintenance: true, ColumnCacheBytes: -1, CacheBytes: -1, dictLost: afterLoss}.withDefaults()
 	for try := 0; ; try++ {
 		db, err := c.open(dir)
 		var lost *entriesLostError
@@ -102,7 +113,7 @@ func (conf Config) repairDictionary(dir string, rep *RepairReport) (header strin
 		if err != nil {
 			return "", err
 		}
-		rep.Dictionary = db.DictionaryRestored()
+		rep.Dictionary = append(rep.Dictionary, db.DictionaryRestored()...)
 		header = db.eng.Recovery().HeaderDamage
 		// Damage compaction carries is the engine's repair's to mend.
 		if err := db.Close(); err != nil && !blazedb.IsDamageReport(err) {
