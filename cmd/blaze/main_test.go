@@ -273,44 +273,13 @@ func TestConvertExitStatus(t *testing.T) {
 func TestCheckAfterOpenSkippedDamage(t *testing.T) {
 	dir := t.TempDir()
 	quiet := slog.New(slog.DiscardHandler)
-	db, err := provider.Config{Log: quiet}.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	br := world.DefaultBlockRegistry
-	for i := range 4 {
-		if err := db.StoreColumn(world.ChunkPos{int32(i), 0}, world.Overworld, worldtest.Synthetic(uint64(i), world.Overworld, br)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	log := filepath.Join(dir, "blaze", "chunks.dat")
-	size := func() int64 {
-		db.Engine().Sync()
-		st, _ := os.Stat(log)
-		return st.Size()
-	}
-	before := size()
 	// The states of column 0 again: the store appends its record alone.
-	if err := db.StoreColumn(world.ChunkPos{9, 0}, world.Overworld, worldtest.Synthetic(0, world.Overworld, br)); err != nil {
-		t.Fatal(err)
-	}
-	after := size()
-	for i := range 4 {
-		if err := db.StoreColumn(world.ChunkPos{int32(i), 1}, world.Overworld, worldtest.Synthetic(uint64(i), world.Overworld, br)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(log)
-	b[(before+after)/2] ^= 0x55
-	os.WriteFile(log, b, 0o644)
+	damagedColumnWorld(t, dir, world.ChunkPos{9, 0}, worldtest.Synthetic(0, world.Overworld, world.DefaultBlockRegistry), 1)
 	os.Remove(filepath.Join(dir, "blaze", "index.dat"))
 
 	// A server opens the world: the damage is skipped and column (9, 0)
 	// is gone; its close covers the log with index.dat again.
-	db, err = provider.Config{Log: quiet}.Open(dir)
+	db, err := provider.Config{Log: quiet}.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,46 +313,14 @@ func TestCheckAfterOpenSkippedDamage(t *testing.T) {
 func TestCompactAroundDamagedColumn(t *testing.T) {
 	dir := t.TempDir()
 	quiet := slog.New(slog.DiscardHandler)
-	db, err := provider.Config{Log: quiet}.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	br := world.DefaultBlockRegistry
-	for i := range 4 {
-		if err := db.StoreColumn(world.ChunkPos{int32(i), 0}, world.Overworld, worldtest.Synthetic(uint64(i), world.Overworld, br)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	log := filepath.Join(dir, "blaze", "chunks.dat")
-	size := func() int64 {
-		db.Engine().Sync()
-		st, _ := os.Stat(log)
-		return st.Size()
-	}
-	before := size()
 	changed := worldtest.Synthetic(0, world.Overworld, br)
 	changed.Chunk.SetBlock(3, 100, 3, 0, worldtest.States(br)["minecraft:stone"])
-	if err := db.StoreColumn(world.ChunkPos{0, 0}, world.Overworld, changed); err != nil {
-		t.Fatal(err)
-	}
-	after := size()
-	for i := range 4 { // garbage
-		if err := db.StoreColumn(world.ChunkPos{int32(i), 1}, world.Overworld, worldtest.Synthetic(uint64(i), world.Overworld, br)); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.StoreColumn(world.ChunkPos{int32(i), 1}, world.Overworld, worldtest.Synthetic(uint64(i+1), world.Overworld, br)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := db.Close(); err != nil { // index.dat covers the record: no open scans it
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(log)
-	b[(before+after)/2] ^= 0x55
-	os.WriteFile(log, b, 0o644)
+	// index.dat covers the damaged record: no open scans it.
+	damagedColumnWorld(t, dir, world.ChunkPos{0, 0}, changed, 2)
 
 	// A server: new block states, a compaction, a close.
-	db, err = provider.Config{Log: quiet}.Open(dir)
+	db, err := provider.Config{Log: quiet}.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -524,5 +461,52 @@ func TestRepairSegmentedWorld(t *testing.T) {
 	out.Reset()
 	if code := runCheck(&out, nil, dir); code != exitOK || !strings.Contains(out.String(), "8 columns") {
 		t.Fatalf("check after repair: status %d: %s", code, out.String())
+	}
+}
+
+// damagedColumnWorld makes a world in dir of four columns, then stores col
+// at pos, which appends its record alone, then versions versions of four
+// more columns, closes the world (index.dat covers every record) and
+// flips a byte in the middle of pos's record.
+func damagedColumnWorld(t *testing.T, dir string, pos world.ChunkPos, col *chunk.Column, versions int) {
+	t.Helper()
+	db, err := provider.Config{Log: slog.New(slog.DiscardHandler)}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := world.DefaultBlockRegistry
+	for i := range 4 {
+		if err := db.StoreColumn(world.ChunkPos{int32(i), 0}, world.Overworld, worldtest.Synthetic(uint64(i), world.Overworld, br)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := filepath.Join(dir, "blaze", "chunks.dat")
+	size := func() int64 {
+		db.Engine().Sync()
+		st, _ := os.Stat(log)
+		return st.Size()
+	}
+	before := size()
+	if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	after := size()
+	for i := range 4 {
+		for v := range versions {
+			if err := db.StoreColumn(world.ChunkPos{int32(i), 1}, world.Overworld, worldtest.Synthetic(uint64(i+v), world.Overworld, br)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[(before+after)/2] ^= 0x55
+	if err := os.WriteFile(log, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
