@@ -165,16 +165,7 @@ func (j *Job) restoreSub(ls, ss *chunk.SubChunk, pos world.ChunkPos, baseY int, 
 						continue
 					}
 					n++
-					if !st.light && (br.LightBlock(a) != br.LightBlock(b) || br.FilteringBlock(a) != br.FilteringBlock(b)) {
-						st.light = true
-					}
-					if !st.overflow {
-						if len(st.updates) == maxBlockUpdates {
-							st.overflow = true
-						} else {
-							st.updates = append(st.updates, layerPos{cube.Pos{int(pos[0])<<4 | int(x), baseY + int(y), int(pos[1])<<4 | int(z)}, l})
-						}
-					}
+					st.changedBlock(cube.Pos{int(pos[0])<<4 | int(x), baseY + int(y), int(pos[1])<<4 | int(z)}, l, a, b, br)
 				}
 			}
 		}

@@ -58,7 +58,10 @@ func (j *Job) blockEntities(pos world.ChunkPos, live *world.Column, src *chunk.C
 }
 
 // note records a changed block entity for the viewers.
-func (st *columnState) note(p cube.Pos) {
+func (st *columnState) note(p cube.Pos) { st.noteLayer(p, 0) }
+
+// noteLayer records a changed block of layer l at p for the viewers.
+func (st *columnState) noteLayer(p cube.Pos, l uint8) {
 	if st.overflow {
 		return
 	}
@@ -66,7 +69,16 @@ func (st *columnState) note(p cube.Pos) {
 		st.overflow = true
 		return
 	}
-	st.updates = append(st.updates, layerPos{pos: p})
+	st.updates = append(st.updates, layerPos{p, l})
+}
+
+// changedBlock records that the block of layer l at p went from a to b:
+// whether light must be computed again, and the update for the viewers.
+func (st *columnState) changedBlock(p cube.Pos, l uint8, a, b uint32, br world.BlockRegistry) {
+	if !st.light && (br.LightBlock(a) != br.LightBlock(b) || br.FilteringBlock(a) != br.FilteringBlock(b)) {
+		st.light = true
+	}
+	st.noteLayer(p, l)
 }
 
 // sameNBT compares a block's NBT, freshly encoded, with NBT as a provider

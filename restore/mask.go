@@ -52,16 +52,7 @@ func (j *Job) restoreMasked(ls, ss *chunk.SubChunk, pos world.ChunkPos, baseY in
 					}
 					ls.SetBlock(x, y, z, l, b)
 					n++
-					if !st.light && (br.LightBlock(a) != br.LightBlock(b) || br.FilteringBlock(a) != br.FilteringBlock(b)) {
-						st.light = true
-					}
-					if !st.overflow {
-						if len(st.updates) == maxBlockUpdates {
-							st.overflow = true
-						} else {
-							st.updates = append(st.updates, layerPos{p, l})
-						}
-					}
+					st.changedBlock(p, l, a, b, br)
 				}
 			}
 		}
