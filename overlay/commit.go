@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/internal/fsutil"
 )
 
 // The commit point of a reset, and when it becomes durable.
@@ -107,17 +108,8 @@ func (p *Provider) syncGeneration(n int) error {
 
 // syncCurrent fsyncs CURRENT and its directory.
 func (p *Provider) syncCurrent() error {
-	name := filepath.Join(p.dir, currentName)
-	f, err := p.conf.FS.OpenReadWrite(name)
-	if err != nil {
+	if err := fsutil.SyncFile(p.conf.FS, filepath.Join(p.dir, currentName)); err != nil {
 		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("sync %s: %w", name, err)
 	}
 	if err := p.conf.FS.SyncDir(p.dir); err != nil {
 		return fmt.Errorf("sync directory %s: %w", p.dir, err)

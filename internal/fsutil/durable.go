@@ -80,17 +80,7 @@ func SyncTree(dir string) error {
 		case d.IsDir():
 			dirs = append(dirs, p)
 		case d.Type().IsRegular():
-			f, err := vfs.Default.OpenReadWrite(p) // Windows flushes only a file open for writing
-			if err != nil {
-				return err
-			}
-			err = f.Sync()
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return fmt.Errorf("sync %s: %w", p, err)
-			}
+			return SyncFile(vfs.Default, p)
 		}
 		return nil
 	})
@@ -98,6 +88,24 @@ func SyncTree(dir string) error {
 		return err
 	}
 	return syncDirs(dirs)
+}
+
+// SyncFile fsyncs the file name through fs, opened for writing: Windows
+// flushes only a file open for writing. Like every open for writing
+// through vfs, it refuses a symbolic link (vfs.ErrSymlink).
+func SyncFile(fs vfs.FS, name string) error {
+	f, err := fs.OpenReadWrite(name)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", name, err)
+	}
+	return nil
 }
 
 // syncDirs fsyncs dirs, listed parents first, in the reverse order: each
