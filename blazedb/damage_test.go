@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -235,9 +234,8 @@ func TestIsDamageReport(t *testing.T) {
 // value, and a repair then leaves what it leaves without the crash (the
 // older versions compaction kept are there to go back to).
 func TestCarryingCompactionCrashSafe(t *testing.T) {
-	base := damagedDB(t)
 	opts := Options{Logger: quiet, DisableAutoCompaction: true, History: -1}
-	run := func(fs vfs.FS) error {
+	crashEverywhere(t, damagedDB(t), 3, opts, func(fs vfs.FS) error {
 		o := opts
 		o.FS = fs
 		db, err := Open("/db", o)
@@ -246,39 +244,7 @@ func TestCarryingCompactionCrashSafe(t *testing.T) {
 		}
 		err = db.Compact()
 		return errors.Join(err, db.Close())
-	}
-	whole := base.CrashClone(nil, 0)
-	start := whole.Ops()
-	if err := run(whole); !IsDamageReport(err) {
-		t.Fatalf("a compaction over damage: %v", err)
-	}
-	total := whole.Ops() - start
-	t.Logf("%d operations", total)
-	rng := rand.New(rand.NewPCG(3, 4))
-	for k := 1; k <= total; k++ {
-		fs := base.CrashClone(nil, 0)
-		fs.CrashAfter(k)
-		if err := run(fs); err == nil || IsDamageReport(err) {
-			t.Fatalf("crash at operation %d of %d: no failure: %v", k, total, err)
-		}
-		for _, keep := range []float64{0, 0.5} {
-			after := fs.CrashClone(rng, keep)
-			db, err := Open("/db", Options{FS: after, Logger: quiet, DisableAutoCompaction: true, History: -1})
-			if err != nil {
-				t.Fatalf("crash at operation %d, keep %v: open: %v", k, keep, err)
-			}
-			if got, err := db.Get(repD); err != nil || !bytes.Equal(got, repairedValues[repD]) {
-				t.Fatalf("crash at operation %d, keep %v: the intact key: %v", k, keep, err)
-			}
-			db.Close()
-			if _, err := Repair("/db", Options{FS: after, Logger: quiet, History: -1}); err != nil {
-				t.Fatalf("crash at operation %d, keep %v: repair: %v", k, keep, err)
-			}
-			db = open(t, after, "/db", Options{}) // the cleanup runs Check
-			checkRepaired(t, db)
-			db.Close()
-		}
-	}
+	}, IsDamageReport)
 }
 
 // A compaction that meets damage for the first time after it has written

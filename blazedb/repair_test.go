@@ -161,25 +161,39 @@ func TestRepair(t *testing.T) {
 // A crash at any point of a repair leaves a database that opens, still
 // holds every intact value, and that a second repair finishes mending.
 func TestRepairCrashSafe(t *testing.T) {
-	base := damagedDB(t)
-	// How many filesystem operations a whole repair makes.
+	crashEverywhere(t, damagedDB(t), 8, Options{}, func(fs vfs.FS) error {
+		_, err := Repair("/db", Options{FS: fs, Logger: quiet})
+		return err
+	}, func(err error) bool { return err == nil })
+}
+
+// crashEverywhere runs run on a copy of the database damagedDB made in
+// base, to count the filesystem operations it makes, then once with a
+// crash after each of them; finished tells the error of a run that went
+// to its end. After each crash, keeping none and half of the writes not
+// synced, the database must open (with opts) holding the intact key, and
+// a repair must mend it as one without the crash does.
+func crashEverywhere(t *testing.T, base *vfs.MemFS, seed uint64, opts Options, run func(vfs.FS) error, finished func(error) bool) {
+	t.Helper()
 	whole := base.CrashClone(nil, 0) // everything is synced: an exact copy
 	start := whole.Ops()
-	if _, err := Repair("/db", Options{FS: whole, Logger: quiet}); err != nil {
-		t.Fatal(err)
+	if err := run(whole); !finished(err) {
+		t.Fatalf("without a crash: %v", err)
 	}
 	total := whole.Ops() - start
 	t.Logf("%d operations", total)
-	rng := rand.New(rand.NewPCG(8, 9))
+	rng := rand.New(rand.NewPCG(seed, seed+1))
 	for k := 1; k <= total; k++ {
 		fs := base.CrashClone(nil, 0)
 		fs.CrashAfter(k)
-		if _, err := Repair("/db", Options{FS: fs, Logger: quiet}); err == nil {
-			t.Fatalf("crash at operation %d of %d: the repair succeeded", k, total)
+		if err := run(fs); finished(err) {
+			t.Fatalf("crash at operation %d of %d: no failure: %v", k, total, err)
 		}
 		for _, keep := range []float64{0, 0.5} {
 			after := fs.CrashClone(rng, keep)
-			db, err := Open("/db", Options{FS: after, Logger: quiet})
+			o := opts
+			o.FS, o.Logger = after, quiet
+			db, err := Open("/db", o)
 			if err != nil {
 				t.Fatalf("crash at operation %d, keep %v: open: %v", k, keep, err)
 			}
@@ -188,7 +202,7 @@ func TestRepairCrashSafe(t *testing.T) {
 			}
 			db.Close()
 			if _, err := Repair("/db", Options{FS: after, Logger: quiet}); err != nil {
-				t.Fatalf("crash at operation %d, keep %v: second repair: %v", k, keep, err)
+				t.Fatalf("crash at operation %d, keep %v: repair: %v", k, keep, err)
 			}
 			db = open(t, after, "/db", Options{}) // the cleanup runs Check
 			checkRepaired(t, db)
