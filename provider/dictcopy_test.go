@@ -862,3 +862,37 @@ func TestRepairRestoresDictionaryLostWithDurableBytes(t *testing.T) {
 		t.Fatalf("dictionary.dat shrank from %d to %d bytes (%v)", len(copyBefore), len(b), err)
 	}
 }
+
+// Issue 35 item 4: dictionary.dat, written while the world is open, and
+// a compaction after it: Close wrote the copy again only when entries had
+// changed, so it kept the earlier generation, and blaze check on the
+// cleanly closed world said dictionary.dat was not current (the writer
+// racing a server's compaction made TestCompactAroundDamagedColumn fail
+// now and then). Close writes it beside the generation it closes at.
+func TestDictionaryCopyCurrentAfterCompaction(t *testing.T) {
+	dir := t.TempDir()
+	dictWorld(t, dir, 1)
+	db := openDB(t, dir, Config{ExternalMaintenance: true})
+	col := worldtest.Synthetic(0, world.Overworld, world.DefaultBlockRegistry)
+	col.Chunk.SetBlock(0, 0, 0, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
+	if err := db.StoreColumn(world.ChunkPos{5, 5}, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Maintain(); err != nil { // writes dictionary.dat
+		t.Fatal(err)
+	}
+	if !db.DictionaryCopyCurrent() {
+		t.Fatal("dictionary.dat not written by Maintain")
+	}
+	if err := db.Engine().Compact(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ro := openDB(t, dir, Config{ReadOnly: true})
+	defer ro.Close()
+	if !ro.DictionaryCopyCurrent() {
+		t.Fatal("dictionary.dat is not current after a clean close")
+	}
+}

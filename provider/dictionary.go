@@ -82,6 +82,9 @@ type dictionary struct {
 	// exactly the persisted ones; else copyStale, or copyUnread when the
 	// file has not been read.
 	copied int
+	// copiedGen is the lineage the copy on disk was written with (or
+	// read with, matching) when copied counts its entries; 0 when unknown.
+	copiedGen uint64
 }
 
 // Values of dictionary.copied.
@@ -292,7 +295,8 @@ func (d *dictionary) persistedEntries() map[int32][]byte {
 }
 
 // needsCopy reports whether dictionary.dat in dir must be written again:
-// there are persisted entries, and it lacks some or holds others. When it
+// there are persisted entries, and it lacks some or holds others, or was
+// written beside another generation of the log than gen. When it
 // was not read yet, it is read now (outside the lock), once, and compared
 // byte for byte with what writeCopy would write beside an engine at
 // generation gen.
@@ -316,11 +320,13 @@ func (d *dictionary) needsCopy(fs vfs.FS, dir string, gen uint64) bool {
 	if want != nil && d.copied == copyUnread {
 		d.copied = copyStale
 		if bytes.Equal(have, want) {
-			d.copied = wantN
+			d.copied, d.copiedGen = wantN, gen
 		}
 	}
 	n := d.persisted()
-	return n > 0 && n != d.copied
+	// A copy written beside an earlier generation is this world's still
+	// (sameLineage), but one written now takes the current one.
+	return n > 0 && (n != d.copied || d.copiedGen != gen)
 }
 
 // persisted counts the entries on disk. d.mu must be held.
@@ -350,7 +356,7 @@ func (d *dictionary) writeCopyOf(fs vfs.FS, dir string, gen uint64, entries map[
 		return fmt.Errorf("write %s: %w", dictCopyName, err)
 	}
 	d.mu.Lock()
-	d.copied = len(entries)
+	d.copied, d.copiedGen = len(entries), gen
 	d.mu.Unlock()
 	return nil
 }
