@@ -562,16 +562,7 @@ func TestDictionaryCopyCurrentWhileOpen(t *testing.T) {
 			dir := t.TempDir()
 			dictWorld(t, dir, 1)
 			db := openDB(t, dir, Config{ExternalMaintenance: external})
-			col := worldtest.Synthetic(0, world.Overworld, world.DefaultBlockRegistry)
-			obsidian := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
-			col.Chunk.SetBlock(0, 0, 0, 0, obsidian)
-			if err := db.StoreColumn(world.ChunkPos{5, 5}, world.Overworld, col); err != nil {
-				t.Fatal(err)
-			}
-			want := map[int32][]byte{}
-			db.dict.mu.Lock()
-			maps.Copy(want, db.dict.persistedEntries())
-			db.dict.mu.Unlock()
+			col, want := storeNewState(t, db)
 			var newID int32 = -1
 			for id := range want {
 				newID = max(newID, id)
@@ -782,15 +773,7 @@ func TestDictionaryCopyCurrentBesideCarriedDamage(t *testing.T) {
 	if err := db.Engine().Compact(); !blazedb.IsDamageReport(err) {
 		t.Fatalf("Compact over a damaged live record: %v, want a damage report", err)
 	}
-	col := worldtest.Synthetic(0, world.Overworld, world.DefaultBlockRegistry)
-	col.Chunk.SetBlock(0, 0, 0, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
-	if err := db.StoreColumn(world.ChunkPos{5, 5}, world.Overworld, col); err != nil {
-		t.Fatal(err)
-	}
-	want := map[int32][]byte{}
-	db.dict.mu.Lock()
-	maps.Copy(want, db.dict.persistedEntries())
-	db.dict.mu.Unlock()
+	_, want := storeNewState(t, db)
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		b, err := os.ReadFile(filepath.Join(dir, dictCopyName))
 		if err == nil {
@@ -873,11 +856,7 @@ func TestDictionaryCopyCurrentAfterCompaction(t *testing.T) {
 	dir := t.TempDir()
 	dictWorld(t, dir, 1)
 	db := openDB(t, dir, Config{ExternalMaintenance: true})
-	col := worldtest.Synthetic(0, world.Overworld, world.DefaultBlockRegistry)
-	col.Chunk.SetBlock(0, 0, 0, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
-	if err := db.StoreColumn(world.ChunkPos{5, 5}, world.Overworld, col); err != nil {
-		t.Fatal(err)
-	}
+	storeNewState(t, db)
 	if err := db.Maintain(); err != nil { // writes dictionary.dat
 		t.Fatal(err)
 	}
@@ -895,4 +874,21 @@ func TestDictionaryCopyCurrentAfterCompaction(t *testing.T) {
 	if !ro.DictionaryCopyCurrent() {
 		t.Fatal("dictionary.dat is not current after a clean close")
 	}
+}
+
+// storeNewState stores at (5, 5) a column holding a block state that
+// dictWorld's columns do not, so that the store adds a dictionary entry,
+// and returns the column and every persisted entry after the store.
+func storeNewState(t *testing.T, db *DB) (*chunk.Column, map[int32][]byte) {
+	t.Helper()
+	col := worldtest.Synthetic(0, world.Overworld, world.DefaultBlockRegistry)
+	col.Chunk.SetBlock(0, 0, 0, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
+	if err := db.StoreColumn(world.ChunkPos{5, 5}, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	want := map[int32][]byte{}
+	db.dict.mu.Lock()
+	maps.Copy(want, db.dict.persistedEntries())
+	db.dict.mu.Unlock()
+	return col, want
 }
