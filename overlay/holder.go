@@ -39,9 +39,11 @@ var holders struct {
 }
 
 // holderKeyFor returns the key of dir on fs; ok is false for an FS that
-// cannot be compared (a map key), whose overlays are never taken over.
+// cannot be compared (a map key), whose overlays are never taken over. The
+// value is asked, not its type: a comparable wrapper holding an FS that is
+// not comparable would make the map's hash panic.
 func holderKeyFor(fs vfs.FS, dir string) (k holderKey, ok bool) {
-	if !reflect.TypeOf(fs).Comparable() {
+	if !reflect.ValueOf(fs).Comparable() {
 		return holderKey{}, false
 	}
 	abs, err := filepath.Abs(dir)

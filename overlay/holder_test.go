@@ -89,3 +89,28 @@ func TestOpenWhileOpenSaysThisProcess(t *testing.T) {
 		t.Fatalf("open of an open database: %v, want ErrLocked naming this process", err)
 	}
 }
+
+// hookFS is an FS whose value cannot be a map key (it holds a func), and
+// wrappedFS one whose type can but whose value, holding a hookFS, cannot.
+type hookFS struct {
+	vfs.FS
+	hook func()
+}
+
+type wrappedFS struct{ vfs.FS }
+
+// Issue 35 item 17: an overlay on an FS whose type is comparable but whose
+// value is not (a wrapper around one holding a func) opens and shuts down
+// like any other. Before, recording it as its directory's holder hashed
+// the FS and panicked.
+func TestHolderOfUnhashableFS(t *testing.T) {
+	tp := openTemplate(t, template(t, 2))
+	fs := wrappedFS{hookFS{FS: vfs.NewMem(), hook: func() {}}}
+	o, err := Config{Log: quiet, FS: fs}.Open(tp, "/arena")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+}
