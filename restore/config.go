@@ -9,7 +9,8 @@ import (
 )
 
 // Config holds the optional parameters of a restore. The zero Config gives
-// the defaults documented on each field; Start takes it by value.
+// the defaults documented on each field; Start takes it by value. A plain
+// value: safe to copy and to share between goroutines that only read it.
 type Config struct {
 	// TickBudget is the longest time the job takes from one tick of the
 	// World. A slice stops at the first check of the clock past it, so it
@@ -29,7 +30,8 @@ type Config struct {
 }
 
 // Area is the rectangle of chunk columns to restore, Min and Max included,
-// in one dimension.
+// in one dimension. A plain value, safe to copy and to use from any
+// goroutine.
 type Area struct {
 	Dim      world.Dimension
 	Min, Max world.ChunkPos

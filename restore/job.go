@@ -15,7 +15,9 @@ import (
 )
 
 // Stats is a job's progress. The counts grow as the job goes; Ticks and
-// the times cover the slices run so far.
+// the times cover the slices run so far. Job.Stats returns a copy that
+// nothing else refers to (its slices included), safe to use from any
+// goroutine.
 type Stats struct {
 	// Columns is the number of columns in the area.
 	Columns int
