@@ -4,16 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/blazeworld/blaze/provider"
+	"github.com/df-mc/dragonfly/server/world"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/blazeworld/blaze/blazedb"
-	"github.com/blazeworld/blaze/internal/worldtest"
-	"github.com/blazeworld/blaze/provider"
-	"github.com/df-mc/dragonfly/server/world"
 )
 
 // Issue 35 item 1: a cleanly closed world whose chunks.dat lost its second
@@ -208,5 +207,53 @@ func TestCheckAndRepairNameGoneLog(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// Issue 35 items 1 and 4: a compacted log keeps the named records after
+// the columns, so a log cut short loses block dictionary entries; check
+// and repair name each as the block dictionary entry it is, not as a
+// record by its key, and repair takes them back from dictionary.dat.
+func TestCheckAndRepairNameLostDictionaryEntries(t *testing.T) {
+	dir := t.TempDir()
+	conf := provider.Config{Log: slog.New(slog.DiscardHandler)}
+	db, err := conf.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		col := worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry)
+		if err := db.StoreColumn(world.ChunkPos{int32(i), 7}, world.Overworld, col); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Engine().Compact(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "blaze", "chunks.dat")
+	b, _ := os.ReadFile(log)
+	at := bytes.Index(b, []byte("dict/"))
+	if at < 28 {
+		t.Fatal("no dictionary entry in the log")
+	}
+	if err := os.WriteFile(log, b[:at-28], 0o644); err != nil { // from the first entry's record on
+		t.Fatal(err)
+	}
+
+	var out bytes.Buffer
+	code := runCheck(&out, nil, dir)
+	if text := out.String(); code != exitDamaged || !strings.Contains(text, "lost: block dictionary entry") || strings.Contains(text, `"dict/`) {
+		t.Fatalf("check: status %d:\n%s", code, text)
+	}
+	out.Reset()
+	if code := runRepair(&out, dir); code != exitOK || !strings.Contains(out.String(), "given up: block dictionary entry") || strings.Contains(out.String(), `"dict/`) {
+		t.Fatalf("repair: status %d:\n%s", code, out.String())
+	}
+	out.Reset()
+	if code := runCheck(&out, nil, dir); code != exitOK {
+		t.Fatalf("check after repair: status %d:\n%s", code, out.String())
 	}
 }

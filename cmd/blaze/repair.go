@@ -88,7 +88,7 @@ func runRepair(out io.Writer, dir string) int {
 func lostName(k blazedb.LostKey, repaired bool) string {
 	what := "column " + k.Key.String()
 	if k.Named {
-		what = fmt.Sprintf("record %q", k.Name)
+		what = provider.DescribeRecord(k.Name)
 	}
 	switch {
 	case k.Revived && repaired:
