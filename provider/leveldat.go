@@ -217,7 +217,9 @@ func readSettings(fs vfs.FS, dir string, exists bool) (settingsRead, error) {
 		case lerr != nil:
 			r.rec.LevelDat = fmt.Errorf("%w: level.dat differs from its checksummed copy %s: %v", blazedb.ErrCorrupt, levelCopyName, lerr)
 		default:
-			r.rec.LevelDat = fmt.Errorf("%w: level.dat differs from its checksummed copy %s (damaged, or edited by another tool while the world was closed)", blazedb.ErrCorrupt, levelCopyName)
+			// The copy is written first: an intact level.dat older than it
+			// is what a crash between the two writes leaves.
+			r.rec.LevelDat = fmt.Errorf("%w: level.dat differs from its checksummed copy %s (a crash while the settings were saved, which writes the copy first; damage; or an edit by another tool while the world was closed)", blazedb.ErrCorrupt, levelCopyName)
 		}
 		return r, nil
 	case lerr == nil:

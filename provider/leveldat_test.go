@@ -298,3 +298,28 @@ func FuzzParseLevelCopy(f *testing.F) {
 		}
 	})
 }
+
+// Issue 35 items 3 and 14: the copy is written before level.dat, so a
+// crash between the two leaves an intact level.dat older than its copy.
+// The copy's settings win, and the report names that cause with the
+// others; before, it named only damage and an edit by another tool.
+func TestLevelDatOlderThanCopyNamesCrash(t *testing.T) {
+	dir := t.TempDir()
+	old := settingsWorld(t, dir)
+	db := openDB(t, dir, Config{})
+	s := db.Settings()
+	s.Name = "Example 3"
+	db.SaveSettings(s)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, levelDatName), old, 0o644); err != nil { // as a crash left it
+		t.Fatal(err)
+	}
+	db = openDB(t, dir, Config{ReadOnly: true})
+	defer db.Close()
+	rec := db.SettingsRecovery()
+	if db.Settings().Name != "Example 3" || !rec.FromCopy || rec.LevelDat == nil || !strings.Contains(rec.LevelDat.Error(), "crash") {
+		t.Fatalf("settings %q, recovery %+v", db.Settings().Name, rec)
+	}
+}
