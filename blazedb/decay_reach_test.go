@@ -1,8 +1,11 @@
 package blazedb
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
@@ -88,5 +91,48 @@ func TestDecayReachAfterSync(t *testing.T) {
 				t.Fatalf("decay of one synced record reverted up to %d other keys (%d in all) and revived a deleted key %d times", r.worst, r.total, r.revived)
 			}
 		})
+	}
+}
+
+// Issue 35 item 5: the sync mark appended after an fsync is bookkeeping
+// for recovery; the writes that fsync made durable are done. A mark that
+// cannot be written (a full disk) failed the Put whose record was already
+// durable and readable; now the Put succeeds and the next call that can
+// report a background error (Sync) returns the mark's failure.
+func TestFailedSyncMarkFailsNoDurableWrite(t *testing.T) {
+	var armed, failNext atomic.Bool
+	full := errors.New("no space left on device")
+	fs := vfs.Inject(vfs.NewMem(), func(op vfs.Op, name string) error {
+		if !armed.Load() || !strings.HasSuffix(name, "/"+logName) {
+			return nil
+		}
+		switch op {
+		case vfs.OpSync:
+			failNext.Store(true)
+		case vfs.OpWrite:
+			if failNext.Swap(false) {
+				armed.Store(false)
+				return full
+			}
+		}
+		return nil
+	})
+	db := open(t, fs, "/db", Options{Durability: DurabilitySafe})
+	k := Key{X: 3}
+	armed.Store(true)
+	if err := db.Put(k, value(1, 100)); err != nil {
+		t.Fatalf("a Put made durable, whose sync mark then failed: %v", err)
+	}
+	if armed.Load() {
+		t.Fatal("no sync mark was written after the Put's fsync")
+	}
+	if got := mustGet(t, db, k); !bytes.Equal(got, value(1, 100)) {
+		t.Fatal("the value put")
+	}
+	if err := db.Sync(); !errors.Is(err, full) {
+		t.Fatalf("Sync after the failed mark: %v, want its error", err)
+	}
+	if err := db.Sync(); err != nil {
+		t.Fatalf("the second Sync: %v", err)
 	}
 }

@@ -166,12 +166,18 @@ func (db *DB) syncTo(l *logFile, end int64, group bool) error {
 
 // syncMarked is syncTo followed, when the caller's fsync (or one it waited
 // for) made bytes durable that no sync mark covers yet, by markSynced. It
-// is for callers that do not hold db.writeMu.
+// is for callers that do not hold db.writeMu. A mark that cannot be
+// written does not fail the caller, whose bytes are durable: it is a
+// background error, which the next call that reports one returns (and
+// the DB is poisoned if even the cut of the failed mark failed).
 func (db *DB) syncMarked(l *logFile, end int64, group bool) error {
 	if err := db.syncTo(l, end, group); err != nil {
 		return err
 	}
-	return db.markSynced(l)
+	if err := db.markSynced(l); err != nil {
+		db.reportBackground(err)
+	}
+	return nil
 }
 
 // markSynced appends a sync mark saying what the last fsync made durable,
