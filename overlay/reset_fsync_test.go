@@ -152,15 +152,7 @@ func TestOpenCompletesCutShortReset(t *testing.T) {
 		if err := o.Shutdown(); err != nil {
 			t.Fatal(err)
 		}
-		f, err := mem.Create("/arena/" + currentName)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.WriteAt([]byte(cut), 0); err != nil {
-			t.Fatal(err)
-		}
-		f.Sync()
-		f.Close()
+		mem.WriteFile("/arena/"+currentName, []byte(cut))
 		o2, err := Config{Log: quiet, FS: mem}.Open(tp, "/arena")
 		if err != nil {
 			t.Fatalf("CURRENT %q: open: %v", cut, err)
@@ -252,13 +244,7 @@ func TestOpenResetsOverDamagedCurrent(t *testing.T) {
 		if _, err := parseCurrent(b); err == nil {
 			continue // still names a generation; the template check decides
 		}
-		f, err := mem.Create("/arena/" + currentName)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.WriteAt(b, 0)
-		f.Sync()
-		f.Close()
+		mem.WriteFile("/arena/"+currentName, b)
 		var logged logBuffer // the spare's preparation logs too, in the background
 		o2, err := Config{Log: slog.New(slog.NewTextHandler(&logged, nil)), FS: mem}.Open(tp, "/arena")
 		if err != nil {
@@ -276,9 +262,7 @@ func TestOpenResetsOverDamagedCurrent(t *testing.T) {
 	}
 	o, mem := matchInMemory(t, tp)
 	o.Shutdown()
-	f, _ := mem.Create("/arena/" + currentName)
-	f.WriteAt([]byte("blaze-overlay 9 gen-000002 -\n"), 0)
-	f.Close()
+	mem.WriteFile("/arena/"+currentName, []byte("blaze-overlay 9 gen-000002 -\n"))
 	if _, err := (Config{Log: quiet, FS: mem}).Open(tp, "/arena"); !errors.Is(err, blazedb.ErrVersion) {
 		t.Fatalf("a CURRENT of a newer version: %v, want ErrVersion", err)
 	}
