@@ -70,21 +70,7 @@ func benchRestore(b *testing.B, side int32, changes int) {
 	// A viewer on every chunk of the area, as players would hold them.
 	l := world.NewLoader(int(side), w, world.NopViewer{})
 	call(b, w, func(tx *world.Tx) { l.Move(tx, mgl64.Vec3{float64(side) * 8, 0, float64(side) * 8}) })
-	for {
-		all := true
-		call(b, w, func(tx *world.Tx) {
-			l.Load(tx, 4096)
-			each(area, 0, func(pos world.ChunkPos) {
-				if _, ok := l.Chunk(pos); !ok {
-					all = false
-				}
-			})
-		})
-		if all {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	loadArea(b, w, l, area, 4096)
 	defer call(b, w, func(tx *world.Tx) { l.Close(tx) })
 
 	rng := rand.New(rand.NewPCG(1, 2))

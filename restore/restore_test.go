@@ -61,6 +61,31 @@ func each(a restore.Area, m int32, f func(pos world.ChunkPos)) {
 }
 
 // call runs f on w's owner: directly on a Synchronous World.
+// loadArea has the loader l load every chunk of area, n chunks a
+// transaction, and fails tb if they are not all loaded within 30 seconds.
+func loadArea(tb testing.TB, w *world.World, l *world.Loader, area restore.Area, n int) {
+	tb.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		all := true
+		call(tb, w, func(tx *world.Tx) {
+			l.Load(tx, n)
+			each(area, 0, func(pos world.ChunkPos) {
+				if _, ok := l.Chunk(pos); !ok {
+					all = false
+				}
+			})
+		})
+		if all {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatal("the viewer's chunks never loaded")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func call(t testing.TB, w *world.World, f func(tx *world.Tx)) {
 	t.Helper()
 	if _, err := world.Call(context.Background(), w, func(tx *world.Tx) (struct{}, error) {
@@ -370,25 +395,7 @@ func watch(t *testing.T, w *world.World) (*recorder, *world.Loader) {
 	rec := &recorder{chunks: map[world.ChunkPos]int{}, blocks: map[world.ChunkPos]int{}}
 	l := world.NewLoader(6, w, rec)
 	call(t, w, func(tx *world.Tx) { l.Move(tx, mgl64.Vec3{3*16 + 8, 0, 3*16 + 8}) })
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		all := true
-		call(t, w, func(tx *world.Tx) {
-			l.Load(tx, 200)
-			each(testArea, 0, func(pos world.ChunkPos) {
-				if _, ok := l.Chunk(pos); !ok {
-					all = false
-				}
-			})
-		})
-		if all {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the viewer's chunks never loaded")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	loadArea(t, w, l, testArea, 200)
 	rec.mu.Lock()
 	clear(rec.chunks)
 	clear(rec.blocks)
