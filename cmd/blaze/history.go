@@ -176,6 +176,7 @@ type area struct {
 	all            bool // no -area: every column
 	x1, z1, x2, z2 int32
 	dim            world.Dimension // nil: every dimension
+	ylo, yhi       int             // the heights export reads
 }
 
 func (a area) has(p provider.Place) bool {
@@ -258,7 +259,7 @@ func runRollback(out io.Writer, dir, point string, a area) int {
 	var undo string
 	_, err = db.ChangedSince(point) // a point that does not read takes no snapshot
 	if err == nil {
-		undo, err = undoSnapshot(db)
+		undo, err = undoSnapshot(db, "rollback")
 	}
 	var n int
 	if err == nil {
@@ -275,10 +276,11 @@ func runRollback(out io.Writer, dir, point string, a area) int {
 	return exitOK
 }
 
-// undoSnapshot takes the snapshot a rollback can be undone to, named
-// before-rollback-YYYYMMDDTHHMMSSZ (-2, -3… when taken twice in a second).
-func undoSnapshot(db historied) (string, error) {
-	base := "before-rollback-" + time.Now().UTC().Format("20060102T150405Z")
+// undoSnapshot takes the snapshot a rollback (or an import: what) can be
+// undone to, named before-WHAT-YYYYMMDDTHHMMSSZ (-2, -3… when taken twice
+// in a second).
+func undoSnapshot(db historied, what string) (string, error) {
+	base := "before-" + what + "-" + time.Now().UTC().Format("20060102T150405Z")
 	for i := 1; ; i++ {
 		name := base
 		if i > 1 {

@@ -33,7 +33,14 @@
 //	blaze changes WORLD -since POINT
 //	blaze rollback WORLD -to POINT [-area X1,Z1,X2,Z2] [-dim DIM]
 //
-// name, inspect and go back to points of the world's history (history.go).
+// name, inspect and go back to points of the world's history (history.go),
+// and
+//
+//	blaze export WORLD -at POINT -area X1,Z1,X2,Z2 [-dim DIM] [-y Y1,Y2] OUT.mcstructure
+//	blaze import WORLD IN.mcstructure -at X,Y,Z [-dim DIM]
+//
+// copy an area, as it was at a point, to a Bedrock structure file and
+// paste one into a world (structure.go).
 // None of them runs while a server has the world open.
 package main
 
@@ -100,6 +107,17 @@ const usage = `usage:
       snapshot named before-rollback-TIME, so it can be undone with
       blaze rollback WORLD -to that name. Run with the server stopped.
       All three work on plain and segmented worlds.
+  blaze export WORLD -at POINT -area X1,Z1,X2,Z2 [-dim D] [-y Y1,Y2] OUT.mcstructure
+      Writes the blocks (with their block entities; no biomes or entities)
+      of the area (chunk coordinates, inclusive; from Y1 to Y2, by default
+      the dimension's whole height; overworld unless -dim) as they were at
+      POINT into a Bedrock .mcstructure: POINT is a snapshot's name, an RFC
+      3339 time or now. The structure's origin is the area's lowest corner.
+  blaze import WORLD IN.mcstructure -at X,Y,Z [-dim overworld|nether|end]
+      Pastes a .mcstructure into the world with its lowest corner at X,Y,Z
+      (blocks; structure voids keep the world's block). It first takes a
+      snapshot named before-import-TIME to undo it with blaze rollback.
+      Both work on plain and segmented worlds. Run with the server stopped.
 `
 
 // Exit statuses.
@@ -135,6 +153,10 @@ func main() {
 		os.Exit(changesCmd(args))
 	case "rollback":
 		os.Exit(rollbackCmd(args))
+	case "export":
+		os.Exit(exportCmd(args))
+	case "import":
+		os.Exit(importCmd(args))
 	}
 	fmt.Fprint(os.Stderr, usage)
 	os.Exit(exitUsage)

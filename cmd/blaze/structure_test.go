@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/blazeworld/blaze/provider"
+	"github.com/df-mc/dragonfly/server/block"
+	"github.com/df-mc/dragonfly/server/block/cube"
+	"github.com/df-mc/dragonfly/server/world"
+)
+
+// blocksOf returns the blocks (layer 0) of the box lo..hi of the world in
+// dir, read through a World on it.
+func blocksOf(t *testing.T, dir string, lo, hi cube.Pos) []world.Block {
+	t.Helper()
+	log := slog.New(slog.DiscardHandler)
+	db, err := provider.Config{Log: log, ReadOnly: true}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := world.Config{Provider: db, Dim: world.Overworld, Synchronous: true, ReadOnly: true, Log: log}.New()
+	defer w.Close()
+	var out []world.Block
+	<-w.Do(func(tx *world.Tx) {
+		for x := lo[0]; x <= hi[0]; x++ {
+			for y := lo[1]; y <= hi[1]; y++ {
+				for z := lo[2]; z <= hi[2]; z++ {
+					out = append(out, tx.Block(cube.Pos{x, y, z}))
+				}
+			}
+		}
+	}).Done()
+	return out
+}
+
+// Issue 36 (tools): blaze export writes an area as a snapshot holds it
+// (or as the world is now) to a .mcstructure, and blaze import pastes it
+// into another world, block for block.
+func TestExportImportCommands(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	src := t.TempDir()
+	db, err := provider.Config{Log: log}.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := world.Config{Provider: db, Dim: world.Overworld, Synchronous: true, Log: log}.New()
+	a, b := cube.Pos{3, 64, 5}, cube.Pos{20, 70, 30} // chunks (0,0) and (1,1)
+	<-w.Do(func(tx *world.Tx) {
+		for x := 0; x < 32; x++ {
+			tx.SetBlock(cube.Pos{x, 60, x}, block.Planks{Wood: block.OakWood()}, nil)
+		}
+		tx.SetBlock(a, block.Stone{}, nil)
+		tx.SetBlock(b, block.Glowstone{}, nil)
+	}).Done()
+	w.Save()
+	if err := db.Snapshot("s"); err != nil {
+		t.Fatal(err)
+	}
+	<-w.Do(func(tx *world.Tx) {
+		tx.SetBlock(a, block.Air{}, nil)
+		tx.SetBlock(b, block.Dirt{}, nil)
+	}).Done()
+	w.Close() // saves, and closes db
+
+	ar, err := parseArea("1,1,0,0", "overworld")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ar.ylo, ar.yhi, err = parseHeights("72,58", world.Overworld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	old, now := filepath.Join(t.TempDir(), "old.mcstructure"), filepath.Join(t.TempDir(), "now.mcstructure")
+	if code := runExport(&out, src, "s", ar, old); code != exitOK {
+		t.Fatalf("export at s: %d", code)
+	}
+	if !strings.HasPrefix(out.String(), old+": 32×15×32 blocks") {
+		t.Fatalf("export printed %q", out.String())
+	}
+	if code := runExport(&out, src, "now", ar, now); code != exitOK {
+		t.Fatalf("export now: %d", code)
+	}
+	if code := runExport(&out, src, "nowhere", ar, now); code != exitFailed {
+		t.Fatalf("export at no point: %d", code)
+	}
+
+	// Pasted elsewhere in another world, the blocks are the snapshot's.
+	dst := t.TempDir()
+	d, err := provider.Config{Log: log}.Open(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	off := cube.Pos{100, 2, -40}
+	lo, hi := cube.Pos{0, 58, 0}, cube.Pos{31, 72, 31}
+	out.Reset()
+	if code := runImport(&out, dst, old, lo.Add(off), world.Overworld); code != exitOK {
+		t.Fatalf("import: %d", code)
+	}
+	if !strings.Contains(out.String(), "32×15×32 blocks pasted") || !strings.Contains(out.String(), "before-import-") {
+		t.Fatalf("import printed %q", out.String())
+	}
+	want, got := blocksOf(t, src, lo, hi), blocksOf(t, dst, lo.Add(off), hi.Add(off))
+	// The source now differs from the snapshot at a and b: take its blocks
+	// as the snapshot had them.
+	i := func(p cube.Pos) int { return (p[0]-lo[0])*15*32 + (p[1]-lo[1])*32 + (p[2] - lo[2]) }
+	want[i(a)], want[i(b)] = block.Stone{}, block.Glowstone{}
+	planks := 0
+	for k := range want {
+		if world.BlockRuntimeID(want[k]) != world.BlockRuntimeID(got[k]) {
+			t.Fatalf("block %d: pasted %#v, want %#v", k, got[k], want[k])
+		}
+		if _, ok := want[k].(block.Planks); ok {
+			planks++
+		}
+	}
+	if planks != 32 {
+		t.Fatalf("%d planks in the area, want 32", planks)
+	}
+	// The present, pasted over it, has a and b as they are now.
+	if code := runImport(&out, dst, now, lo.Add(off), world.Overworld); code != exitOK {
+		t.Fatalf("import now: %d", code)
+	}
+	got = blocksOf(t, dst, lo.Add(off), hi.Add(off))
+	if _, ok := got[i(a)].(block.Air); !ok {
+		t.Fatalf("a after pasting the present: %#v", got[i(a)])
+	}
+	if _, ok := got[i(b)].(block.Dirt); !ok {
+		t.Fatalf("b after pasting the present: %#v", got[i(b)])
+	}
+
+	// Malformed arguments.
+	for _, args := range [][]string{
+		{src, old, "-area", "0,0,1,1"},                        // export without -at
+		{src, "-at", "s", old},                                // export without -area
+		{src, "-at", "s", "-area", "0,0,1,1", "-y", "1", old}, // -y not a range
+	} {
+		if code := exportCmd(args); code != exitUsage {
+			t.Fatalf("export %q: %d", args, code)
+		}
+	}
+	for _, args := range [][]string{{dst, old}, {dst, old, "-at", "1,2"}, {dst, old, "-at", "1,2,3", "-dim", "moon"}} {
+		if code := importCmd(args); code != exitUsage {
+			t.Fatalf("import %q: %d", args, code)
+		}
+	}
+	if code := runImport(&out, dst, filepath.Join(t.TempDir(), "missing"), off, world.Overworld); code != exitFailed {
+		t.Fatalf("import of no file: %d", code)
+	}
+}
