@@ -49,7 +49,8 @@ type Config struct {
 	// (Running.MetricsAddr).
 	Metrics string
 	// Operators are the players (by name) allowed the history commands:
-	// /snapshot <name> (history.go). Not in arena mode.
+	// /snapshot <name> and /rollback <name> [radius] (history.go). Not in
+	// arena mode.
 	Operators []string
 	Log       *slog.Logger
 }
