@@ -3,6 +3,7 @@ package tests
 import (
 	"fmt"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/go-gl/mathgl/mgl32"
+	"github.com/google/uuid"
 	"github.com/sandertv/gophertunnel/minecraft"
 	"github.com/sandertv/gophertunnel/minecraft/protocol"
 	"github.com/sandertv/gophertunnel/minecraft/protocol/login"
@@ -30,11 +32,11 @@ func freeUDPAddr(t *testing.T) string {
 }
 
 // startDemo starts the demo server on addr with the world in dir, serving
-// players as cmd/demo-server does (demo.Running.Serve). stop closes the
-// server and returns what Serve returned.
-func startDemo(t *testing.T, dir, addr string) (r *demo.Running, stop func() error) {
+// players as cmd/demo-server does (demo.Running.Serve), with ops as its
+// operators. stop closes the server and returns what Serve returned.
+func startDemo(t *testing.T, dir, addr string, ops ...string) (r *demo.Running, stop func() error) {
 	t.Helper()
-	r, err := demo.Config{Addr: addr, Dir: dir, Durability: blazedb.DurabilitySafe, Offline: true, Log: quiet}.New()
+	r, err := demo.Config{Addr: addr, Dir: dir, Durability: blazedb.DurabilitySafe, Offline: true, Operators: ops, Log: quiet}.New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,4 +377,159 @@ func sameBlocks(a, b [][][]uint32, air uint32, skip ...cube.Pos) error {
 		}
 	}
 	return nil
+}
+
+// id returns the network id the client knows bl by.
+func (b *bot) id(bl world.Block) uint32 {
+	rid := world.BlockRuntimeID(bl)
+	if b.conn.GameData().UseBlockNetworkIDHashes {
+		h, _ := world.DefaultBlockRegistry.RuntimeIDToHash(rid)
+		return h
+	}
+	return rid
+}
+
+// command runs a command as a Bedrock client does: a CommandRequest with
+// the player as its origin.
+func (b *bot) command(line string) {
+	if err := b.conn.WritePacket(&packet.CommandRequest{CommandLine: line,
+		CommandOrigin: protocol.CommandOrigin{Origin: protocol.CommandOriginPlayer, UUID: uuid.New()}}); err != nil {
+		b.t.Fatalf("command %s: %v", line, err)
+	}
+}
+
+// await reads packets, each passed to seen, until a chat message
+// containing want arrives, and fails on a command's error output or a
+// message containing fail.
+func (b *bot) await(want, fail string, seen func(packet.Packet)) {
+	b.t.Helper()
+	b.conn.SetReadDeadline(time.Now().Add(60 * time.Second))
+	for {
+		pk, err := b.conn.ReadPacket()
+		if err != nil {
+			b.t.Fatalf("waiting for %q: %v", want, err)
+		}
+		if seen != nil {
+			seen(pk)
+		}
+		switch pk := pk.(type) {
+		case *packet.CommandOutput:
+			for _, m := range pk.OutputMessages {
+				if !m.Success {
+					b.t.Fatalf("waiting for %q: the command failed: %s %v", want, m.Message, m.Parameters)
+				}
+			}
+		case *packet.Text:
+			if strings.Contains(pk.Message, fail) {
+				b.t.Fatalf("waiting for %q: %s", want, pk.Message)
+			}
+			if strings.Contains(pk.Message, want) {
+				b.t.Logf("server: %s", pk.Message)
+				return
+			}
+		}
+	}
+}
+
+// playerPos returns the position of the (only) player, seen by the server.
+func playerPos(t *testing.T, srv *server.Server) cube.Pos {
+	var pos cube.Pos
+	found := false
+	for deadline := time.Now().Add(5 * time.Second); !found && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		<-srv.World().Do(func(tx *world.Tx) {
+			for p := range tx.Players() {
+				pos, found = cube.PosFromVec3(p.Position()), true
+			}
+		}).Done()
+	}
+	if !found {
+		t.Fatal("no player in the world")
+	}
+	return pos
+}
+
+// TestEndToEndRollback plays issue 36's history with a real Bedrock
+// client: an operator takes a snapshot with /snapshot, blocks around them
+// change (and the client sees them change), /rollback puts the chunks
+// around them back live, and the client sees the old blocks again without
+// rejoining: the server sends the block updates (or the chunk again) to
+// the client that is in the world.
+func TestEndToEndRollback(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server")
+	}
+	dir := t.TempDir() + "/world"
+	addr := freeUDPAddr(t)
+	r, stop := startDemo(t, dir, addr, "BlazeBot")
+	defer func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	srv := r.Server
+	b := join(t, addr)
+	defer b.close()
+	air, glow := b.id(block.Air{}), b.id(block.Glowstone{})
+
+	at := playerPos(t, srv)
+	cx, cz := int32(at[0]>>4), int32(at[2]>>4)
+	before := b.column(cx, cz)
+	b.command("/snapshot s")
+	b.await(`snapshot "s" taken`, "failed", nil)
+
+	// Blocks change in the player's chunk: glowstone placed on the
+	// surface and surface blocks broken.
+	var changed []cube.Pos
+	<-srv.World().Do(func(tx *world.Tx) {
+		for i := 0; i < 3; i++ {
+			x, z := int(cx)<<4+2+5*i, int(cz)<<4+3+4*i
+			top := tx.HighestBlock(x, z)
+			placed, broken := cube.Pos{x, top + 1, z}, cube.Pos{x + 1, tx.HighestBlock(x+1, z), z}
+			tx.SetBlock(placed, block.Glowstone{}, nil)
+			tx.SetBlock(broken, block.Air{}, nil)
+			changed = append(changed, placed, broken)
+		}
+	}).Done()
+	changedCol := b.column(cx, cz)
+	for i, p := range changed {
+		want := glow
+		if i%2 == 1 {
+			want = air
+		}
+		if got := blockAt(changedCol, air, p); got != want {
+			t.Fatalf("changed block %v: the client sees %d, want %d", p, got, want)
+		}
+		if blockAt(before, air, p) == want {
+			t.Fatalf("block %v was %d before the change too", p, want)
+		}
+	}
+
+	// Rolled back, live: what the client is sent on the same connection.
+	updates := map[cube.Pos]uint32{}
+	resent := false
+	b.command("/rollback s 2")
+	b.await(`rollback to "s" done`, "failed", func(pk packet.Packet) {
+		switch pk := pk.(type) {
+		case *packet.UpdateBlock:
+			if pk.Layer == 0 {
+				updates[cube.Pos{int(pk.Position[0]), int(pk.Position[1]), int(pk.Position[2])}] = pk.NewBlockRuntimeID
+			}
+		case *packet.LevelChunk:
+			resent = resent || pk.Position == (protocol.ChunkPos{cx, cz})
+		}
+	})
+	for _, p := range changed {
+		got, ok := updates[p]
+		if !ok && !resent {
+			t.Fatalf("block %v: the client was sent neither a block update nor the chunk again", p)
+		}
+		if ok && got != blockAt(before, air, p) {
+			t.Fatalf("block %v: updated to %d, want %d as before the change", p, got, blockAt(before, air, p))
+		}
+	}
+	t.Logf("the rollback sent %d block updates; chunk sent again: %v", len(updates), resent)
+	// The chunk the client reads now, still connected, is as it was.
+	if err := sameBlocks(before, b.column(cx, cz), air); err != nil {
+		t.Fatalf("chunk %d,%d after the rollback: %v", cx, cz, err)
+	}
 }
