@@ -58,7 +58,7 @@ func run() error {
 	backupEvery := flag.Duration("backup-every", time.Hour, "how often to back up, with -backup")
 	backupKeep := flag.Int("backup-keep", 5, "how many backups to keep, with -backup (the oldest are deleted)")
 	metricsAddr := flag.String("metrics", "", "a TCP address to serve Prometheus' /metrics and a map of the world (/) on, e.g. 127.0.0.1:9100")
-	ops := flag.String("ops", "", "comma-separated names of the players allowed /snapshot")
+	ops := flag.String("ops", "", "comma-separated names of the players allowed /snapshot and /rollback")
 	flag.Parse()
 
 	durability, err := blazedb.ParseDurability(*mode)
