@@ -8,9 +8,12 @@ import (
 	"testing"
 
 	"github.com/blazeworld/blaze/provider"
+	"github.com/blazeworld/blaze/restore"
+	"github.com/blazeworld/blaze/segment"
 	"github.com/df-mc/dragonfly/server/block"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/structure"
 )
 
 // blocksOf returns the blocks (layer 0) of the box lo..hi of the world in
@@ -151,5 +154,74 @@ func TestExportImportCommands(t *testing.T) {
 	}
 	if code := runImport(&out, dst, filepath.Join(t.TempDir(), "missing"), off, world.Overworld); code != exitFailed {
 		t.Fatalf("import of no file: %d", code)
+	}
+}
+
+// sameStructure compares two structures block by block.
+func sameStructure(t *testing.T, a, b structure.Structure) {
+	t.Helper()
+	da, db := a.Dimensions(), b.Dimensions()
+	if da != db {
+		t.Fatalf("dimensions %v and %v", da, db)
+	}
+	for x := 0; x < da[0]; x++ {
+		for y := 0; y < da[1]; y++ {
+			for z := 0; z < da[2]; z++ {
+				ba, _ := a.At(x, y, z, nil)
+				bb, _ := b.At(x, y, z, nil)
+				if world.BlockRuntimeID(ba) != world.BlockRuntimeID(bb) {
+					t.Fatalf("block %d,%d,%d: %#v, want %#v", x, y, z, ba, bb)
+				}
+			}
+		}
+	}
+}
+
+// Issue 36 (tools): blaze export reads a segmented world at a snapshot
+// and now, and refuses now when a snapshot is named so.
+func TestExportSegmented(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	seg := t.TempDir()
+	p, err := segment.Config{Log: log, SegmentSize: 4}.Open(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.StoreColumn(world.ChunkPos{5, 0}, world.Overworld, synth(1, world.Overworld))
+	if err := p.Snapshot("s"); err != nil {
+		t.Fatal(err)
+	}
+	p.StoreColumn(world.ChunkPos{5, 0}, world.Overworld, synth(2, world.Overworld))
+	p.Close()
+	// The structures expected: the synthetic columns, exported from a
+	// world of their own.
+	want := func(seed uint64) structure.Structure {
+		db := openTest(t, t.TempDir())
+		defer db.Close()
+		store(t, db, 5, 0, world.Overworld, seed)
+		s, err := restore.Export(db, world.Overworld, cube.Pos{80, -64, 0}, cube.Pos{95, -40, 15})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	ar, _ := parseArea("5,0,5,0", "")
+	ar.ylo, ar.yhi, _ = parseHeights("-64,-40", world.Overworld)
+	var out bytes.Buffer
+	for point, seed := range map[string]uint64{"s": 1, "now": 2} {
+		file := filepath.Join(t.TempDir(), point+".mcstructure")
+		if code := runExport(&out, seg, point, ar, file); code != exitOK {
+			t.Fatalf("export of a segmented world at %s: %d", point, code)
+		}
+		got, err := structure.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameStructure(t, got, want(seed))
+	}
+	if code := runSnapshotCreate(&out, seg, "now"); code != exitOK {
+		t.Fatalf("snapshot named now: %d", code)
+	}
+	if code := runExport(&out, seg, "now", ar, filepath.Join(t.TempDir(), "x")); code != exitFailed {
+		t.Fatalf("export at now, which a snapshot is named: %d", code)
 	}
 }
