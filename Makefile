@@ -24,8 +24,8 @@ DEMO_IMPORT := $(wildcard ../shared/testdata/worlds/example2-1.21.mcworld)
 run:
 	$(GO) run ./cmd/demo-server -world build/demo-world $(if $(DEMO_IMPORT),-import $(DEMO_IMPORT)) $(ARGS)
 
-## blaze: the tool, as bin/blaze (blaze convert SRC DST, blaze check DIR,
-## blaze repair DIR, blaze compact DIR, blaze info DIR).
+## blaze: the tool, as bin/blaze (convert, check, repair, compact, info,
+## render, snapshot, changes, rollback, export, import: bin/blaze -h).
 blaze:
 	$(GO) build -o bin/blaze ./cmd/blaze
 
