@@ -303,8 +303,9 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	ix := nix.clone()
 	db.writeMu.Unlock()
 	locked = false
+	// ix, not nix: writers go on changing nix, the index, from here.
 	db.opts.Logger.Info("blazedb: compacted chunks.dat", "dir", db.dir, "generation", nl.gen, "took", took,
-		"bytes_before", end, "bytes_after", w.off, "keys", nix.count)
+		"bytes_before", end, "bytes_after", w.off, "keys", ix.count)
 	if err := db.writeIndex(ix, meta); err != nil {
 		// The log is complete without it; the next Open scans instead.
 		return fmt.Errorf("after compaction: %w", err)
