@@ -412,6 +412,11 @@ func (db *DB) SaveSettings(s *world.Settings) {
 		db.conf.Log.Error("save settings: "+err.Error(), "dir", db.dir)
 		db.saveErr = errors.Join(db.saveErr, fmt.Errorf("save settings: %w", err))
 	}
+	// For Views of the past (settingslog.go).
+	if err := db.logSettings(db.ldat); err != nil {
+		db.conf.Log.Error("save settings in the log: "+err.Error(), "dir", db.dir)
+		db.saveErr = errors.Join(db.saveErr, fmt.Errorf("save settings in the log: %w", err))
+	}
 }
 
 // Close writes level.dat, then syncs and closes the engine. It returns every

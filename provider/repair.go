@@ -158,6 +158,8 @@ func DescribeRecord(name string) string {
 		return "player spawn " + strings.TrimPrefix(name, playerPrefix)
 	case name == editionName:
 		return "the world's edition"
+	case name == settingsName:
+		return "the world's settings as last saved (for views of the past)"
 	}
 	return fmt.Sprintf("record %q", name)
 }

@@ -33,10 +33,11 @@ import (
 //     state always takes a new id. So every id a past record uses names
 //     the same state now as it did then.
 //   - Player spawns: as they were at the point (blazedb.DB.GetNamedAt).
-//   - Settings: level.dat is not part of the log, so they are the
-//     world's settings as last saved to level.dat when the View was
-//     opened (a copy of their own: a World on the View changes nothing of
-//     its DB's).
+//   - Settings: as the last SaveSettings before the point saved them
+//     (each also puts them in the log: settingslog.go); for a point before
+//     any such save, the world's settings as last saved to level.dat when
+//     the View was opened. Either way a copy of their own: a World on the
+//     View changes nothing of its DB's.
 //
 // A View over a snapshot holds it while open: this DB's DeleteSnapshot
 // refuses it with ErrSnapshotInUse (the engine's own, called directly,
@@ -94,6 +95,14 @@ func (db *DB) At(point string) (*View, error) {
 	db.setMu.Lock()
 	ldat := *db.ldat // Settings counts a start on the copy, not the world's
 	db.setMu.Unlock()
+	if then, err := db.settingsAt(p.seq); err != nil {
+		if p.snap != "" {
+			db.views.release(p.snap)
+		}
+		return nil, fmt.Errorf("provider: view at %q: settings: %w", point, err)
+	} else if then != nil {
+		ldat = *then
+	}
 	db.regMu.Lock()
 	reg := db.reg
 	db.regMu.Unlock()
@@ -107,8 +116,8 @@ func (v *View) Seq() uint64 { return v.at.seq }
 // Point returns the point the View was opened at, as given to At.
 func (v *View) Point() string { return v.name }
 
-// Settings returns the world's settings as last saved when the View was
-// opened (see View); every call returns the same pointer.
+// Settings returns the world's settings as they were at the View's point
+// (see View); every call returns the same pointer.
 func (v *View) Settings() *world.Settings { return v.set }
 
 // SaveSettings does nothing: a View is read-only.

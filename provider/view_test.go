@@ -294,3 +294,40 @@ func TestViewRefusesAnotherRegistry(t *testing.T) {
 		t.Fatalf("a View given another registry: %v", err)
 	}
 }
+
+// Issue 36: a View holds the world's settings as they were at its point,
+// not as level.dat holds them now: each SaveSettings puts them in the log
+// too. A point before any SaveSettings reads the present settings.
+func TestViewSettingsAsTheyWere(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t, dir, Config{})
+	if err := db.Snapshot("before"); err != nil {
+		t.Fatal(err)
+	}
+	save := func(name string, spawn cube.Pos) {
+		s := db.Settings()
+		s.Name, s.Spawn = name, spawn
+		db.SaveSettings(s)
+	}
+	save("Then", cube.Pos{1, 64, 1})
+	if err := db.Snapshot("then"); err != nil {
+		t.Fatal(err)
+	}
+	save("Now", cube.Pos{9, 70, 9})
+	for _, tc := range []struct {
+		point, name string
+		spawn       cube.Pos
+	}{{"then", "Then", cube.Pos{1, 64, 1}}, {"before", "Now", cube.Pos{9, 70, 9}}} {
+		v, err := db.At(tc.point)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := v.Settings(); s.Name != tc.name || s.Spawn != tc.spawn {
+			t.Fatalf("View at %q: settings %q %v, want %q %v", tc.point, s.Name, s.Spawn, tc.name, tc.spawn)
+		}
+		v.Close()
+	}
+	if s := db.Settings(); s.Name != "Now" {
+		t.Fatalf("the world's own settings: %q", s.Name)
+	}
+}
