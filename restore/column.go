@@ -1,7 +1,6 @@
 package restore
 
 import (
-	"bytes"
 	"time"
 
 	"github.com/df-mc/dragonfly/server/block/cube"
@@ -44,7 +43,6 @@ func (j *Job) column(tx *world.Tx, pos world.ChunkPos, live *world.Column, sourc
 	br := j.w.BlockRegistry()
 	air := br.AirRuntimeID()
 	lsubs, ssubs := live.Sub(), src.Chunk.Sub()
-	r := j.w.Range()
 	for ; st.sub < len(lsubs); st.sub++ {
 		if !time.Now().Before(deadline) {
 			return false
@@ -68,19 +66,9 @@ func (j *Job) column(tx *world.Tx, pos world.ChunkPos, live *world.Column, sourc
 	if !time.Now().Before(deadline) {
 		return false
 	}
-	// Biomes: equal encodings mean equal biomes; only otherwise cell by cell.
-	if j.mask == nil && !bytes.Equal(chunk.EncodeBiomes(live.Chunk, chunk.DiskEncoding), source.biomes) {
-		for y := r[0]; y <= r[1]; y++ {
-			for x := uint8(0); x < 16; x++ {
-				for z := uint8(0); z < 16; z++ {
-					if b := src.Chunk.Biome(x, int16(y), z); live.Chunk.Biome(x, int16(y), z) != b {
-						live.Chunk.SetBiome(x, int16(y), z, b)
-						j.st.BiomesSet++
-						st.biomes = true
-					}
-				}
-			}
-		}
+	// Biomes: exchanged, and compared off the tick (biomes.go).
+	if j.mask == nil && source.fresh != nil {
+		j.biomeChecks = append(j.biomeChecks, biomeCheck{pos: pos, old: swapBiomes(live.Chunk, source.fresh), want: source.biomes, src: src.Chunk})
 	}
 	j.blockEntities(pos, live, src, br)
 	if j.mask == nil {
@@ -89,7 +77,10 @@ func (j *Job) column(tx *world.Tx, pos world.ChunkPos, live *world.Column, sourc
 
 	st.changed = st.changed || st.blocks > 0 || st.biomes
 	if st.changed {
-		j.st.ColumnsChanged++
+		if !j.changed[pos] {
+			j.changed[pos] = true
+			j.st.ColumnsChanged++
+		}
 		j.st.BlocksSet += st.blocks
 		j.commit(tx, pos, live)
 	}

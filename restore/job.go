@@ -89,15 +89,21 @@ type Job struct {
 	relight   map[world.ChunkPos]bool
 	kept      map[world.ChunkPos]*chunk.Column // the area's source columns, restored
 	light     *lightPlan
-	mask      *mask // what of the area a paste covers; nil: whole columns
-	finished  bool
+	mask      *mask                   // what of the area a paste covers; nil: whole columns
+	changed   map[world.ChunkPos]bool // columns counted in ColumnsChanged
+	// biomeChecks are the columns whose biomes a slice exchanged, to
+	// compare off the tick; biomeCommits those found to differ, to commit.
+	biomeChecks  []biomeCheck
+	biomeCommits []world.ChunkPos
+	finished     bool
 }
 
 // source is one column of the source provider; nil col with missing set
 // means the provider does not hold it.
 type source struct {
 	col     *chunk.Column
-	biomes  []byte // the column's biomes, encoded off the tick
+	biomes  []byte       // the column's biomes, encoded off the tick
+	fresh   *chunk.Chunk // the biomes, decoded off the tick, to give the World
 	missing bool
 }
 
@@ -106,7 +112,7 @@ func newJob(c Config, w *world.World, from world.Provider, area Area) *Job {
 	j := &Job{cfg: c, w: w, from: from, area: area, ctx: ctx, cancel: cancel,
 		done: make(chan struct{}), start: time.Now(),
 		loaders: map[world.ChunkPos]*world.Loader{}, relight: map[world.ChunkPos]bool{},
-		kept: map[world.ChunkPos]*chunk.Column{}}
+		kept: map[world.ChunkPos]*chunk.Column{}, changed: map[world.ChunkPos]bool{}}
 	for x := area.Min[0]; x <= area.Max[0]; x++ {
 		for z := area.Min[1]; z <= area.Max[1]; z++ {
 			j.positions = append(j.positions, world.ChunkPos{x, z})
@@ -156,9 +162,13 @@ func (j *Job) publish() {
 func (j *Job) run() {
 	err := j.loop()
 	if len(j.loaders) > 0 {
-		// Let go of the chunks, even when cancelled; a closed World has
-		// let go of them already.
-		task := j.w.Do(j.release)
+		// Commit the biomes exchanged so far and let go of the chunks,
+		// even when cancelled; a closed World has let go of them already.
+		j.checkBiomes()
+		task := j.w.Do(func(tx *world.Tx) {
+			j.commitBiomes(tx)
+			j.release(tx)
+		})
 		<-task.Done()
 	}
 	j.publish()
@@ -195,6 +205,7 @@ func (j *Job) loop() error {
 		if j.finished {
 			return nil
 		}
+		j.checkBiomes()
 		if j.light != nil && j.light.stage == lightCompute {
 			j.light.compute(j)
 		}
@@ -219,7 +230,13 @@ func (j *Job) prefetch() error {
 			if col.Chunk.Range() != j.w.Range() {
 				return fmt.Errorf("restore: source column %v (%v): %w: %v against %v", pos, j.area.Dim, ErrRange, col.Chunk.Range(), j.w.Range())
 			}
-			j.sources[j.loadedTo] = source{col: col, biomes: chunk.EncodeBiomes(col.Chunk, chunk.DiskEncoding)}
+			s := source{col: col, biomes: chunk.EncodeBiomes(col.Chunk, chunk.DiskEncoding)}
+			if j.mask == nil {
+				if s.fresh, err = prepareBiomes(j.w.BlockRegistry(), j.w.Range(), s.biomes); err != nil {
+					return fmt.Errorf("restore: load source column %v (%v): %w", pos, j.area.Dim, err)
+				}
+			}
+			j.sources[j.loadedTo] = s
 		}
 		j.loadedTo++
 	}
@@ -250,6 +267,7 @@ func (j *Job) slice(tx *world.Tx) {
 const requestWindow = 64
 
 func (j *Job) step(tx *world.Tx, deadline time.Time) {
+	j.commitBiomes(tx)
 	for j.next < len(j.positions) {
 		// On a ticking World a request is cheap (a chunk worker loads the
 		// chunk); on a Synchronous one it loads the chunk there and then.
@@ -287,6 +305,18 @@ func (j *Job) step(tx *world.Tx, deadline time.Time) {
 		j.sources[j.next] = source{}
 		j.next++
 	}
+	// The last biomes exchanged: compared here while the slice has time
+	// (a small area then takes one tick), otherwise off the tick.
+	for len(j.biomeChecks) > 0 && time.Now().Before(deadline) {
+		n := len(j.biomeChecks) - 1
+		c := j.biomeChecks[n:]
+		j.biomeChecks = j.biomeChecks[:n]
+		j.checkOne(c[0])
+	}
+	if len(j.biomeChecks) > 0 {
+		return
+	}
+	j.commitBiomes(tx)
 	if j.light == nil {
 		j.light = j.planLight(tx)
 	}

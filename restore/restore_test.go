@@ -732,3 +732,114 @@ func TestRestoreFromMcdb(t *testing.T) {
 		}
 	})
 }
+
+// Issue 36, live restore: a change only to biomes, or only to layer 1, in
+// an otherwise unchanged area is still put back, shown to a viewer and
+// saved. Biomes are exchanged on the tick and compared off it, so only a
+// later slice learns that they differed and marks the column modified.
+func TestRestoreOnlyBiomesOrLayer1(t *testing.T) {
+	f := newFixture(t)
+	desert := uint32(biome.Desert{}.EncodeBiome())
+	water := world.BlockRuntimeID(block.Water{Still: true, Depth: 8})
+	for _, tc := range []struct {
+		name         string
+		sync, viewed bool
+		pos          world.ChunkPos
+		// change changes the column at pos and returns the biome cells
+		// and the blocks it made differ from the source.
+		change func(tx *world.Tx, pos world.ChunkPos) (biomes, blocks int)
+	}{
+		{"biomes/ticking/held", false, true, world.ChunkPos{2, 3}, nil},
+		{"biomes/synchronous/unloaded", true, false, world.ChunkPos{4, 0}, nil},
+		{"layer1/ticking/held", false, true, world.ChunkPos{4, 1}, nil},
+		{"layer1/synchronous/unloaded", true, false, world.ChunkPos{0, 5}, nil},
+	} {
+		if tc.name[0] == 'b' {
+			tc.change = func(tx *world.Tx, pos world.ChunkPos) (biomes, blocks int) {
+				src := f.srcCols[pos].Chunk
+				for i := range 60 {
+					x, y, z := i*5%16, -60+i*6, i*11%16
+					tx.SetBiome(cube.Pos{int(pos[0])*16 + x, y, int(pos[1])*16 + z}, biome.Desert{})
+					if src.Biome(uint8(x), int16(y), uint8(z)) != desert {
+						biomes++
+					}
+				}
+				return biomes, 0
+			}
+		} else {
+			tc.change = func(tx *world.Tx, pos world.ChunkPos) (biomes, blocks int) {
+				tx.Block(cube.Pos{int(pos[0]) * 16, 0, int(pos[1]) * 16}) // load it
+				c := column(tx, pos)
+				air := world.DefaultBlockRegistry.AirRuntimeID()
+				for i := range 16 { // distinct x, z
+					x, z := uint8(i%16), uint8(i*7%16)
+					y := int16(tx.HighestBlock(int(pos[0])*16+int(x), int(pos[1])*16+int(z)))
+					if c.Block(x, y, z, 1) == air {
+						c.SetBlock(x, y, z, 1, water)
+					} else {
+						c.SetBlock(x, y, z, 1, air)
+					}
+					blocks++
+				}
+				p := cube.Pos{int(pos[0]) * 16, 0, int(pos[1]) * 16}
+				tx.SetBiome(p, tx.Biome(p)) // mark it modified
+				return 0, blocks
+			}
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			dst := t.TempDir() + "/dst"
+			copyDir(t, f.src, dst)
+			w := newWorld(openDB(t, dst), tc.sync)
+			var biomes, blocks int
+			call(t, w, func(tx *world.Tx) { biomes, blocks = tc.change(tx, tc.pos) })
+			if biomes+blocks == 0 {
+				t.Fatal("the change changed nothing")
+			}
+			if !tc.viewed {
+				// Saved and let go: the job loads the column afresh.
+				if err := w.Close(); err != nil {
+					t.Fatal(err)
+				}
+				w = newWorld(openDB(t, dst), tc.sync)
+			}
+			var rec *recorder
+			var viewer *world.Loader
+			if tc.viewed {
+				rec, viewer = watch(t, w)
+			}
+			from := openDB(t, f.src)
+			defer from.Close()
+			job, err := restore.Config{}.Start(w, from, testArea)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := wait(t, job)
+			if job.Err() != nil || st.BiomesSet != biomes || st.BlocksSet != blocks || st.ColumnsChanged != 1 || st.ColumnsCompared != 36 {
+				t.Fatalf("%v; set %d biomes, %d blocks in %d columns, want %d, %d in 1: %+v",
+					job.Err(), st.BiomesSet, st.BlocksSet, st.ColumnsChanged, biomes, blocks, st)
+			}
+			if rec != nil && rec.seen(tc.pos) == 0 {
+				t.Errorf("the viewer was not shown the change of column %v", tc.pos)
+			}
+			call(t, w, func(tx *world.Tx) {
+				tx.Block(cube.Pos{int(tc.pos[0]) * 16, 0, int(tc.pos[1]) * 16})
+				live := column(tx, tc.pos)
+				if b, n := diff(&chunk.Column{Chunk: live.Chunk}, f.srcCols[tc.pos]); b != 0 || n != 0 {
+					t.Errorf("the World's column %v differs from the source in %d blocks, %d biomes", tc.pos, b, n)
+				}
+			})
+			if viewer != nil {
+				call(t, w, func(tx *world.Tx) { viewer.Close(tx) })
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			after := readAll(t, dst, testArea, 0)
+			each(testArea, 0, func(pos world.ChunkPos) {
+				if err := colcmp.Compare(after[pos], f.srcCols[pos]); err != nil {
+					t.Errorf("column %v as saved: %v", pos, err)
+				}
+			})
+		})
+	}
+}

@@ -1,0 +1,125 @@
+package restore
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/df-mc/dragonfly/server/block/cube"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/dragonfly/server/world/chunk"
+)
+
+// Biomes are put back by exchanging storages, not by comparing them on the
+// tick. Dragonfly's only public read of a chunk's biome storages is
+// chunk.EncodeBiomes (or Clone), which copies every storage: for columns
+// whose biomes vary inside each sub-chunk that costs more per column than
+// the rest of the comparison together. Instead, a slice gives the World's
+// chunk biome storages decoded from the source (prepared off the tick) and
+// keeps the World's former storages, which nothing else then references;
+// the job compares those with the source off the tick and, where they
+// differed, a later slice marks the column modified and sends it to its
+// viewers again.
+//
+// The exchange assigns a whole chunk.Chunk value: Go permits copying a
+// struct with unexported fields, and Chunk.Sub and Chunk.HeightMap hand out
+// the slices the value holds, so a prepared value can be given the World's
+// sub-chunks and height map before it replaces the World's. The World's
+// *chunk.Chunk pointer stays; its sub-chunks, their light and its height
+// map are the same objects as before.
+
+// biomeCheck is a column whose biomes were exchanged and are still to be
+// compared off the tick.
+type biomeCheck struct {
+	pos  world.ChunkPos
+	old  *chunk.Chunk // the World's former chunk value: its biomes are the job's alone
+	want []byte       // the source's biomes, encoded
+	src  *chunk.Chunk // the source, for counting the cells that differ
+}
+
+// prepareBiomes returns a chunk holding the biomes encoded in enc and
+// nothing else that the slice will use, made off the tick. Each storage is
+// its own (Clone): a decoded chunk shares a storage between sub-chunks
+// whose biomes are equal, and the World must be able to set one alone.
+func prepareBiomes(br world.BlockRegistry, r cube.Range, enc []byte) (*chunk.Chunk, error) {
+	c, err := chunk.DiskDecode(br, chunk.SerialisedData{Biomes: enc}, r)
+	if err != nil {
+		return nil, fmt.Errorf("restore: decode biomes: %w", err)
+	}
+	c = c.Clone()
+	// Clears the flag, so that the height map copied in is the one kept.
+	_ = c.HeightMap()
+	return c, nil
+}
+
+// swapBiomes gives live the biome storages of fresh, keeping everything
+// else of live, and returns live's former value, whose biome storages only
+// the job now holds. fresh must not be used afterwards: live holds its
+// slices. Runs on the tick; it copies pointers and the height map.
+func swapBiomes(live, fresh *chunk.Chunk) *chunk.Chunk {
+	copy(fresh.HeightMap(), live.HeightMap())
+	old := new(chunk.Chunk)
+	*old = *live
+	copy(fresh.Sub(), old.Sub())
+	*live = *fresh
+	// old's sub-chunk slice is its own; emptying it leaves old nothing the
+	// World uses.
+	clear(old.Sub())
+	return old
+}
+
+// checkBiomes compares the biomes the World had with the source's, off the
+// tick, and queues the columns where they differed for a slice to commit.
+func (j *Job) checkBiomes() {
+	for _, c := range j.biomeChecks {
+		j.checkOne(c)
+	}
+	clear(j.biomeChecks)
+	j.biomeChecks = j.biomeChecks[:0]
+}
+
+// checkOne compares the biomes of one exchanged column.
+func (j *Job) checkOne(c biomeCheck) {
+	if bytes.Equal(chunk.EncodeBiomes(c.old, chunk.DiskEncoding), c.want) {
+		return
+	}
+	r := c.src.Range()
+	n := 0
+	for y := r[0]; y <= r[1]; y++ {
+		for x := uint8(0); x < 16; x++ {
+			for z := uint8(0); z < 16; z++ {
+				if c.old.Biome(x, int16(y), z) != c.src.Biome(x, int16(y), z) {
+					n++
+				}
+			}
+		}
+	}
+	if n > 0 {
+		j.st.BiomesSet += n
+		j.biomeCommits = append(j.biomeCommits, c.pos)
+	}
+}
+
+// commitBiomes marks the columns whose biomes differed modified and sends
+// them to their viewers again, on the tick.
+func (j *Job) commitBiomes(tx *world.Tx) {
+	for _, pos := range j.biomeCommits {
+		l, ok := j.loaders[pos]
+		if !ok {
+			continue
+		}
+		live, ok := l.Chunk(pos)
+		if !ok {
+			continue
+		}
+		if !j.changed[pos] {
+			j.changed[pos] = true
+			j.st.ColumnsChanged++
+		}
+		// A column may be half done: commit with a state of its own.
+		saved := j.col
+		j.col = columnState{biomes: true}
+		j.commit(tx, pos, live)
+		j.col = saved
+	}
+	j.biomeCommits = j.biomeCommits[:0]
+}
