@@ -44,18 +44,22 @@ func (j *Job) column(tx *world.Tx, pos world.ChunkPos, live *world.Column, sourc
 	air := br.AirRuntimeID()
 	lsubs, ssubs := live.Sub(), src.Chunk.Sub()
 	for ; st.sub < len(lsubs); st.sub++ {
+		ls, ss := lsubs[st.sub], ssubs[st.sub]
+		baseY := int(live.SubY(int16(st.sub)))
+		masked := j.mask != nil && !j.mask.whole(pos, baseY)
+		if !masked && sameSub(ls, ss, air) {
+			continue
+		}
+		// The clock is read before a sub-chunk gone through block by
+		// block, the unit of work; a storage comparison is cheaper than
+		// reading the clock.
 		if !time.Now().Before(deadline) {
 			return false
 		}
-		ls, ss := lsubs[st.sub], ssubs[st.sub]
-		baseY := int(live.SubY(int16(st.sub)))
 		var n int
-		switch {
-		case j.mask != nil && !j.mask.whole(pos, baseY):
+		if masked {
 			n = j.restoreMasked(ls, ss, pos, baseY, br)
-		case sameSub(ls, ss, air):
-			continue
-		default:
+		} else {
 			n = j.restoreSub(ls, ss, pos, baseY, br)
 		}
 		if n > 0 {
@@ -70,7 +74,7 @@ func (j *Job) column(tx *world.Tx, pos world.ChunkPos, live *world.Column, sourc
 	if j.mask == nil && source.fresh != nil {
 		j.biomeChecks = append(j.biomeChecks, biomeCheck{pos: pos, old: swapBiomes(live.Chunk, source.fresh), want: source.biomes, src: src.Chunk})
 	}
-	j.blockEntities(pos, live, src, br)
+	j.blockEntities(pos, live, source, br)
 	if j.mask == nil {
 		j.entities(tx, pos, src)
 	}

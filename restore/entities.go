@@ -14,10 +14,50 @@ import (
 	"github.com/google/uuid"
 )
 
+// loadedNBT is a source block entity as a World holds it once loaded: its
+// block's runtime ID and the NBT that block, decoded from the source's
+// data, encodes to. Made off the tick, it lets the slice compare the
+// World's block entity with one encoding of the same Go types, and makes
+// keys a block does not keep (positions, fields of other versions) count
+// for nothing.
+type loadedNBT struct {
+	rid uint32
+	nbt map[string]any
+}
+
+// loadBlockEntities decodes the source column's block entities as the
+// World would on load and encodes them again, off the tick.
+func loadBlockEntities(col *chunk.Column, br world.BlockRegistry) map[cube.Pos]loadedNBT {
+	if len(col.BlockEntities) == 0 {
+		return nil
+	}
+	out := make(map[cube.Pos]loadedNBT, len(col.BlockEntities))
+	for _, be := range col.BlockEntities {
+		p := be.Pos
+		if r := col.Chunk.Range(); p[1] < r[0] || p[1] > r[1] {
+			continue
+		}
+		rid := col.Chunk.Block(uint8(p[0]), int16(p[1]), uint8(p[2]), 0)
+		b, ok := br.BlockByRuntimeID(rid)
+		if !ok {
+			continue
+		}
+		nb, ok := b.(world.NBTer)
+		if !ok {
+			continue
+		}
+		if enc, ok := nb.DecodeNBT(maps.Clone(be.Data)).(world.NBTer); ok {
+			out[p] = loadedNBT{rid: rid, nbt: enc.EncodeNBT()}
+		}
+	}
+	return out
+}
+
 // blockEntities puts back the block entities of the column: those whose
 // NBT differs from the source's are decoded again from it, as the World
 // decodes them on load, and those the source lacks are removed.
-func (j *Job) blockEntities(pos world.ChunkPos, live *world.Column, src *chunk.Column, br world.BlockRegistry) {
+func (j *Job) blockEntities(pos world.ChunkPos, live *world.Column, source source, br world.BlockRegistry) {
+	src := source.col
 	st := &j.col
 	want := make(map[cube.Pos]map[string]any, len(src.BlockEntities))
 	for _, be := range src.BlockEntities {
@@ -46,8 +86,14 @@ func (j *Job) blockEntities(pos world.ChunkPos, live *world.Column, src *chunk.C
 			continue
 		}
 		if cur, ok := live.BlockEntities[p]; ok {
-			if cn, ok := cur.(world.NBTer); ok && sameNBT(cn.EncodeNBT(), data) {
-				continue
+			if cn, ok := cur.(world.NBTer); ok {
+				if l, ok := source.loaded[p]; ok && l.rid == rid {
+					if equalNBT(cn.EncodeNBT(), l.nbt) {
+						continue
+					}
+				} else if sameNBT(cn.EncodeNBT(), data) {
+					continue
+				}
 			}
 		}
 		live.BlockEntities[p] = nb.DecodeNBT(maps.Clone(data)).(world.Block)
@@ -145,6 +191,58 @@ func sameValue(a, b reflect.Value) bool {
 		return false
 	}
 	return a.Equal(b)
+}
+
+// equalNBT compares two values of NBT as blocks encode it, both of the
+// same block type: the Go types match, so a type switch serves where
+// sameNBT needs reflection. Floats compare by bits; what it does not know
+// falls back to reflect.DeepEqual.
+func equalNBT(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, va := range x {
+			vb, ok := y[k]
+			if !ok || !equalNBT(va, vb) {
+				return false
+			}
+		}
+		return true
+	case []map[string]any:
+		y, ok := b.([]map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equalNBT(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equalNBT(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case float32:
+		y, ok := b.(float32)
+		return ok && math.Float32bits(x) == math.Float32bits(y)
+	case float64:
+		y, ok := b.(float64)
+		return ok && math.Float64bits(x) == math.Float64bits(y)
+	case string, bool, uint8, int8, int16, int32, int64:
+		return a == b
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 // entityKey is what identifies an entity for the comparison: its unique id,

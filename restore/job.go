@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/df-mc/goleveldb/leveldb"
@@ -104,6 +105,7 @@ type source struct {
 	col     *chunk.Column
 	biomes  []byte       // the column's biomes, encoded off the tick
 	fresh   *chunk.Chunk // the biomes, decoded off the tick, to give the World
+	loaded  map[cube.Pos]loadedNBT
 	missing bool
 }
 
@@ -230,7 +232,7 @@ func (j *Job) prefetch() error {
 			if col.Chunk.Range() != j.w.Range() {
 				return fmt.Errorf("restore: source column %v (%v): %w: %v against %v", pos, j.area.Dim, ErrRange, col.Chunk.Range(), j.w.Range())
 			}
-			s := source{col: col, biomes: chunk.EncodeBiomes(col.Chunk, chunk.DiskEncoding)}
+			s := source{col: col, biomes: chunk.EncodeBiomes(col.Chunk, chunk.DiskEncoding), loaded: loadBlockEntities(col, j.w.BlockRegistry())}
 			if j.mask == nil {
 				if s.fresh, err = prepareBiomes(j.w.BlockRegistry(), j.w.Range(), s.biomes); err != nil {
 					return fmt.Errorf("restore: load source column %v (%v): %w", pos, j.area.Dim, err)
@@ -305,13 +307,20 @@ func (j *Job) step(tx *world.Tx, deadline time.Time) {
 		j.sources[j.next] = source{}
 		j.next++
 	}
-	// The last biomes exchanged: compared here while the slice has time
-	// (a small area then takes one tick), otherwise off the tick.
-	for len(j.biomeChecks) > 0 && time.Now().Before(deadline) {
-		n := len(j.biomeChecks) - 1
-		c := j.biomeChecks[n:]
-		j.biomeChecks = j.biomeChecks[:n]
-		j.checkOne(c[0])
+	// The last biomes exchanged: compared here when the slice has the
+	// time for all of them, judged by the first (a small area then takes
+	// one tick), otherwise off the tick before the next slice.
+	if len(j.biomeChecks) > 0 && time.Now().Before(deadline) {
+		t := time.Now()
+		j.checkOne(j.biomeChecks[len(j.biomeChecks)-1])
+		j.biomeChecks = j.biomeChecks[:len(j.biomeChecks)-1]
+		if now := time.Now(); now.Add(now.Sub(t) * time.Duration(len(j.biomeChecks))).Before(deadline) {
+			for _, c := range j.biomeChecks {
+				j.checkOne(c)
+			}
+			clear(j.biomeChecks)
+			j.biomeChecks = j.biomeChecks[:0]
+		}
 	}
 	if len(j.biomeChecks) > 0 {
 		return
