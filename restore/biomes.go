@@ -67,14 +67,43 @@ func swapBiomes(live, fresh *chunk.Chunk) *chunk.Chunk {
 	return old
 }
 
-// checkBiomes compares the biomes the World had with the source's, off the
-// tick, and queues the columns where they differed for a slice to commit.
-func (j *Job) checkBiomes() {
+// checkDeferred makes the checks deferred from the slices, off the tick:
+// biomes and block entities. What differs is queued for a slice to commit.
+func (j *Job) checkDeferred() {
 	for _, c := range j.biomeChecks {
 		j.checkOne(c)
 	}
 	clear(j.biomeChecks)
 	j.biomeChecks = j.biomeChecks[:0]
+	for _, c := range j.beChecks {
+		j.checkBlockEntity(c)
+	}
+	clear(j.beChecks)
+	j.beChecks = j.beChecks[:0]
+}
+
+// pending is the number of deferred checks not made yet.
+func (j *Job) pending() int { return len(j.biomeChecks) + len(j.beChecks) }
+
+// checkNext makes one deferred check.
+func (j *Job) checkNext() {
+	if n := len(j.biomeChecks); n > 0 {
+		j.checkOne(j.biomeChecks[n-1])
+		j.biomeChecks[n-1] = biomeCheck{}
+		j.biomeChecks = j.biomeChecks[:n-1]
+		return
+	}
+	if n := len(j.beChecks); n > 0 {
+		j.checkBlockEntity(j.beChecks[n-1])
+		j.beChecks[n-1] = beCheck{}
+		j.beChecks = j.beChecks[:n-1]
+	}
+}
+
+// commitDeferred commits what the deferred checks found, on the tick.
+func (j *Job) commitDeferred(tx *world.Tx) {
+	j.commitBiomes(tx)
+	j.commitBlockEntities(tx)
 }
 
 // checkOne compares the biomes of one exchanged column.

@@ -88,9 +88,10 @@ func (j *Job) blockEntities(pos world.ChunkPos, live *world.Column, source sourc
 		if cur, ok := live.BlockEntities[p]; ok {
 			if cn, ok := cur.(world.NBTer); ok {
 				if l, ok := source.loaded[p]; ok && l.rid == rid {
-					if equalNBT(cn.EncodeNBT(), l.nbt) {
-						continue
-					}
+					// Encoded and compared off the tick; a later slice
+					// compares again and puts back what differs.
+					j.beChecks = append(j.beChecks, beCheck{col: pos, pos: p, rid: rid, cur: cn, want: l.nbt, data: data})
+					continue
 				} else if sameNBT(cn.EncodeNBT(), data) {
 					continue
 				}
@@ -101,6 +102,68 @@ func (j *Job) blockEntities(pos world.ChunkPos, live *world.Column, source sourc
 		st.changed = true
 		st.note(p)
 	}
+}
+
+// beCheck is a block entity of the World whose comparison with the
+// source's a slice deferred. cur is the World's block value, copied: a
+// Dragonfly block is a value, and one with state that changes in place
+// keeps it in an inventory, which locks; so it may be encoded off the
+// tick.
+type beCheck struct {
+	col  world.ChunkPos
+	pos  cube.Pos
+	rid  uint32
+	cur  world.NBTer
+	want map[string]any // the source's, as the World would hold it
+	data map[string]any // the source's, as the provider gave it
+}
+
+// checkBlockEntity encodes a deferred block entity off the tick and queues
+// it for a slice when it differs from the source's.
+func (j *Job) checkBlockEntity(c beCheck) {
+	if !equalNBT(c.cur.EncodeNBT(), c.want) {
+		j.beCommits = append(j.beCommits, c)
+	}
+}
+
+// commitBlockEntities puts back, on the tick, the block entities found to
+// differ off it: compared again with what the World holds now, and left
+// alone if the block at their place changed since (an edit after the
+// comparison, as any made after a column is done).
+func (j *Job) commitBlockEntities(tx *world.Tx) {
+	br := j.w.BlockRegistry()
+	for _, c := range j.beCommits {
+		l, ok := j.loaders[c.col]
+		if !ok {
+			continue
+		}
+		live, ok := l.Chunk(c.col)
+		if !ok || live.Chunk.Block(uint8(c.pos[0]), int16(c.pos[1]), uint8(c.pos[2]), 0) != c.rid {
+			continue
+		}
+		if cur, ok := live.BlockEntities[c.pos].(world.NBTer); ok && equalNBT(cur.EncodeNBT(), c.want) {
+			continue
+		}
+		b, _ := br.BlockByRuntimeID(c.rid)
+		nb, ok := b.(world.NBTer)
+		if !ok {
+			continue
+		}
+		live.BlockEntities[c.pos] = nb.DecodeNBT(maps.Clone(c.data)).(world.Block)
+		j.st.BlockEntitiesSet++
+		if !j.changed[c.col] {
+			j.changed[c.col] = true
+			j.st.ColumnsChanged++
+		}
+		// A column may be half done: commit with a state of its own.
+		saved := j.col
+		j.col = columnState{}
+		j.col.note(c.pos)
+		j.commit(tx, c.col, live)
+		j.col = saved
+	}
+	clear(j.beCommits)
+	j.beCommits = j.beCommits[:0]
 }
 
 // note records a changed block entity for the viewers.

@@ -96,7 +96,12 @@ type Job struct {
 	// compare off the tick; biomeCommits those found to differ, to commit.
 	biomeChecks  []biomeCheck
 	biomeCommits []world.ChunkPos
-	finished     bool
+	// beChecks are block entities the World held with the source's block
+	// at their place, to encode and compare off the tick; beCommits those
+	// found to differ, to compare again and put back on the tick.
+	beChecks  []beCheck
+	beCommits []beCheck
+	finished  bool
 }
 
 // source is one column of the source provider; nil col with missing set
@@ -166,9 +171,9 @@ func (j *Job) run() {
 	if len(j.loaders) > 0 {
 		// Commit the biomes exchanged so far and let go of the chunks,
 		// even when cancelled; a closed World has let go of them already.
-		j.checkBiomes()
+		j.checkDeferred()
 		task := j.w.Do(func(tx *world.Tx) {
-			j.commitBiomes(tx)
+			j.commitDeferred(tx)
 			j.release(tx)
 		})
 		<-task.Done()
@@ -207,7 +212,7 @@ func (j *Job) loop() error {
 		if j.finished {
 			return nil
 		}
-		j.checkBiomes()
+		j.checkDeferred()
 		if j.light != nil && j.light.stage == lightCompute {
 			j.light.compute(j)
 		}
@@ -269,7 +274,7 @@ func (j *Job) slice(tx *world.Tx) {
 const requestWindow = 64
 
 func (j *Job) step(tx *world.Tx, deadline time.Time) {
-	j.commitBiomes(tx)
+	j.commitDeferred(tx)
 	for j.next < len(j.positions) {
 		// On a ticking World a request is cheap (a chunk worker loads the
 		// chunk); on a Synchronous one it loads the chunk there and then.
@@ -307,25 +312,20 @@ func (j *Job) step(tx *world.Tx, deadline time.Time) {
 		j.sources[j.next] = source{}
 		j.next++
 	}
-	// The last biomes exchanged: compared here when the slice has the
-	// time for all of them, judged by the first (a small area then takes
-	// one tick), otherwise off the tick before the next slice.
-	if len(j.biomeChecks) > 0 && time.Now().Before(deadline) {
+	// The last checks deferred: made here when the slice has the time for
+	// all of them, judged by the first (a small area then takes one tick),
+	// otherwise off the tick before the next slice.
+	if j.pending() > 0 && time.Now().Before(deadline) {
 		t := time.Now()
-		j.checkOne(j.biomeChecks[len(j.biomeChecks)-1])
-		j.biomeChecks = j.biomeChecks[:len(j.biomeChecks)-1]
-		if now := time.Now(); now.Add(now.Sub(t) * time.Duration(len(j.biomeChecks))).Before(deadline) {
-			for _, c := range j.biomeChecks {
-				j.checkOne(c)
-			}
-			clear(j.biomeChecks)
-			j.biomeChecks = j.biomeChecks[:0]
+		j.checkNext()
+		if now := time.Now(); now.Add(now.Sub(t) * time.Duration(j.pending())).Before(deadline) {
+			j.checkDeferred()
 		}
 	}
-	if len(j.biomeChecks) > 0 {
+	if j.pending() > 0 {
 		return
 	}
-	j.commitBiomes(tx)
+	j.commitDeferred(tx)
 	if j.light == nil {
 		j.light = j.planLight(tx)
 	}
