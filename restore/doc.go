@@ -9,11 +9,17 @@
 // World's tick. Each slice is one transaction (World.Do) a tick apart; inside
 // it the job compares the World's column with the source, sub-chunk storage
 // against storage first and block by block (every layer) only where they
-// differ, writes the differing blocks and biomes straight into the World's
-// chunk, replaces the block entities whose NBT differs and the entities whose
-// identity or position differs, and tells the chunk's viewers: a block update
-// per changed block, or the whole chunk when many blocks or any biome
-// changed. When every column is done it computes the light of the changed
+// differ, writes the differing blocks straight into the World's chunk,
+// replaces the entities whose identity or position differs, and tells the
+// chunk's viewers: a block update per changed block, or the whole chunk when
+// many blocks changed. Two comparisons are deferred off the tick, because
+// on it they cost more than the rest together: the slice gives the chunk
+// biome storages decoded from the source and keeps the World's former ones
+// (biomes.go), and keeps a copy of each block entity's block value; the
+// job compares both off the tick, and a later slice commits what differed
+// (marks the column modified and sends it again; puts the block entity
+// back after comparing it once more). When every column is done and every
+// deferred comparison made it computes the light of the changed
 // columns and their neighbours on private copies, off the tick, and swaps
 // the lit sub-chunks in. The clock is checked between units of work (a
 // sub-chunk, the rest of a column, one chunk's copy or light), so a slice
@@ -99,8 +105,11 @@
 // modified and resend it to its viewers (Tx.ColumnChanged(pos)) would
 // remove the loaders and the per-column viewer bookkeeping. An accessor
 // for a chunk's biome storages (chunk.Chunk.Biomes) would let biomes be
-// compared storage against storage: they are now compared by encoding the
-// World's column, most of the cost of a restore that finds nothing to do.
+// compared storage against storage on the tick, without the exchange of
+// chunk values and the slice that commits a difference later. A
+// modification counter on chunk.Chunk (or World.Column) would let a
+// restore skip the columns not touched since the last one; there is none
+// (Column's modified flag is private and cleared on save).
 // Incremental relighting in package chunk (relight the sub-chunks around
 // changed blocks instead of filling whole chunks and spreading 3×3
 // windows) would remove most of the light work, the largest part of a
