@@ -80,13 +80,24 @@ func (j *Job) checkDeferred() {
 	}
 	clear(j.beChecks)
 	j.beChecks = j.beChecks[:0]
+	for _, c := range j.blockChecks {
+		j.checkBlocks(c)
+	}
+	clear(j.blockChecks)
+	j.blockChecks = j.blockChecks[:0]
 }
 
 // pending is the number of deferred checks not made yet.
-func (j *Job) pending() int { return len(j.biomeChecks) + len(j.beChecks) }
+func (j *Job) pending() int { return len(j.biomeChecks) + len(j.beChecks) + len(j.blockChecks) }
 
 // checkNext makes one deferred check.
 func (j *Job) checkNext() {
+	if n := len(j.blockChecks); n > 0 {
+		j.checkBlocks(j.blockChecks[n-1])
+		j.blockChecks[n-1] = blockCheck{}
+		j.blockChecks = j.blockChecks[:n-1]
+		return
+	}
 	if n := len(j.biomeChecks); n > 0 {
 		j.checkOne(j.biomeChecks[n-1])
 		j.biomeChecks[n-1] = biomeCheck{}
@@ -102,6 +113,7 @@ func (j *Job) checkNext() {
 
 // commitDeferred commits what the deferred checks found, on the tick.
 func (j *Job) commitDeferred(tx *world.Tx) {
+	j.commitBlocks(tx)
 	j.commitBiomes(tx)
 	j.commitBlockEntities(tx)
 }

@@ -43,6 +43,11 @@ func (j *Job) column(tx *world.Tx, pos world.ChunkPos, live *world.Column, sourc
 	br := j.w.BlockRegistry()
 	air := br.AirRuntimeID()
 	lsubs, ssubs := live.Sub(), src.Chunk.Sub()
+	if j.mask == nil && source.layers != nil && st.sub == 0 {
+		// Blocks: exchanged, and compared off the tick (blocks.go).
+		j.blockChecks = append(j.blockChecks, blockCheck{pos: pos, old: swapLayers(live.Chunk, source.layers, air), src: src.Chunk})
+		st.sub = len(lsubs)
+	}
 	for ; st.sub < len(lsubs); st.sub++ {
 		ls, ss := lsubs[st.sub], ssubs[st.sub]
 		baseY := int(live.SubY(int16(st.sub)))
@@ -144,7 +149,25 @@ func uniform(s *chunk.PalettedStorage, v uint32) bool {
 // equal to it at once the next time. Copies, because the source column
 // goes on to the light computation off the tick.
 func (j *Job) restoreSub(ls, ss *chunk.SubChunk, pos world.ChunkPos, baseY int, br world.BlockRegistry) int {
-	st := &j.col
+	n := diffSub(ls, ss, pos, baseY, br, &j.col)
+	src := ss.Layers()
+	if len(src) > 0 {
+		ls.Layer(uint8(len(src) - 1)) // as many layers as the source at least
+	}
+	dst := ls.Layers()
+	for i := range dst {
+		if i < len(src) {
+			dst[i] = src[i].Clone()
+		} else {
+			dst[i] = chunk.NewSubChunk(br.AirRuntimeID()).Layer(0)
+		}
+	}
+	return n
+}
+
+// diffSub counts the blocks of ls (every layer) that differ from ss, noting
+// them in st for the viewers and for light.
+func diffSub(ls, ss *chunk.SubChunk, pos world.ChunkPos, baseY int, br world.BlockRegistry, st *columnState) int {
 	layers := max(len(ls.Layers()), len(ss.Layers()))
 	air := br.AirRuntimeID()
 	n := 0
@@ -163,18 +186,6 @@ func (j *Job) restoreSub(ls, ss *chunk.SubChunk, pos world.ChunkPos, baseY int, 
 					st.changedBlock(cube.Pos{int(pos[0])<<4 | int(x), baseY + int(y), int(pos[1])<<4 | int(z)}, l, a, b, br)
 				}
 			}
-		}
-	}
-	src := ss.Layers()
-	if len(src) > 0 {
-		ls.Layer(uint8(len(src) - 1)) // as many layers as the source at least
-	}
-	dst := ls.Layers()
-	for i := range dst {
-		if i < len(src) {
-			dst[i] = src[i].Clone()
-		} else {
-			dst[i] = chunk.NewSubChunk(br.AirRuntimeID()).Layer(0)
 		}
 	}
 	return n

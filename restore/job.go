@@ -101,7 +101,11 @@ type Job struct {
 	// found to differ, to compare again and put back on the tick.
 	beChecks  []beCheck
 	beCommits []beCheck
-	finished  bool
+	// blockChecks are the columns whose block storages a slice exchanged,
+	// to compare off the tick; blockCommits what they found, to commit.
+	blockChecks  []blockCheck
+	blockCommits []blockCommit
+	finished     bool
 }
 
 // source is one column of the source provider; nil col with missing set
@@ -111,6 +115,7 @@ type source struct {
 	biomes  []byte       // the column's biomes, encoded off the tick
 	fresh   *chunk.Chunk // the biomes, decoded off the tick, to give the World
 	loaded  map[cube.Pos]loadedNBT
+	layers  [][]*chunk.PalettedStorage // copies of the block storages, to give the World
 	missing bool
 }
 
@@ -239,6 +244,7 @@ func (j *Job) prefetch() error {
 			}
 			s := source{col: col, biomes: chunk.EncodeBiomes(col.Chunk, chunk.DiskEncoding), loaded: loadBlockEntities(col, j.w.BlockRegistry())}
 			if j.mask == nil {
+				s.layers = cloneLayers(col.Chunk)
 				if s.fresh, err = prepareBiomes(j.w.BlockRegistry(), j.w.Range(), s.biomes); err != nil {
 					return fmt.Errorf("restore: load source column %v (%v): %w", pos, j.area.Dim, err)
 				}
