@@ -3,6 +3,7 @@ package restore
 import (
 	"bytes"
 	"fmt"
+	"time"
 
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world"
@@ -111,11 +112,35 @@ func (j *Job) checkNext() {
 	}
 }
 
-// commitDeferred commits what the deferred checks found, on the tick.
-func (j *Job) commitDeferred(tx *world.Tx) {
-	j.commitBlocks(tx)
-	j.commitBiomes(tx)
-	j.commitBlockEntities(tx)
+// commitDeferred commits what the deferred checks found, on the tick,
+// until the deadline (none if zero); it reports whether all is committed.
+// A commit (a column's, or a block entity's) is the unit of work.
+func (j *Job) commitDeferred(tx *world.Tx, deadline time.Time) bool {
+	over := func() bool { return !deadline.IsZero() && !time.Now().Before(deadline) }
+	for len(j.blockCommits) > 0 {
+		if over() {
+			return false
+		}
+		j.commitBlock(tx, j.blockCommits[0])
+		j.blockCommits[0] = blockCommit{}
+		j.blockCommits = j.blockCommits[1:]
+	}
+	for len(j.biomeCommits) > 0 {
+		if over() {
+			return false
+		}
+		j.commitBiome(tx, j.biomeCommits[0])
+		j.biomeCommits = j.biomeCommits[1:]
+	}
+	for len(j.beCommits) > 0 {
+		if over() {
+			return false
+		}
+		j.commitBlockEntity(tx, j.beCommits[0])
+		j.beCommits[0] = beCheck{}
+		j.beCommits = j.beCommits[1:]
+	}
+	return true
 }
 
 // checkOne compares the biomes of one exchanged column.
@@ -140,27 +165,24 @@ func (j *Job) checkOne(c biomeCheck) {
 	}
 }
 
-// commitBiomes marks the columns whose biomes differed modified and sends
-// them to their viewers again, on the tick.
-func (j *Job) commitBiomes(tx *world.Tx) {
-	for _, pos := range j.biomeCommits {
-		l, ok := j.loaders[pos]
-		if !ok {
-			continue
-		}
-		live, ok := l.Chunk(pos)
-		if !ok {
-			continue
-		}
-		if !j.changed[pos] {
-			j.changed[pos] = true
-			j.st.ColumnsChanged++
-		}
-		// A column may be half done: commit with a state of its own.
-		saved := j.col
-		j.col = columnState{biomes: true}
-		j.commit(tx, pos, live)
-		j.col = saved
+// commitBiome marks a column whose biomes differed modified and sends it
+// to its viewers again, on the tick.
+func (j *Job) commitBiome(tx *world.Tx, pos world.ChunkPos) {
+	l, ok := j.loaders[pos]
+	if !ok {
+		return
 	}
-	j.biomeCommits = j.biomeCommits[:0]
+	live, ok := l.Chunk(pos)
+	if !ok {
+		return
+	}
+	if !j.changed[pos] {
+		j.changed[pos] = true
+		j.st.ColumnsChanged++
+	}
+	// A column may be half done: commit with a state of its own.
+	saved := j.col
+	j.col = columnState{biomes: true}
+	j.commit(tx, pos, live)
+	j.col = saved
 }

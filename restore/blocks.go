@@ -98,33 +98,29 @@ func (j *Job) checkBlocks(c blockCheck) {
 	}
 }
 
-// commitBlocks counts, marks modified and shows to viewers the columns
-// whose blocks differed, and plans their light, on the tick.
-func (j *Job) commitBlocks(tx *world.Tx) {
-	for _, c := range j.blockCommits {
-		l, ok := j.loaders[c.pos]
-		if !ok {
-			continue
-		}
-		live, ok := l.Chunk(c.pos)
-		if !ok {
-			continue
-		}
-		j.st.SubChunksChanged += c.subs
-		j.st.BlocksSet += c.state.blocks
-		if c.state.light {
-			j.relight[c.pos] = true
-		}
-		if !j.changed[c.pos] {
-			j.changed[c.pos] = true
-			j.st.ColumnsChanged++
-		}
-		// A column may be half done: commit with a state of its own.
-		saved := j.col
-		j.col = c.state
-		j.commit(tx, c.pos, live)
-		j.col = saved
+// commitBlock counts, marks modified and shows to viewers a column whose
+// blocks differed, and plans its light, on the tick.
+func (j *Job) commitBlock(tx *world.Tx, c blockCommit) {
+	l, ok := j.loaders[c.pos]
+	if !ok {
+		return
 	}
-	clear(j.blockCommits)
-	j.blockCommits = j.blockCommits[:0]
+	live, ok := l.Chunk(c.pos)
+	if !ok {
+		return
+	}
+	j.st.SubChunksChanged += c.subs
+	j.st.BlocksSet += c.state.blocks
+	if c.state.light {
+		j.relight[c.pos] = true
+	}
+	if !j.changed[c.pos] {
+		j.changed[c.pos] = true
+		j.st.ColumnsChanged++
+	}
+	// A column may be half done: commit with a state of its own.
+	saved := j.col
+	j.col = c.state
+	j.commit(tx, c.pos, live)
+	j.col = saved
 }

@@ -6,24 +6,28 @@
 //
 // A Job walks the area's columns in order. Before each slice it loads the
 // next source columns from the source provider on its own goroutine, off the
-// World's tick. Each slice is one transaction (World.Do) a tick apart; inside
-// it the job compares the World's column with the source, sub-chunk storage
-// against storage first and block by block (every layer) only where they
-// differ, writes the differing blocks straight into the World's chunk,
-// replaces the entities whose identity or position differs, and tells the
-// chunk's viewers: a block update per changed block, or the whole chunk when
-// many blocks changed. Two comparisons are deferred off the tick, because
-// on it they cost more than the rest together: the slice gives the chunk
-// biome storages decoded from the source and keeps the World's former ones
-// (biomes.go), and keeps a copy of each block entity's block value; the
-// job compares both off the tick, and a later slice commits what differed
-// (marks the column modified and sends it again; puts the block entity
-// back after comparing it once more). When every column is done and every
-// deferred comparison made it computes the light of the changed
-// columns and their neighbours on private copies, off the tick, and swaps
-// the lit sub-chunks in. The clock is checked between units of work (a
-// sub-chunk, the rest of a column, one chunk's copy or light), so a slice
-// exceeds Config.TickBudget by at most one unit.
+// World's tick, and prepares copies of their block and biome storages and
+// their block entities as a load decodes them. Each slice is one
+// transaction (World.Do) a tick apart. Comparing on the tick would read
+// every storage of the area on the World's thread, so a slice exchanges
+// instead: each of the World's sub-chunks is given the copies of the
+// source's layer storages (blocks.go) and the chunk the source's biome
+// storages (biomes.go), and the slice keeps the World's former storages,
+// which only the job then holds; it keeps a copy of each block entity's
+// block value, and replaces the entities whose identity or position
+// differs. The job compares what it kept with the source off the tick, and
+// a later slice commits what differed: counts it, marks the column
+// modified, tells the chunk's viewers (a block update per changed block,
+// or the whole chunk when many blocks or any biome changed), and puts back
+// a differing block entity after comparing it once more. The last checks
+// run on the tick when the slice has the time for all of them (a small
+// area then takes one tick). When every column is done and every deferred
+// comparison made it computes the light of the changed columns and their
+// neighbours on private copies, off the tick, and swaps the lit sub-chunks
+// in. The clock is checked between units of work (a column, one chunk's
+// copy or light), so a slice exceeds Config.TickBudget by at most one
+// unit. A paste (Config.Import) compares and sets its blocks on the tick,
+// block by block where it covers part of a sub-chunk.
 //
 // # How the job reaches the World's chunks
 //
@@ -75,10 +79,13 @@
 //
 // Blocks are written into the chunk directly, as World.BuildStructure does:
 // no neighbour updates, no redstone invalidation, and scheduled block
-// updates the World already holds for the area still run. The job keeps
-// the area's source columns in memory until it is done (they are the light
-// computation's copies). A cancelled job leaves what it put back, without
-// the light recomputed.
+// updates the World already holds for the area still run. Viewers are told
+// of changed blocks and biomes a tick after the World holds them, and the
+// column's height map is recomputed from then on. The job keeps the area's
+// source columns in memory until it is done (they are the light
+// computation's copies), and the prefetched ones a second time as the
+// copies it gives the World. A cancelled job leaves what it put back
+// (committed as it stops), without the light recomputed.
 //
 // # Structures
 //

@@ -126,44 +126,39 @@ func (j *Job) checkBlockEntity(c beCheck) {
 	}
 }
 
-// commitBlockEntities puts back, on the tick, the block entities found to
+// commitBlockEntity puts back, on the tick, the block entities found to
 // differ off it: compared again with what the World holds now, and left
 // alone if the block at their place changed since (an edit after the
 // comparison, as any made after a column is done).
-func (j *Job) commitBlockEntities(tx *world.Tx) {
-	br := j.w.BlockRegistry()
-	for _, c := range j.beCommits {
-		l, ok := j.loaders[c.col]
-		if !ok {
-			continue
-		}
-		live, ok := l.Chunk(c.col)
-		if !ok || live.Chunk.Block(uint8(c.pos[0]), int16(c.pos[1]), uint8(c.pos[2]), 0) != c.rid {
-			continue
-		}
-		if cur, ok := live.BlockEntities[c.pos].(world.NBTer); ok && equalNBT(cur.EncodeNBT(), c.want) {
-			continue
-		}
-		b, _ := br.BlockByRuntimeID(c.rid)
-		nb, ok := b.(world.NBTer)
-		if !ok {
-			continue
-		}
-		live.BlockEntities[c.pos] = nb.DecodeNBT(maps.Clone(c.data)).(world.Block)
-		j.st.BlockEntitiesSet++
-		if !j.changed[c.col] {
-			j.changed[c.col] = true
-			j.st.ColumnsChanged++
-		}
-		// A column may be half done: commit with a state of its own.
-		saved := j.col
-		j.col = columnState{}
-		j.col.note(c.pos)
-		j.commit(tx, c.col, live)
-		j.col = saved
+func (j *Job) commitBlockEntity(tx *world.Tx, c beCheck) {
+	l, ok := j.loaders[c.col]
+	if !ok {
+		return
 	}
-	clear(j.beCommits)
-	j.beCommits = j.beCommits[:0]
+	live, ok := l.Chunk(c.col)
+	if !ok || live.Chunk.Block(uint8(c.pos[0]), int16(c.pos[1]), uint8(c.pos[2]), 0) != c.rid {
+		return
+	}
+	if cur, ok := live.BlockEntities[c.pos].(world.NBTer); ok && equalNBT(cur.EncodeNBT(), c.want) {
+		return
+	}
+	b, _ := j.w.BlockRegistry().BlockByRuntimeID(c.rid)
+	nb, ok := b.(world.NBTer)
+	if !ok {
+		return
+	}
+	live.BlockEntities[c.pos] = nb.DecodeNBT(maps.Clone(c.data)).(world.Block)
+	j.st.BlockEntitiesSet++
+	if !j.changed[c.col] {
+		j.changed[c.col] = true
+		j.st.ColumnsChanged++
+	}
+	// A column may be half done: commit with a state of its own.
+	saved := j.col
+	j.col = columnState{}
+	j.col.note(c.pos)
+	j.commit(tx, c.col, live)
+	j.col = saved
 }
 
 // note records a changed block entity for the viewers.

@@ -178,7 +178,7 @@ func (j *Job) run() {
 		// even when cancelled; a closed World has let go of them already.
 		j.checkDeferred()
 		task := j.w.Do(func(tx *world.Tx) {
-			j.commitDeferred(tx)
+			j.commitDeferred(tx, time.Time{})
 			j.release(tx)
 		})
 		<-task.Done()
@@ -280,7 +280,9 @@ func (j *Job) slice(tx *world.Tx) {
 const requestWindow = 64
 
 func (j *Job) step(tx *world.Tx, deadline time.Time) {
-	j.commitDeferred(tx)
+	if !j.commitDeferred(tx, deadline) {
+		return
+	}
 	for j.next < len(j.positions) {
 		// On a ticking World a request is cheap (a chunk worker loads the
 		// chunk); on a Synchronous one it loads the chunk there and then.
@@ -328,10 +330,9 @@ func (j *Job) step(tx *world.Tx, deadline time.Time) {
 			j.checkDeferred()
 		}
 	}
-	if j.pending() > 0 {
+	if j.pending() > 0 || !j.commitDeferred(tx, deadline) {
 		return
 	}
-	j.commitDeferred(tx)
 	if j.light == nil {
 		j.light = j.planLight(tx)
 	}
