@@ -27,8 +27,9 @@ var (
 	// makes such a column; Dragonfly's LevelDB provider does, from some
 	// damaged worlds. Nothing is written.
 	ErrInvalidColumn = errors.New("provider: invalid column")
-	// ErrLevelDBWorld: the directory holds a LevelDB (mcdb) world. Convert it
-	// with `blaze convert` first.
+	// ErrLevelDBWorld: the directory holds a LevelDB (mcdb) world, or is the
+	// LevelDB database folder of one (its db/, holding CURRENT and a
+	// MANIFEST). Convert the world with `blaze convert` first.
 	ErrLevelDBWorld = errors.New("provider: directory holds a LevelDB world")
 	// ErrSegmentedWorld: the directory is the root of a segmented world
 	// (package segment), whose chunks a plain provider would not find. Open

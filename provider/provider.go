@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,8 +89,9 @@ const engineDir = "blaze"
 const segmentRegions = "regions"
 
 // Open opens (or creates) the world in dir: dir/level.dat and the engine in
-// dir/blaze. A directory holding a LevelDB world is refused with
-// ErrLevelDBWorld: convert it first.
+// dir/blaze. A directory holding a LevelDB world, or that is a LevelDB
+// database folder itself (a world's db/), is refused with ErrLevelDBWorld:
+// convert the world first.
 func (conf Config) Open(dir string) (*DB, error) {
 	conf = conf.withDefaults()
 	db, err := conf.open(dir)
@@ -110,6 +112,10 @@ func (conf Config) open(dir string) (*DB, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if manifest, ok := levelDBFolder(names); ok {
+		parent := filepath.Dir(filepath.Clean(dir))
+		return nil, fmt.Errorf("%w: %s is the database folder of a LevelDB world (it holds CURRENT and %s); the world is its parent %s: convert that with `blaze convert %s NEW`", ErrLevelDBWorld, dir, manifest, parent, parent)
 	}
 	if slices.Contains(names, "db") && !slices.Contains(names, engineDir) {
 		return nil, fmt.Errorf("%w: %s/db is LevelDB; convert it with `blaze convert`", ErrLevelDBWorld, dir)
@@ -169,6 +175,23 @@ func (conf Config) open(dir string) (*DB, error) {
 		}
 	}
 	return db, nil
+}
+
+// levelDBFolder reports whether a directory holding names is a LevelDB
+// database itself (a world's db/ folder), and names its manifest: LevelDB
+// keeps a CURRENT file naming the live MANIFEST-NNNNNN. Blaze's own
+// directories never hold a MANIFEST (an arena's overlay holds a CURRENT of
+// its own), so the pair is LevelDB's alone.
+func levelDBFolder(names []string) (manifest string, ok bool) {
+	if !slices.Contains(names, "CURRENT") {
+		return "", false
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, "MANIFEST-") {
+			return n, true
+		}
+	}
+	return "", false
 }
 
 // Exists reports whether dir holds a Blaze world (its engine's log): for

@@ -575,6 +575,49 @@ func TestRefusesLevelDBWorld(t *testing.T) {
 	}
 }
 
+// Issue 38 item 2: a LevelDB world's database folder itself (WORLD/db,
+// holding CURRENT and MANIFEST-*) was taken for an empty directory, and an
+// empty Blaze world was made inside it. It is refused, read-only too, with
+// an error that names the world's folder and `blaze convert`, and nothing
+// in it is touched.
+func TestRefusesLevelDBDatabaseFolder(t *testing.T) {
+	wdir := worldtest.UnpackTemp(t, worldtest.Worlds(t)[0])
+	dir := filepath.Join(wdir, "db")
+	before, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, conf := range []Config{{Log: quiet}, {Log: quiet, ReadOnly: true}} {
+		_, err := conf.Open(dir)
+		if !errors.Is(err, ErrLevelDBWorld) {
+			t.Fatalf("open of a LevelDB database folder (read-only %v): %v", conf.ReadOnly, err)
+		}
+		if msg := err.Error(); !contains(msg, "blaze convert "+wdir) || !contains(msg, "MANIFEST-") {
+			t.Fatalf("the error names neither the world's folder nor what to do: %v", err)
+		}
+	}
+	after, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Fatalf("the database folder held %d files and holds %d", len(before), len(after))
+	}
+	if _, err := os.Stat(filepath.Join(dir, engineDir)); err == nil {
+		t.Fatal("created a Blaze world in a LevelDB database folder")
+	}
+}
+
+// An arena overlay's directory holds a CURRENT of its own but no MANIFEST:
+// it is no LevelDB database folder.
+func TestCurrentAloneIsNoLevelDBFolder(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "CURRENT"), []byte("1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	openDB(t, dir, Config{})
+}
+
 // A real Dragonfly World stores through Blaze and finds its blocks after a
 // restart.
 func TestDragonflyWorld(t *testing.T) {

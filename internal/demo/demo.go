@@ -144,7 +144,9 @@ func (c Config) New() (*Running, error) {
 	db, err := provider.Config{Log: c.Log, Durability: c.Durability}.Open(c.Dir)
 	switch {
 	case errors.Is(err, provider.ErrLevelDBWorld):
-		return nil, fmt.Errorf("%s holds a LevelDB world; convert it to Blaze first (`blaze convert`): %w", c.Dir, err)
+		// The provider's error says which folder is LevelDB's and what
+		// to convert: the world's own, or its parent when Dir is its db/.
+		return nil, fmt.Errorf("%s is not a Blaze world: convert the LevelDB world first: %w", c.Dir, err)
 	case errors.Is(err, blazedb.ErrLocked):
 		return nil, fmt.Errorf("%s is in use: %w", c.Dir, err)
 	case err != nil:

@@ -50,6 +50,23 @@ func TestRefusesLevelDBWorld(t *testing.T) {
 	}
 }
 
+// Issue 38 item 2: -world WORLD/db, a LevelDB world's database folder
+// itself, made an empty Blaze world inside it and served fresh terrain. It
+// is refused, naming the world's folder and `blaze convert`, and left as it
+// was.
+func TestRefusesLevelDBDatabaseFolder(t *testing.T) {
+	wdir := worldtest.UnpackTemp(t, worldtest.Worlds(t)[0])
+	dir := filepath.Join(wdir, "db")
+	before := strings.Join(listing(t, wdir), "\n")
+	_, err := Config{Addr: "127.0.0.1:0", Dir: dir, Offline: true, Log: quiet}.New()
+	if !errors.Is(err, provider.ErrLevelDBWorld) || !strings.Contains(err.Error(), "blaze convert "+wdir) {
+		t.Fatalf("err = %v", err)
+	}
+	if after := strings.Join(listing(t, wdir), "\n"); after != before {
+		t.Fatal("the LevelDB world was changed")
+	}
+}
+
 // A damaged engine directory and a world held by another server are
 // refused with clear errors.
 func TestRefusesDamagedAndLockedWorlds(t *testing.T) {
