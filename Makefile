@@ -21,8 +21,12 @@ DEMO_IMPORT := $(wildcard ../shared/testdata/worlds/example2-1.21.mcworld)
 ## run: the demo server on a built-in default world in build/demo-world,
 ## imported from a real world in ../shared when present. ARGS=-offline to
 ## play without Xbox Live.
+# Built, then exec'd: the shell gives its place to the server, which saves
+# and closes on Ctrl-C and exits 0, where `go run` exited 1 (and make said
+# Error 1) after the same clean close.
 run:
-	$(GO) run ./cmd/demo-server -world build/demo-world $(if $(DEMO_IMPORT),-import $(DEMO_IMPORT)) $(ARGS)
+	$(GO) build -o bin/demo-server ./cmd/demo-server
+	exec bin/demo-server -world build/demo-world $(if $(DEMO_IMPORT),-import $(DEMO_IMPORT)) $(ARGS)
 
 ## blaze: the tool, as bin/blaze (convert, check, repair, compact, info,
 ## render, snapshot, changes, rollback, export, import: bin/blaze -h).
