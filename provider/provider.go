@@ -118,7 +118,10 @@ func (conf Config) open(dir string) (*DB, error) {
 		return nil, fmt.Errorf("%w: %s is the database folder of a LevelDB world (it holds CURRENT and %s); the world is its parent %s: convert that with `blaze convert %s NEW`", ErrLevelDBWorld, dir, manifest, parent, parent)
 	}
 	if slices.Contains(names, "db") && !slices.Contains(names, engineDir) {
-		return nil, fmt.Errorf("%w: %s/db is LevelDB; convert it with `blaze convert`", ErrLevelDBWorld, dir)
+		// Dragonfly's server.UserConfig makes an empty one when its
+		// World.SaveData is left on (the default): say so, since convert
+		// would be the wrong advice then.
+		return nil, fmt.Errorf("%w: %s/db is LevelDB; convert it with `blaze convert`, or, if Dragonfly's UserConfig made it, set World.SaveData = false before UserConfig.Config", ErrLevelDBWorld, dir)
 	}
 	if slices.Contains(names, segmentRegions) && !conf.SegmentRoot {
 		return nil, fmt.Errorf("%w: %s/%s holds its chunks; open it with segment.Config", ErrSegmentedWorld, dir, segmentRegions)
