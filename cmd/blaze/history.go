@@ -21,30 +21,6 @@ import (
 // The history commands (issue 36): snapshots, changes and rollback, all
 // offline, on plain and segmented worlds.
 
-// parseMixed parses args for a command that takes n operands with its
-// flags before, between or after them (blaze rollback WORLD -to POINT).
-func parseMixed(fs *flag.FlagSet, args []string, n int) ([]string, bool) {
-	fs.Usage = func() { fmt.Fprint(os.Stderr, usage) }
-	fs.SetOutput(io.Discard)
-	var ops []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			fs.Usage()
-			return nil, false
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		ops = append(ops, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	if len(ops) != n {
-		fs.Usage()
-		return nil, false
-	}
-	return ops, true
-}
-
 // openHistory opens the plain Blaze world in dir, read-only unless write.
 func openHistory(dir string, write bool) (*provider.DB, error) {
 	return provider.Config{Log: slog.New(slog.DiscardHandler), ExternalMaintenance: true, ReadOnly: !write}.Open(dir)
@@ -83,7 +59,10 @@ func openHistoried(dir string, write bool) (historied, error) {
 }
 
 func snapshotCmd(args []string) int {
-	ops := args
+	ops, code, ok := parseArgs(flag.NewFlagSet("snapshot", flag.ContinueOnError), args, -1)
+	if !ok {
+		return code
+	}
 	switch {
 	case len(ops) < 2:
 	case ops[0] == "list" && len(ops) == 2:
@@ -93,8 +72,7 @@ func snapshotCmd(args []string) int {
 	case ops[0] == "delete" && len(ops) == 3:
 		return runSnapshotDelete(os.Stdout, ops[1], ops[2])
 	}
-	fmt.Fprint(os.Stderr, usage)
-	return exitUsage
+	return usageError("snapshot")
 }
 
 func runSnapshotCreate(out io.Writer, dir, name string) int {
@@ -146,10 +124,12 @@ func runSnapshotList(out io.Writer, dir string) int {
 func changesCmd(args []string) int {
 	fs := flag.NewFlagSet("changes", flag.ContinueOnError)
 	since := fs.String("since", "", "a snapshot's name or an RFC 3339 time")
-	ops, ok := parseMixed(fs, args, 1)
-	if !ok || *since == "" {
-		fmt.Fprint(os.Stderr, usage)
-		return exitUsage
+	ops, code, ok := parseArgs(fs, args, 1)
+	if !ok {
+		return code
+	}
+	if *since == "" {
+		return usageError("changes")
 	}
 	return runChanges(os.Stdout, ops[0], *since)
 }
@@ -234,10 +214,12 @@ func rollbackCmd(args []string) int {
 	to := fs.String("to", "", "a snapshot's name or an RFC 3339 time")
 	ar := fs.String("area", "", "X1,Z1,X2,Z2 in chunks")
 	dim := fs.String("dim", "", "overworld, nether or end")
-	ops, ok := parseMixed(fs, args, 1)
-	if !ok || *to == "" {
-		fmt.Fprint(os.Stderr, usage)
-		return exitUsage
+	ops, code, ok := parseArgs(fs, args, 1)
+	if !ok {
+		return code
+	}
+	if *to == "" {
+		return usageError("rollback")
 	}
 	a, err := parseArea(*ar, *dim)
 	if err != nil {

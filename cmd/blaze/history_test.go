@@ -227,9 +227,9 @@ func TestHistoryArgs(t *testing.T) {
 	fs := flag.NewFlagSet("rollback", flag.ContinueOnError)
 	to := fs.String("to", "", "")
 	ar := fs.String("area", "", "")
-	ops, ok := parseMixed(fs, []string{"W", "-to", "s", "-area", "1,2,3,4"}, 1)
+	ops, _, ok := parseArgs(fs, []string{"W", "-to", "s", "-area", "1,2,3,4"}, 1)
 	if !ok || ops[0] != "W" || *to != "s" || *ar != "1,2,3,4" {
-		t.Fatalf("parseMixed: %v %v %q %q", ops, ok, *to, *ar)
+		t.Fatalf("parseArgs: %v %v %q %q", ops, ok, *to, *ar)
 	}
 	for _, bad := range [][2]string{{"1,2,3", ""}, {"1,2,x,4", ""}, {"", "moon"}} {
 		if _, err := parseArea(bad[0], bad[1]); err == nil {

@@ -42,17 +42,28 @@
 // copy an area, as it was at a point, to a Bedrock structure file and
 // paste one into a world (structure.go).
 // None of them runs while a server has the world open.
+//
+//	blaze version
+//	blaze help [COMMAND]
+//
+// print the build's version and the usage (blaze COMMAND -h prints one
+// command's). Every command takes its flags before, between or after its
+// operands (parseArgs); the usage lists the exit statuses.
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
-const usage = `usage:
-  blaze convert [-q] SRC DST
+// commands lists blaze's commands in the order the usage shows them, each
+// with its part of the usage (blaze CMD -h prints it alone).
+var commands = []command{
+	{"convert", `  blaze convert [-q] SRC DST
       Copies the world in SRC to DST, which must be missing or empty and not
       inside SRC: a LevelDB world (SRC/db) becomes a Blaze world, a Blaze
       world (SRC/blaze) a LevelDB one; SRC may not hold both. Every column,
@@ -61,64 +72,116 @@ const usage = `usage:
       short leaves no DST; the next run deletes DST.convert-tmp). SRC is
       never changed. Columns and player spawns that cannot be read are
       listed at the end; the exit status is then 2.
-  blaze check [-q] DIR
+`},
+	{"check", `  blaze check [-q] DIR
       Verifies the Blaze world in DIR without writing to it: the log and its
       index, every record's checksums, and every column and player spawn
       read back as a server reads them. Lists what is damaged, including
       damaged stretches of chunks.dat an earlier open skipped, until
       compaction or repair drops them; the exit status is then 2.
-  blaze compact DIR
+`},
+	{"compact", `  blaze compact DIR
       Rewrites DIR's chunks.dat without the records that newer ones replaced
       (a server also does this by itself, in the background) and prints the
       sizes before and after. A column whose newest record is damaged is
       kept as it is, with its newest intact older version, and named; the
       exit status is then 2 (blaze repair mends it).
-  blaze repair DIR
+`},
+	{"repair", `  blaze repair DIR
       Mends what check reports as damaged: block dictionary entries that
       do not read are written back from the world's copy (dictionary.dat);
       a column whose newest record is damaged goes back to its newest intact
       version, or is removed (and generated again) when none is left; then
       compacts, leaving the damaged bytes behind. Prints each thing it
       changed.
-  blaze info DIR
+`},
+	{"info", `  blaze info DIR
       Prints what the Blaze world in DIR holds without writing to it: its
       columns in each dimension, player spawns, and the size of its logs,
       live and garbage (what compaction drops); whether index.dat was used
       and what opening found damaged or torn. It reads the index and the
       block dictionary, not the columns: blaze check verifies those.
-  blaze render [-dim overworld|nether|end] DIR OUT.png
+`},
+	{"render", `  blaze render [-dim overworld|nether|end] DIR OUT.png
       Draws a top-down map of the Blaze world in DIR into OUT.png without
       writing to the world: one pixel per block, in the colour of the
       highest block (shaded by height, north up), transparent where no
       column is stored, with white lines between the regions of a
       segmented world.
-  blaze snapshot create|list|delete WORLD [NAME]
+`},
+	{"snapshot", `  blaze snapshot create|list|delete WORLD [NAME]
       Names the world's present state (create), lists the snapshots with
       when each was taken, or deletes one. A snapshot costs no copy: the
       world's log keeps the versions it reads until it is deleted.
-  blaze changes WORLD -since POINT
+`},
+	{"changes", `  blaze changes WORLD -since POINT
       Lists the columns (dimension, chunk X, chunk Z) changed after POINT:
       a snapshot's name or an RFC 3339 time (2026-11-27T04:00:00Z) within
       the history the world keeps (6 hours by default).
-  blaze rollback WORLD -to POINT [-area X1,Z1,X2,Z2] [-dim overworld|nether|end]
+`},
+	{"rollback", `  blaze rollback WORLD -to POINT [-area X1,Z1,X2,Z2] [-dim overworld|nether|end]
       Puts the columns changed after POINT back as they were then (those
       made since are removed): all of them, or those in the area (chunk
       coordinates, inclusive) of one dimension or all. It first takes a
       snapshot named before-rollback-TIME, so it can be undone with
       blaze rollback WORLD -to that name. Run with the server stopped.
       All three work on plain and segmented worlds.
-  blaze export WORLD -at POINT -area X1,Z1,X2,Z2 [-dim D] [-y Y1,Y2] OUT.mcstructure
+`},
+	{"export", `  blaze export WORLD -at POINT -area X1,Z1,X2,Z2 [-dim D] [-y Y1,Y2] OUT.mcstructure
       Writes the blocks (with their block entities; no biomes or entities)
       of the area (chunk coordinates, inclusive; from Y1 to Y2, by default
       the dimension's whole height; overworld unless -dim) as they were at
       POINT into a Bedrock .mcstructure: POINT is a snapshot's name, an RFC
       3339 time or now. The structure's origin is the area's lowest corner.
-  blaze import WORLD IN.mcstructure -at X,Y,Z [-dim overworld|nether|end]
+`},
+	{"import", `  blaze import WORLD IN.mcstructure -at X,Y,Z [-dim overworld|nether|end]
       Pastes a .mcstructure into the world with its lowest corner at X,Y,Z
       (blocks; structure voids keep the world's block). It first takes a
       snapshot named before-import-TIME to undo it with blaze rollback.
       Both work on plain and segmented worlds. Run with the server stopped.
+`},
+	{"version", `  blaze version
+      Prints blaze's module version, the source revision it was built from
+      and the Go version that built it.
+`},
+}
+
+// command is one of blaze's commands and its part of the usage.
+type command struct {
+	name, usage string
+}
+
+const exitStatuses = `exit status:
+  0   done
+  1   the command failed (the reason is on stderr)
+  2   it found damage or something it could not read: check and compact
+      name it, convert copies the rest and lists it
+  64  the command line is wrong (the usage is on stderr)
 `
+
+// usage is the whole usage: every command's, then the exit statuses.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("usage:\n")
+	for _, c := range commands {
+		b.WriteString(c.usage)
+	}
+	b.WriteString("  blaze help [COMMAND]\n      Prints this, or one command's usage (also blaze COMMAND -h).\n")
+	b.WriteString("Flags may come before, between or after the operands; -- ends them.\n")
+	b.WriteString(exitStatuses)
+	return b.String()
+}
+
+// usageOf is the usage of the command name, or the whole usage if there
+// is no such command.
+func usageOf(name string) string {
+	for _, c := range commands {
+		if c.name == name {
+			return "usage:\n" + c.usage + exitStatuses
+		}
+	}
+	return usage()
+}
 
 // Exit statuses.
 const (
@@ -129,95 +192,161 @@ const (
 )
 
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprint(os.Stderr, usage)
-		os.Exit(exitUsage)
-	}
-	args := os.Args[2:]
-	switch os.Args[1] {
-	case "convert":
-		os.Exit(convertCmd(args))
-	case "check":
-		os.Exit(checkCmd(args))
-	case "compact":
-		os.Exit(compactCmd(args))
-	case "repair":
-		os.Exit(repairCmd(args))
-	case "info":
-		os.Exit(infoCmd(args))
-	case "render":
-		os.Exit(renderCmd(args))
-	case "snapshot":
-		os.Exit(snapshotCmd(args))
-	case "changes":
-		os.Exit(changesCmd(args))
-	case "rollback":
-		os.Exit(rollbackCmd(args))
-	case "export":
-		os.Exit(exportCmd(args))
-	case "import":
-		os.Exit(importCmd(args))
-	}
-	fmt.Fprint(os.Stderr, usage)
-	os.Exit(exitUsage)
+	os.Exit(run(os.Args[1:]))
 }
 
-// parse parses args for the command name, which takes n operands.
-func parse(name string, args []string, n int, quiet *bool) (*flag.FlagSet, bool) {
+// run runs the command line args (without the program's name) and returns
+// the exit status.
+func run(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage())
+		return exitUsage
+	}
+	cmd, args := args[0], args[1:]
+	switch cmd {
+	case "-h", "-help", "--help", "help":
+		switch {
+		case len(args) == 0:
+			fmt.Fprint(os.Stdout, usage())
+			return exitOK
+		case len(args) == 1 && known(args[0]):
+			fmt.Fprint(os.Stdout, usageOf(args[0]))
+			return exitOK
+		}
+	case "version":
+		return versionCmd(args)
+	case "convert":
+		return convertCmd(args)
+	case "check":
+		return checkCmd(args)
+	case "compact":
+		return compactCmd(args)
+	case "repair":
+		return repairCmd(args)
+	case "info":
+		return infoCmd(args)
+	case "render":
+		return renderCmd(args)
+	case "snapshot":
+		return snapshotCmd(args)
+	case "changes":
+		return changesCmd(args)
+	case "rollback":
+		return rollbackCmd(args)
+	case "export":
+		return exportCmd(args)
+	case "import":
+		return importCmd(args)
+	}
+	fmt.Fprint(os.Stderr, usage())
+	return exitUsage
+}
+
+func known(name string) bool {
+	for _, c := range commands {
+		if c.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// parseArgs parses args for the command fs names, which takes n operands
+// (any number if n < 0), with its flags before, between or after them
+// (blaze convert SRC DST -q; blaze rollback WORLD -to POINT); -- ends the
+// flags. On -h it prints the command's usage on stdout and returns exitOK
+// and false; on a wrong command line, the usage on stderr, exitUsage and
+// false.
+func parseArgs(fs *flag.FlagSet, args []string, n int) ([]string, int, bool) {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	var ops []string
+	for {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(os.Stdout, usageOf(fs.Name()))
+			return nil, exitOK, false
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "blaze %s: %v\n", fs.Name(), err)
+			return nil, usageError(fs.Name()), false
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			ops = append(ops, rest...)
+			break
+		}
+		ops = append(ops, rest[0])
+		args = rest[1:]
+	}
+	if n >= 0 && len(ops) != n {
+		return nil, usageError(fs.Name()), false
+	}
+	return ops, exitOK, true
+}
+
+// usageError prints the usage of the command name on stderr and returns
+// exitUsage.
+func usageError(name string) int {
+	fmt.Fprint(os.Stderr, usageOf(name))
+	return exitUsage
+}
+
+// parse parses args for the command name, which takes n operands, and its
+// -q flag if quiet is not nil.
+func parse(name string, args []string, n int, quiet *bool) ([]string, int, bool) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	if quiet != nil {
 		fs.BoolVar(quiet, "q", false, "no progress bar")
 	}
-	fs.Usage = func() { fmt.Fprint(os.Stderr, usage) }
-	if err := fs.Parse(args); err != nil || fs.NArg() != n {
-		fs.Usage()
-		return nil, false
-	}
-	return fs, true
+	return parseArgs(fs, args, n)
 }
 
 func convertCmd(args []string) int {
 	var quiet bool
-	fs, ok := parse("convert", args, 2, &quiet)
+	ops, code, ok := parse("convert", args, 2, &quiet)
 	if !ok {
-		return exitUsage
+		return code
 	}
-	return runConvert(fs.Arg(0), fs.Arg(1), quiet)
+	return runConvert(ops[0], ops[1], quiet)
 }
 
 func checkCmd(args []string) int {
 	var quiet bool
-	fs, ok := parse("check", args, 1, &quiet)
+	ops, code, ok := parse("check", args, 1, &quiet)
 	if !ok {
-		return exitUsage
+		return code
 	}
 	var progress io.Writer = os.Stderr
 	if quiet {
 		progress = nil
 	}
-	return runCheck(os.Stdout, progress, fs.Arg(0))
+	return runCheck(os.Stdout, progress, ops[0])
 }
 
 func compactCmd(args []string) int {
-	fs, ok := parse("compact", args, 1, nil)
+	ops, code, ok := parse("compact", args, 1, nil)
 	if !ok {
-		return exitUsage
+		return code
 	}
-	return runCompact(os.Stdout, fs.Arg(0))
+	return runCompact(os.Stdout, ops[0])
 }
 
 func infoCmd(args []string) int {
-	fs, ok := parse("info", args, 1, nil)
+	ops, code, ok := parse("info", args, 1, nil)
 	if !ok {
-		return exitUsage
+		return code
 	}
-	return runInfo(os.Stdout, fs.Arg(0))
+	return runInfo(os.Stdout, ops[0])
 }
 
 func repairCmd(args []string) int {
-	fs, ok := parse("repair", args, 1, nil)
+	ops, code, ok := parse("repair", args, 1, nil)
 	if !ok {
-		return exitUsage
+		return code
 	}
-	return runRepair(os.Stdout, fs.Arg(0))
+	return runRepair(os.Stdout, ops[0])
 }

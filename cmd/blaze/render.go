@@ -21,17 +21,16 @@ import (
 func renderCmd(args []string) int {
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	dimName := fs.String("dim", "overworld", "the dimension to draw: overworld, nether or end")
-	fs.Usage = func() { fmt.Fprint(os.Stderr, usage) }
-	if err := fs.Parse(args); err != nil || fs.NArg() != 2 {
-		fs.Usage()
-		return exitUsage
+	ops, code, ok := parseArgs(fs, args, 2)
+	if !ok {
+		return code
 	}
 	dim, ok := dimensions[strings.ToLower(*dimName)]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "blaze render: unknown dimension %q (want overworld, nether or end)\n", *dimName)
 		return exitUsage
 	}
-	return runRender(os.Stdout, fs.Arg(0), fs.Arg(1), dim)
+	return runRender(os.Stdout, ops[0], ops[1], dim)
 }
 
 var dimensions = map[string]world.Dimension{"overworld": world.Overworld, "nether": world.Nether, "end": world.End}

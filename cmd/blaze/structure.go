@@ -35,10 +35,12 @@ func exportCmd(args []string) int {
 	ar := fs.String("area", "", "X1,Z1,X2,Z2 in chunks")
 	dim := fs.String("dim", "overworld", "overworld, nether or end")
 	ys := fs.String("y", "", "Y1,Y2: the blocks' heights (default the dimension's)")
-	ops, ok := parseMixed(fs, args, 2)
-	if !ok || *at == "" || *ar == "" {
-		fmt.Fprint(os.Stderr, usage)
-		return exitUsage
+	ops, code, ok := parseArgs(fs, args, 2)
+	if !ok {
+		return code
+	}
+	if *at == "" || *ar == "" {
+		return usageError("export")
 	}
 	a, err := parseArea(*ar, *dim)
 	if err == nil {
@@ -163,10 +165,12 @@ func importCmd(args []string) int {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	at := fs.String("at", "", "X,Y,Z: where the structure's lowest corner goes")
 	dim := fs.String("dim", "overworld", "overworld, nether or end")
-	ops, ok := parseMixed(fs, args, 2)
-	if !ok || *at == "" {
-		fmt.Fprint(os.Stderr, usage)
-		return exitUsage
+	ops, code, ok := parseArgs(fs, args, 2)
+	if !ok {
+		return code
+	}
+	if *at == "" {
+		return usageError("import")
 	}
 	pos, err := parsePos(*at)
 	var a area
