@@ -52,6 +52,11 @@ func TestHelp(t *testing.T) {
 			t.Fatalf("the usage lacks %s's", c.name)
 		}
 	}
+	for _, status := range []string{"exit status:", "\n  0   ", "\n  1   ", "\n  2   ", "\n  64  "} {
+		if !strings.Contains(usage(), status) {
+			t.Fatalf("the usage does not document %q", status)
+		}
+	}
 	for _, args := range [][]string{{}, {"frobnicate"}, {"help", "frobnicate"}, {"convert", "onlyone"}, {"convert", "a", "b", "-nosuchflag"}, {"snapshot", "list"}} {
 		out, errOut, code := blaze(t, args...)
 		if code != exitUsage || out != "" || !strings.Contains(errOut, "usage:") {
