@@ -3,6 +3,7 @@ package blazedb
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -170,4 +171,94 @@ func indexFits(f vfs.File, ix *index, damaged []CorruptRegion) bool {
 		return ok
 	})
 	return ok
+}
+func (db *DB) readHeader() (fileHeader, error) {
+	f, err := db.fs.Open(db.path(logName))
+	if err != nil {
+		return fileHeader{}, err
+	}
+	defer f.Close()
+	h, _, err := readFileHeader(f)
+	return h, err
+}
+
+// headerDamage says which copy of the log's header is damaged, and how.
+type headerDamage struct {
+	header bool   // the header at offset 0 (read from its copy); else the copy
+	reason string // "" when neither is
+}
+
+// readFileHeader reads and decodes the header of the log f. When it does
+// not decode but its copy does (format version 3), the copy's is returned,
+// and damage says so; damage also reports a damaged copy behind a header
+// that decodes. A file too short to hold a header is for decodeFileHeader
+// to judge; a failed read is returned as such, not taken for damage. A
+// header that does not decode and has no copy gives its own error: a
+// foreign file is ErrNotBlaze, a newer format (whose copy, if any, says
+// so too) ErrVersion.
+func readFileHeader(f vfs.File) (h fileHeader, damage headerDamage, err error) {
+	b := make([]byte, fileHeaderSize+headerCopySize)
+	n, err := f.ReadAt(b, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fileHeader{}, damage, fmt.Errorf("read %s header: %w", logName, err)
+	}
+	b = b[:n]
+	h, herr := decodeFileHeader(b[:min(n, fileHeaderSize)])
+	var rest []byte
+	if n > fileHeaderSize {
+		rest = b[fileHeaderSize:]
+	}
+	if herr == nil {
+		if h.copied() {
+			if c, cerr := decodeHeaderCopy(rest); cerr != nil {
+				damage.reason = cerr.Error()
+			} else if c != h {
+				damage.reason = fmt.Sprintf("the header copy at offset %d differs from the header", fileHeaderSize)
+			}
+		}
+		return h, damage, nil
+	}
+	c, cerr := decodeHeaderCopy(rest)
+	if cerr == nil {
+		return c, headerDamage{header: true, reason: herr.Error()}, nil
+	}
+	if errors.Is(herr, ErrNotBlaze) && recordsFollowHeader(f) {
+		// Not another program's file: Blaze's records follow.
+		return fileHeader{}, damage, corruptf(logName, 0, "neither the header nor its copy decodes, but records follow (Repair rebuilds it): %v", herr)
+	}
+	return fileHeader{}, damage, herr
+}
+
+// removeLeftovers deletes temporary files of an interrupted index write,
+// creation or compaction, and old logs renamed aside (files.go). None of
+// them is ever the only copy of anything.
+
+// mendHeader reports a damaged header or header copy and, in a read-write
+// open, rewrites a damaged header from its copy (and syncs it). The copy
+// is never rewritten in place: a damaged one goes with the next
+// compaction, as any damaged record does. A crash while the header is
+// rewritten leaves the copy to read it from again.
+func (db *DB) mendHeader(f vfs.File, h fileHeader, damage headerDamage) error {
+	rec := &db.recovery
+	if !damage.header {
+		rec.HeaderDamage = "the header copy is damaged: " + damage.reason
+		db.opts.Logger.Warn("blazedb: the copy of the log's header is damaged; the header is intact, and the next compaction writes a new copy",
+			"dir", db.dir, "reason", damage.reason)
+		return nil
+	}
+	rec.HeaderDamage = "the header is damaged, and was read from its copy: " + damage.reason
+	if db.opts.ReadOnly {
+		db.opts.Logger.Warn("blazedb: the log's header is damaged; it was read from its copy (read-only open: not rewritten)",
+			"dir", db.dir, "reason", damage.reason)
+		return nil
+	}
+	db.opts.Logger.Warn("blazedb: the log's header is damaged; rewriting it from its copy", "dir", db.dir, "reason", damage.reason)
+	if _, err := f.WriteAt(h.encode(), 0); err != nil {
+		return fmt.Errorf("rewrite %s header from its copy: %w", logName, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("rewrite %s header from its copy: sync: %w", logName, err)
+	}
+	rec.HeaderRewritten = true
+	return nil
 }
