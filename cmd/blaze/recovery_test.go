@@ -21,21 +21,7 @@ import (
 // lost columns, a server's open refuses, and repair names each column it
 // gives up.
 func TestCheckAndRepairNameDurableLoss(t *testing.T) {
-	dir := t.TempDir()
-	conf := provider.Config{Log: slog.New(slog.DiscardHandler)}
-	db, err := conf.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 56 {
-		col := worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry)
-		if err := db.StoreColumn(world.ChunkPos{int32(i), 7}, world.Overworld, col); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dir, conf := closedColumnsWorld(t, 56)
 	log := filepath.Join(dir, "blaze", "chunks.dat")
 	b, _ := os.ReadFile(log)
 	if err := os.WriteFile(log, b[:len(b)/2], 0o644); err != nil {
@@ -135,23 +121,10 @@ func TestRepairRebuildsZeroedHeader(t *testing.T) {
 func TestCheckAndRepairNameGoneLog(t *testing.T) {
 	for _, how := range []string{"removed", "cut to 0 bytes", "cut to 20 bytes"} {
 		t.Run(how, func(t *testing.T) {
-			dir := t.TempDir()
-			conf := provider.Config{Log: slog.New(slog.DiscardHandler)}
-			db, err := conf.Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range 8 {
-				col := worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry)
-				if err := db.StoreColumn(world.ChunkPos{int32(i), 7}, world.Overworld, col); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := db.Close(); err != nil {
-				t.Fatal(err)
-			}
+			dir, conf := closedColumnsWorld(t, 8)
 			log := filepath.Join(dir, "blaze", "chunks.dat")
 			b, _ := os.ReadFile(log)
+			var err error
 			switch how {
 			case "removed":
 				err = os.Remove(log)
@@ -195,7 +168,7 @@ func TestCheckAndRepairNameGoneLog(t *testing.T) {
 			if code := runCheck(&out, nil, dir); code != exitOK {
 				t.Fatalf("check after repair: status %d:\n%s", code, out.String())
 			}
-			db, err = conf.Open(dir)
+			db, err := conf.Open(dir)
 			if err != nil {
 				t.Fatalf("a server's open after repair: %v", err)
 			}
@@ -256,4 +229,26 @@ func TestCheckAndRepairNameLostDictionaryEntries(t *testing.T) {
 	if code := runCheck(&out, nil, dir); code != exitOK {
 		t.Fatalf("check after repair: status %d:\n%s", code, out.String())
 	}
+}
+
+// closedColumnsWorld returns a cleanly closed world of n synthetic columns
+// at (i, 7) in the overworld, and the Config a server would open it with.
+func closedColumnsWorld(t *testing.T, n int) (string, provider.Config) {
+	t.Helper()
+	dir := t.TempDir()
+	conf := provider.Config{Log: slog.New(slog.DiscardHandler)}
+	db, err := conf.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		col := worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry)
+		if err := db.StoreColumn(world.ChunkPos{int32(i), 7}, world.Overworld, col); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir, conf
 }
