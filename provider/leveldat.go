@@ -294,7 +294,9 @@ func writeLevelCopy(fs vfs.FS, dir string, b []byte) error {
 func WriteSettings(fs vfs.FS, dir string, s *world.Settings) error {
 	d := &leveldat.Data{}
 	d.FillDefault()
+	s.Lock() // a World may be changing them
 	d.PutSettings(s)
+	s.Unlock()
 	return writeLevelDat(fs, dir, d)
 }
 

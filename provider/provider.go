@@ -426,11 +426,15 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 func (db *DB) Settings() *world.Settings { return db.set }
 
 // SaveSettings writes s to level.dat, replacing the file atomically. A
-// failure is logged and returned by Close.
+// failure is logged and returned by Close. It reads s under s's own lock:
+// Dragonfly calls it without that lock while the other dimensions' ticks
+// change the same Settings under it.
 func (db *DB) SaveSettings(s *world.Settings) {
 	db.setMu.Lock()
 	defer db.setMu.Unlock()
+	s.Lock()
 	db.ldat.PutSettings(s)
+	s.Unlock()
 	if db.conf.ReadOnly || db.conf.NoLevelDat {
 		return
 	}
