@@ -10,9 +10,10 @@ import (
 // It is a sorted array (base) plus a small map of overrides (delta): puts
 // and deletes since the last merge, a delete being an entry of size 0.
 // When delta outgrows its bound it is merged into a new, exactly sized base.
-// This keeps the index near 24 bytes per key (a B-tree measured 44 to 48
-// bytes, its nodes a half to two thirds full), makes a clone cost one copy
-// of delta, and still gives ordered iteration for areas and compaction.
+// This keeps the index near 24 bytes per key, where a B-tree, its nodes a
+// half to two thirds full, holds nearly twice that (docs/BENCHMARKS.md,
+// "The engine"), makes a clone cost one copy of delta, and still gives
+// ordered iteration for areas and compaction.
 //
 // base is never modified in place once a clone may share it: updates go
 // to delta and merges build a new array; only appends past the end (which
