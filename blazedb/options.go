@@ -125,7 +125,7 @@ type Options struct {
 }
 
 // DefaultHistory is the default Options.History. docs/BENCHMARKS.md
-// ("History") measures what it costs on disk.
+// ("Keeping history") measures what it costs on disk.
 const DefaultHistory = 6 * time.Hour
 
 func (o Options) withDefaults() (Options, error) {
