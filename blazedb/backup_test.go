@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 )
 
 // backupState fills db with chunk keys, named keys, overwrites and deletes,
@@ -93,7 +94,7 @@ func checkBackup(t *testing.T, fsys vfs.FS, dir string, chunks map[Key][]byte, n
 func TestBackup(t *testing.T) {
 	for _, mode := range []Durability{DurabilityFast, DurabilityBalanced, DurabilitySafe} {
 		t.Run(mode.String(), func(t *testing.T) {
-			fsys := vfs.NewMem()
+			fsys := vfstest.NewMem()
 			db := open(t, fsys, "/db", Options{Durability: mode, DisableAutoCompaction: true})
 			chunks, named := backupState(t, db)
 			if err := db.Backup("/backups/one"); err != nil {
@@ -145,7 +146,7 @@ func TestBackup(t *testing.T) {
 
 // A read-only database can be backed up too.
 func TestBackupReadOnly(t *testing.T) {
-	fsys := vfs.NewMem()
+	fsys := vfstest.NewMem()
 	db := open(t, fsys, "/db", Options{})
 	chunks, named := backupState(t, db)
 	if err := db.Close(); err != nil {
@@ -162,7 +163,7 @@ func TestBackupReadOnly(t *testing.T) {
 // a failed backup removes what it wrote.
 func TestBackupCrash(t *testing.T) {
 	for n := 1; ; n++ {
-		fsys := vfs.NewMem()
+		fsys := vfstest.NewMem()
 		db, err := Open("/db", Options{FS: fsys, Logger: quiet, DisableAutoCompaction: true})
 		if err != nil {
 			t.Fatal(err)
@@ -295,18 +296,18 @@ func TestBackupWhileWriting(t *testing.T) {
 func TestBackupFailureCleansUp(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		op   vfs.Op
+		op   vfstest.Op
 		file string // the name the failing operation is given, or a prefix of it
 	}{
-		{"write", vfs.OpWrite, "/bak"},
-		{"sync", vfs.OpSync, "/bak"},
-		{"rename of index.dat", vfs.OpRename, "/bak"},
-		{"rename into place", vfs.OpRename, "/bak$"},
+		{"write", vfstest.OpWrite, "/bak"},
+		{"sync", vfstest.OpSync, "/bak"},
+		{"rename of index.dat", vfstest.OpRename, "/bak"},
+		{"rename into place", vfstest.OpRename, "/bak$"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			mem := vfs.NewMem()
+			mem := vfstest.NewMem()
 			var armed atomic.Bool
-			fsys := vfs.Inject(mem, func(op vfs.Op, name string) error {
+			fsys := vfstest.Inject(mem, func(op vfstest.Op, name string) error {
 				match := strings.HasPrefix(name, c.file)
 				if exact, ok := strings.CutSuffix(c.file, "$"); ok {
 					match = name == exact
@@ -342,7 +343,7 @@ func TestBackupFailureCleansUp(t *testing.T) {
 
 // A file where the backup should go is refused like a directory.
 func TestBackupOverFile(t *testing.T) {
-	fsys := vfs.NewMem()
+	fsys := vfstest.NewMem()
 	db := open(t, fsys, "/db", Options{})
 	backupState(t, db)
 	fsys.WriteFile("/bak", []byte("not a backup"))
@@ -357,12 +358,12 @@ func TestBackupOverFile(t *testing.T) {
 // Close during a backup's copy stops it at its next read, and the backup
 // leaves nothing behind.
 func TestBackupStoppedByClose(t *testing.T) {
-	mem := vfs.NewMem()
+	mem := vfstest.NewMem()
 	var db *DB
 	started := make(chan struct{})
 	var once sync.Once
-	fsys := vfs.Inject(mem, func(op vfs.Op, name string) error {
-		if op == vfs.OpWrite && name == "/bak"+vfs.BuildSuffix+"/"+logName {
+	fsys := vfstest.Inject(mem, func(op vfstest.Op, name string) error {
+		if op == vfstest.OpWrite && name == "/bak"+vfs.BuildSuffix+"/"+logName {
 			// The copy's first write: hold it until Close has begun.
 			once.Do(func() { close(started) })
 			for !db.stopping.Load() {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 )
 
 func TestCacheBudgetIsStrict(t *testing.T) {
@@ -76,7 +76,7 @@ func TestCacheLRUOrder(t *testing.T) {
 }
 
 func TestCacheCountsHitsAndMisses(t *testing.T) {
-	db := open(t, vfs.NewMem(), "/db", Options{})
+	db := open(t, vfstest.NewMem(), "/db", Options{})
 	db.Put(Key{X: 1}, []byte("v"))
 	db.Get(Key{X: 1})
 	db.Get(Key{X: 2})
@@ -96,7 +96,7 @@ func TestCacheCountsHitsAndMisses(t *testing.T) {
 // Stamp changes with every write, delete and move of a key's record, and
 // only then.
 func TestStamp(t *testing.T) {
-	db := open(t, vfs.NewMem(), "/db", Options{})
+	db := open(t, vfstest.NewMem(), "/db", Options{})
 	k := Key{X: 4}
 	if _, ok := db.Stamp(k); ok {
 		t.Fatal("stamp of a missing key")

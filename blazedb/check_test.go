@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 )
 
 // Issue 35 item 10: damage an Open skipped stays in chunks.dat, and Check
@@ -14,7 +14,7 @@ import (
 // whose index.dat covers it (where Open scans nothing and finds nothing).
 // It reported "no damage" in both.
 func TestCheckReportsSkippedDamageUntilCompacted(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	db := open(t, fs, "/db", Options{Compression: CompressionNone, DisableAutoCompaction: true})
 	db.Put(Key{X: 1}, []byte("one, old"))
 	db.Put(Key{X: 2}, []byte("two, the only version"))

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 )
 
 // A checkpoint rewrites index.dat while the database is open, covering
@@ -15,7 +15,7 @@ import (
 func TestIndexCheckpoint(t *testing.T) {
 	for _, mode := range []Durability{DurabilityFast, DurabilityBalanced, DurabilitySafe} {
 		t.Run(mode.String(), func(t *testing.T) {
-			fs := vfs.NewMem()
+			fs := vfstest.NewMem()
 			opts := Options{FS: fs, Logger: quiet, Durability: mode, ExternalMaintenance: true,
 				IndexCheckpointBytes: 64 << 10, DisableAutoCompaction: true}
 			db, err := Open("/db", opts)
@@ -101,7 +101,7 @@ func TestIndexCheckpoint(t *testing.T) {
 
 // The background goroutine checkpoints on its own once enough is written.
 func TestIndexCheckpointInBackground(t *testing.T) {
-	db := open(t, vfs.NewMem(), "/db", Options{Durability: DurabilityFast, IndexCheckpointBytes: 32 << 10})
+	db := open(t, vfstest.NewMem(), "/db", Options{Durability: DurabilityFast, IndexCheckpointBytes: 32 << 10})
 	for i := range 40 {
 		if err := db.Put(Key{X: int32(i)}, value(i, 4<<10)); err != nil {
 			t.Fatal(err)

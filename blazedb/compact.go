@@ -346,7 +346,7 @@ func (db *DB) install(tmp string, gen uint64) (aside string, err error) {
 // renamedHandle returns a handle on the installed log opened by its name,
 // chunks.dat, in place of f, the one compaction created as
 // chunks.dat.compact: errors through a handle name the file it was opened
-// as (the operating system's, and vfs.Inject's), and that name is gone. f
+// as (the operating system's, and vfstest.Inject's), and that name is gone. f
 // is synced whole, so closing it loses nothing. Should the open fail, f
 // serves on: the same file, only misnamed in errors.
 func (db *DB) renamedHandle(f vfs.File) vfs.File {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 )
 
 // The crash simulation in crash_test.go drives the database from one
@@ -62,7 +62,7 @@ func TestCrashConcurrentWriters(t *testing.T) {
 
 func runConcurrentCrash(t *testing.T, mode Durability, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 100+uint64(mode)))
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	// One seed in four renames as Windows must (files.go), with reads and
 	// writes racing the compactions that rename the log aside.
 	windows := seed%4 == 3

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 )
 
 // soak returns n, or long when BLAZE_SOAK is set (`make soak`).
@@ -195,7 +195,7 @@ func chunkKeyName(k Key) string { return fmt.Sprintf("c/%d/%d/%d", k.Dim, k.X, k
 type workload struct {
 	t    testing.TB
 	rng  *rand.Rand
-	fs   *vfs.MemFS
+	fs   *vfstest.MemFS
 	opts Options
 	db   *DB
 	m    *model
@@ -401,7 +401,7 @@ func (w *workload) do(r int) bool {
 }
 
 // verify opens the recovered filesystem and checks it against the model.
-func verify(t testing.TB, fs *vfs.MemFS, opts Options, m *model, desc string) {
+func verify(t testing.TB, fs *vfstest.MemFS, opts Options, m *model, desc string) {
 	t.Helper()
 	opts.FS = fs
 	db, err := Open("/db", opts)
@@ -580,7 +580,7 @@ func verifyHistory(t testing.TB, db *DB, m *model, desc string) {
 
 func runCrash(t testing.TB, mode Durability, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, uint64(mode)))
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	// One seed in four renames as Windows must, where a compaction cannot
 	// rename its log over the open one (files.go).
 	windows := seed%4 == 3

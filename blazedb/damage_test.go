@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 )
 
 // Issue 35 item 11: one damaged live record stopped every compaction for
@@ -21,7 +22,7 @@ import (
 // These tests keep no history (History: -1): they are about a damaged
 // live record; history_test.go covers damaged versions the history keeps.
 func TestCompactionCarriesDamagedRecord(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	opts := Options{FS: fs, Logger: quiet, ExternalMaintenance: true, CompactMinBytes: 1, CompactGarbageRatio: 0.5, History: -1}
 	db, err := Open("/db", opts)
 	if err != nil {
@@ -143,7 +144,7 @@ func TestCompactionCarriesDamagedRecord(t *testing.T) {
 // compaction that carries it logs it, and the older version kept beside it
 // comes from a batch as well as from a plain put.
 func TestCompactionCarriesDamagedBatchEntry(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	var logged bytes.Buffer
 	opts := Options{FS: fs, Logger: slog.New(slog.NewTextHandler(&logged, nil)), DisableAutoCompaction: true, History: -1}
 	db, err := Open("/db", opts)
@@ -251,7 +252,7 @@ func TestCarryingCompactionCrashSafe(t *testing.T) {
 // more than its buffer starts its file again (appender.restart), and the
 // file it installs holds every record once.
 func TestCarryingCompactionRestartsItsFile(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	opts := Options{FS: fs, Logger: quiet, DisableAutoCompaction: true, Compression: CompressionNone, History: -1}
 	db := open(t, fs, "/db", opts)
 	last := Key{X: 1000}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -67,7 +68,7 @@ func value(i int, size int) []byte {
 func TestPutGetDeleteReopen(t *testing.T) {
 	for _, c := range []Compression{CompressionNone, CompressionLZ4, CompressionSnappy, CompressionZstd} {
 		t.Run(fmt.Sprint(c), func(t *testing.T) {
-			fs := vfs.NewMem()
+			fs := vfstest.NewMem()
 			db := open(t, fs, "/db", Options{Compression: c})
 			want := map[Key][]byte{}
 			for i := 0; i < 200; i++ {
@@ -128,7 +129,7 @@ func TestPutGetDeleteReopen(t *testing.T) {
 
 // The caller owns what Get returns and may reuse what it passed to Put.
 func TestOwnership(t *testing.T) {
-	db := open(t, vfs.NewMem(), "/db", Options{})
+	db := open(t, vfstest.NewMem(), "/db", Options{})
 	k := Key{X: 1}
 	v := []byte("hello world")
 	db.Put(k, v)
@@ -148,7 +149,7 @@ func TestOwnership(t *testing.T) {
 // shares nothing with the engine.
 func TestGetAppend(t *testing.T) {
 	for _, c := range []Compression{CompressionNone, CompressionLZ4, CompressionZstd} {
-		fs := vfs.NewMem()
+		fs := vfstest.NewMem()
 		db := open(t, fs, "/db", Options{Compression: c})
 		v := value(3, 8<<10)
 		if err := db.Put(Key{X: 1}, v); err != nil {
@@ -189,7 +190,7 @@ func TestGetAppend(t *testing.T) {
 // records, larger than a read's gap, in batches, overwritten, and after a
 // compaction; fn's error stops it; a damaged record is ErrCorrupt.
 func TestReadNamed(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	db := open(t, fs, "/db", Options{Compression: CompressionLZ4})
 	want := map[string][]byte{}
 	for i := range 300 {
@@ -262,8 +263,8 @@ func TestReadNamed(t *testing.T) {
 	// log while ReadNamed runs over the compacted file.
 	db.Close()
 	reads := 0
-	counting := vfs.Inject(fs, func(op vfs.Op, name string) error {
-		if op == vfs.OpRead && filepath.Base(name) == logName {
+	counting := vfstest.Inject(fs, func(op vfstest.Op, name string) error {
+		if op == vfstest.OpRead && filepath.Base(name) == logName {
 			reads++
 		}
 		return nil
@@ -311,7 +312,7 @@ func TestReadNamed(t *testing.T) {
 // value like Put.
 func TestPutShared(t *testing.T) {
 	for _, c := range []Compression{CompressionNone, CompressionLZ4} {
-		fs := vfs.NewMem()
+		fs := vfstest.NewMem()
 		db := open(t, fs, "/db", Options{Compression: c})
 		v := value(1, 8<<10)
 		if err := db.PutShared(Key{X: 1}, v); err != nil {
@@ -339,7 +340,7 @@ func TestPutShared(t *testing.T) {
 // the cache afterwards: the provider keeps such slices in its column cache.
 func TestGetSharedNeverChanges(t *testing.T) {
 	for _, c := range []Compression{CompressionNone, CompressionLZ4, CompressionSnappy, CompressionZstd} {
-		db := open(t, vfs.NewMem(), "/db", Options{Compression: c, CacheBytes: 64 << 10})
+		db := open(t, vfstest.NewMem(), "/db", Options{Compression: c, CacheBytes: 64 << 10})
 		const n = 32
 		held := make([][]byte, n)
 		for i := range n {
@@ -377,7 +378,7 @@ func TestGetSharedNeverChanges(t *testing.T) {
 	}
 }
 func TestUnchangedWriteAppendsNothing(t *testing.T) {
-	db := open(t, vfs.NewMem(), "/db", Options{})
+	db := open(t, vfstest.NewMem(), "/db", Options{})
 	k := Key{X: 3, Z: 4}
 	v := value(1, 5000)
 	if err := db.Put(k, v); err != nil {
@@ -421,8 +422,8 @@ type readPause struct {
 }
 
 func (p *readPause) fs(under vfs.FS) vfs.FS {
-	return vfs.Inject(under, func(op vfs.Op, name string) error {
-		if op == vfs.OpRead && filepath.Base(name) == logName && p.armed.CompareAndSwap(true, false) {
+	return vfstest.Inject(under, func(op vfstest.Op, name string) error {
+		if op == vfstest.OpRead && filepath.Base(name) == logName && p.armed.CompareAndSwap(true, false) {
 			close(p.reached)
 			<-p.release
 		}
@@ -435,7 +436,7 @@ func (p *readPause) fs(under vfs.FS) vfs.FS {
 // written after all, or the later put would be lost to the earlier one.
 func TestElisionRecheckedUnderWriteLock(t *testing.T) {
 	pause := &readPause{reached: make(chan struct{}), release: make(chan struct{})}
-	db := open(t, pause.fs(vfs.NewMem()), "/db", Options{CacheBytes: -1}) // the comparison reads the log
+	db := open(t, pause.fs(vfstest.NewMem()), "/db", Options{CacheBytes: -1}) // the comparison reads the log
 	k := Key{X: 1}
 	v1, v2 := value(1, 3000), value(2, 3000)
 	if err := db.Put(k, v1); err != nil {
@@ -462,7 +463,7 @@ func TestElisionRecheckedUnderWriteLock(t *testing.T) {
 // not be hidden behind the older value in the cache.
 func TestStaleReadNeverCached(t *testing.T) {
 	pause := &readPause{reached: make(chan struct{}), release: make(chan struct{})}
-	fs := pause.fs(vfs.NewMem())
+	fs := pause.fs(vfstest.NewMem())
 	k := Key{X: 2}
 	v1, v2 := value(1, 3000), value(2, 3000)
 	db := open(t, fs, "/db", Options{})
@@ -492,7 +493,7 @@ func TestStaleReadNeverCached(t *testing.T) {
 // one without it does not, and Reset clears Sync.
 func TestBatchSync(t *testing.T) {
 	for _, mode := range []Durability{DurabilityFast, DurabilityBalanced} {
-		fs := vfs.NewMem()
+		fs := vfstest.NewMem()
 		db := open(t, fs, "/db", Options{Durability: mode, SyncInterval: time.Hour})
 		var b Batch
 		b.Put(Key{X: 1}, []byte("synced"))
@@ -524,7 +525,7 @@ func TestBatchSync(t *testing.T) {
 func TestBatchElisionKeepsAtomicity(t *testing.T) {
 	var kept, lost int
 	for seed := range uint64(200) {
-		fs := vfs.NewMem()
+		fs := vfstest.NewMem()
 		db := open(t, fs, "/db", Options{Durability: DurabilityFast})
 		if err := db.Put(Key{X: 1}, []byte("a")); err != nil {
 			t.Fatal(err)
@@ -553,7 +554,7 @@ func TestBatchElisionKeepsAtomicity(t *testing.T) {
 }
 
 func TestBatchAtomicAndDedupe(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	db := open(t, fs, "/db", Options{})
 	db.Put(Key{X: 9}, []byte("old"))
 	var b Batch
@@ -601,7 +602,7 @@ func TestBatchAtomicAndDedupe(t *testing.T) {
 	var bad Batch
 	bad.Put(Key{X: 50}, []byte("x"))
 	bad.PutNamed("", []byte("y"))
-	db2 := open(t, vfs.NewMem(), "/db2", Options{})
+	db2 := open(t, vfstest.NewMem(), "/db2", Options{})
 	if err := db2.Apply(&bad); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("bad batch: %v", err)
 	}
@@ -611,7 +612,7 @@ func TestBatchAtomicAndDedupe(t *testing.T) {
 }
 
 func TestKeysInMortonOrder(t *testing.T) {
-	db := open(t, vfs.NewMem(), "/db", Options{})
+	db := open(t, vfstest.NewMem(), "/db", Options{})
 	for x := int32(-8); x < 8; x++ {
 		for z := int32(-8); z < 8; z++ {
 			db.Put(Key{X: x, Z: z}, []byte{1})
@@ -636,7 +637,7 @@ func TestKeysInMortonOrder(t *testing.T) {
 }
 
 func TestCloseIdempotentAndErrClosed(t *testing.T) {
-	db := open(t, vfs.NewMem(), "/db", Options{})
+	db := open(t, vfstest.NewMem(), "/db", Options{})
 	db.Put(Key{}, []byte("x"))
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
@@ -662,10 +663,10 @@ func TestCloseIdempotentAndErrClosed(t *testing.T) {
 // index.dat already describes the whole log. Once anything is appended,
 // Close writes index.dat again, and the next Open scans nothing.
 func TestCloseWritesIndexOnlyWhenStale(t *testing.T) {
-	mem := vfs.NewMem()
+	mem := vfstest.NewMem()
 	var writes []string // mutating operations on anything but LOCK
-	fs := vfs.Inject(mem, func(op vfs.Op, name string) error {
-		if op != vfs.OpOpen && op != vfs.OpRead && filepath.Base(name) != lockName {
+	fs := vfstest.Inject(mem, func(op vfstest.Op, name string) error {
+		if op != vfstest.OpOpen && op != vfstest.OpRead && filepath.Base(name) != lockName {
 			writes = append(writes, fmt.Sprintf("%d %s", op, filepath.Base(name)))
 		}
 		return nil
@@ -700,7 +701,7 @@ func TestCloseWritesIndexOnlyWhenStale(t *testing.T) {
 	}
 	db = reopen()
 	db.Put(Key{X: 4}, value(40, 300))
-	if w := closed(db); !slices.Contains(w, fmt.Sprintf("%d %s", vfs.OpRename, indexName)) {
+	if w := closed(db); !slices.Contains(w, fmt.Sprintf("%d %s", vfstest.OpRename, indexName)) {
 		t.Fatalf("close after a write did not replace index.dat: %v", w)
 	}
 	db = reopen()
@@ -742,19 +743,19 @@ func TestLockExcludesSecondOpen(t *testing.T) {
 // after it finishes the job.
 func TestOpenMakesNewDirectoriesDurable(t *testing.T) {
 	steps := []struct {
-		op   vfs.Op
+		op   vfstest.Op
 		name string
 	}{
-		{vfs.OpMkdir, "/w/db"},
-		{vfs.OpSyncDir, "/"},     // /w, made by Open
-		{vfs.OpSyncDir, "/w"},    // /w/db, made by Open, and its entry once more on creation
-		{vfs.OpSyncDir, "/w/db"}, // chunks.dat
+		{vfstest.OpMkdir, "/w/db"},
+		{vfstest.OpSyncDir, "/"},     // /w, made by Open
+		{vfstest.OpSyncDir, "/w"},    // /w/db, made by Open, and its entry once more on creation
+		{vfstest.OpSyncDir, "/w/db"}, // chunks.dat
 	}
 	for _, step := range steps {
-		mem := vfs.NewMem()
+		mem := vfstest.NewMem()
 		boom := errors.New("injected")
 		failed := false
-		fsys := vfs.Inject(mem, func(op vfs.Op, name string) error {
+		fsys := vfstest.Inject(mem, func(op vfstest.Op, name string) error {
 			if op == step.op && name == step.name && !failed {
 				failed = true
 				return boom
@@ -777,11 +778,11 @@ func TestOpenMakesNewDirectoriesDurable(t *testing.T) {
 	}
 	// A directory someone else made and never synced becomes durable too,
 	// though the first try fails to sync it.
-	mem := vfs.NewMem()
+	mem := vfstest.NewMem()
 	mem.MkdirAll("/made", 0o755)
 	failed := false
-	fsys := vfs.Inject(mem, func(op vfs.Op, name string) error {
-		if op == vfs.OpSyncDir && name == "/" && !failed {
+	fsys := vfstest.Inject(mem, func(op vfstest.Op, name string) error {
+		if op == vfstest.OpSyncDir && name == "/" && !failed {
 			failed = true
 			return errors.New("injected")
 		}
@@ -833,7 +834,7 @@ func TestRefusesForeignDirectoryAndNewerVersion(t *testing.T) {
 }
 
 func TestReadOnlyChangesNothing(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	db := open(t, fs, "/db", Options{})
 	for i := 0; i < 10; i++ {
 		db.Put(Key{X: int32(i)}, value(i, 300))

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 )
 
 // reach is what decay of one record in synced bytes cost, over trials that
@@ -25,7 +25,7 @@ type reach struct {
 // (reverted) and deleted keys that come back.
 func decayReach(t *testing.T, mode Durability) reach {
 	const n = 300
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	db := open(t, fs, "/db", Options{Durability: mode, Compression: CompressionNone, ExternalMaintenance: true})
 	for i := range n {
 		if err := db.Put(Key{X: int32(i)}, []byte(fmt.Sprint("first ", i))); err != nil {
@@ -102,14 +102,14 @@ func TestDecayReachAfterSync(t *testing.T) {
 func TestFailedSyncMarkFailsNoDurableWrite(t *testing.T) {
 	var armed, failNext atomic.Bool
 	full := errors.New("no space left on device")
-	fs := vfs.Inject(vfs.NewMem(), func(op vfs.Op, name string) error {
+	fs := vfstest.Inject(vfstest.NewMem(), func(op vfstest.Op, name string) error {
 		if !armed.Load() || !strings.HasSuffix(name, "/"+logName) {
 			return nil
 		}
 		switch op {
-		case vfs.OpSync:
+		case vfstest.OpSync:
 			failNext.Store(true)
-		case vfs.OpWrite:
+		case vfstest.OpWrite:
 			if failNext.Swap(false) {
 				armed.Store(false)
 				return full

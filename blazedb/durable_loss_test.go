@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 )
 
 // closedWorld writes 56 keys, then new versions of keys 0 to 3 and a delete
@@ -16,7 +17,7 @@ import (
 // test cuts it) and the keys whose newest durable state lies past the cut.
 func closedWorld(t *testing.T) (log, idx []byte, cut int64, lost []LostKey) {
 	t.Helper()
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	db := open(t, fs, "/db", Options{Durability: DurabilitySafe, Compression: CompressionNone})
 	var offs []int64
 	for i := range 56 {
@@ -59,7 +60,7 @@ func closedWorld(t *testing.T) (log, idx []byte, cut int64, lost []LostKey) {
 // whose delete was lost.
 func TestTruncatedDurableLogIsLoss(t *testing.T) {
 	log, idx, cut, want := closedWorld(t)
-	damaged := func() *vfs.MemFS {
+	damaged := func() *vfstest.MemFS {
 		fs := memWith(log[:cut])
 		fs.WriteFile("/db/index.dat", idx)
 		return fs
@@ -146,7 +147,7 @@ func TestTruncatedDurableLogIsLoss(t *testing.T) {
 }
 
 // snapshotFiles returns every file of the database in /db, by name.
-func snapshotFiles(t *testing.T, fs *vfs.MemFS) map[string]string {
+func snapshotFiles(t *testing.T, fs *vfstest.MemFS) map[string]string {
 	t.Helper()
 	names, err := fs.List("/db")
 	if err != nil {
@@ -186,22 +187,22 @@ func TestGoneLogIsLoss(t *testing.T) {
 		}
 	}
 	zeroed := make([]byte, fileHeaderSize+headerCopySize)
-	cases := map[string]func() *vfs.MemFS{
-		"removed": func() *vfs.MemFS {
-			fs := vfs.NewMem()
+	cases := map[string]func() *vfstest.MemFS{
+		"removed": func() *vfstest.MemFS {
+			fs := vfstest.NewMem()
 			fs.MkdirAll("/db", 0o755)
 			return fs
 		},
-		"header and copy zeroed, nothing after": func() *vfs.MemFS { return memWith(zeroed) },
-		"cut inside the copy, header zeroed": func() *vfs.MemFS {
+		"header and copy zeroed, nothing after": func() *vfstest.MemFS { return memWith(zeroed) },
+		"cut inside the copy, header zeroed": func() *vfstest.MemFS {
 			return memWith(append(make([]byte, fileHeaderSize), log[fileHeaderSize:fileHeaderSize+20]...))
 		},
 	}
 	for _, n := range []int{0, 1, 7, 8, 20, fileHeaderSize - 1} {
-		cases[fmt.Sprintf("cut to %d bytes", n)] = func() *vfs.MemFS { return memWith(log[:n]) }
+		cases[fmt.Sprintf("cut to %d bytes", n)] = func() *vfstest.MemFS { return memWith(log[:n]) }
 	}
 	for name, build := range cases {
-		damaged := func() *vfs.MemFS {
+		damaged := func() *vfstest.MemFS {
 			fs := build()
 			fs.WriteFile("/db/index.dat", idx)
 			return fs
@@ -297,12 +298,12 @@ func TestGoneLogIsLoss(t *testing.T) {
 // reported again, never a database that looks whole.
 func TestGoneLogAcceptedLossSurvivesACrash(t *testing.T) {
 	_, idx, _, _ := closedWorld(t)
-	mem := vfs.NewMem()
+	mem := vfstest.NewMem()
 	mem.MkdirAll("/db", 0o755)
 	mem.WriteFile("/db/index.dat", idx)
 	failRemove := errors.New("injected")
-	fs := vfs.Inject(mem, func(op vfs.Op, name string) error {
-		if op == vfs.OpRemove && name == "/db/index.dat" {
+	fs := vfstest.Inject(mem, func(op vfstest.Op, name string) error {
+		if op == vfstest.OpRemove && name == "/db/index.dat" {
 			return failRemove
 		}
 		return nil
@@ -320,7 +321,7 @@ func TestGoneLogAcceptedLossSurvivesACrash(t *testing.T) {
 // Open creates and a read-only one does not find; a short file that is
 // not a Blaze log is refused as before (ErrNotBlaze) and left as it is.
 func TestGoneLogWithoutIndexIsNotLoss(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	fs.MkdirAll("/db", 0o755)
 	if _, err := Open("/db", Options{FS: fs, Logger: quiet, ReadOnly: true}); !errors.Is(err, vfs.ErrNotExist) {
 		t.Fatalf("read-only Open of an empty directory: %v, want ErrNotExist", err)

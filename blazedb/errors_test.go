@@ -13,18 +13,19 @@ import (
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 )
 
 // faults injects an error into one kind of operation on one file while
 // armed.
 type faults struct {
 	armed atomic.Bool
-	op    vfs.Op
+	op    vfstest.Op
 	file  string
 	err   error
 }
 
-func (f *faults) fn(op vfs.Op, name string) error {
+func (f *faults) fn(op vfstest.Op, name string) error {
 	if f.armed.Load() && op == f.op && filepath.Base(name) == f.file {
 		return f.err
 	}
@@ -32,9 +33,9 @@ func (f *faults) fn(op vfs.Op, name string) error {
 }
 
 func TestDiskFullOnWrite(t *testing.T) {
-	mem := vfs.NewMem()
-	f := &faults{op: vfs.OpWrite, file: logName, err: syscall.ENOSPC}
-	fs := vfs.Inject(mem, f.fn)
+	mem := vfstest.NewMem()
+	f := &faults{op: vfstest.OpWrite, file: logName, err: syscall.ENOSPC}
+	fs := vfstest.Inject(mem, f.fn)
 	db := open(t, fs, "/db", Options{Durability: DurabilitySafe})
 	for i := 0; i < 10; i++ {
 		if err := db.Put(Key{X: int32(i)}, value(i, 1000)); err != nil {
@@ -85,9 +86,9 @@ func TestDiskFullOnWrite(t *testing.T) {
 func TestFsyncFailurePoisons(t *testing.T) {
 	for _, mode := range []Durability{DurabilitySafe, DurabilitySafeBatch, DurabilityBalanced} {
 		t.Run(mode.String(), func(t *testing.T) {
-			mem := vfs.NewMem()
-			f := &faults{op: vfs.OpSync, file: logName, err: syscall.EIO}
-			db := open(t, vfs.Inject(mem, f.fn), "/db", Options{Durability: mode, SyncInterval: time.Millisecond})
+			mem := vfstest.NewMem()
+			f := &faults{op: vfstest.OpSync, file: logName, err: syscall.EIO}
+			db := open(t, vfstest.Inject(mem, f.fn), "/db", Options{Durability: mode, SyncInterval: time.Millisecond})
 			for i := 0; i < 5; i++ {
 				db.Put(Key{X: int32(i)}, value(i, 500))
 			}
@@ -134,9 +135,9 @@ func TestFsyncFailurePoisons(t *testing.T) {
 // compaction then gives up rather than install its file: the old log
 // stays, and what it holds reads back after reopening.
 func TestCompactionStopsWhenPoisonedMeanwhile(t *testing.T) {
-	mem := vfs.NewMem()
-	f := &faults{op: vfs.OpSync, file: logName, err: syscall.EIO}
-	db := open(t, vfs.Inject(mem, f.fn), "/db", Options{Durability: DurabilitySafe})
+	mem := vfstest.NewMem()
+	f := &faults{op: vfstest.OpSync, file: logName, err: syscall.EIO}
+	db := open(t, vfstest.Inject(mem, f.fn), "/db", Options{Durability: DurabilitySafe})
 	for i := 0; i < 50; i++ {
 		if err := db.Put(Key{X: int32(i % 10)}, value(i, 3000)); err != nil {
 			t.Fatal(err)
@@ -170,18 +171,18 @@ func TestCompactionStopsWhenPoisonedMeanwhile(t *testing.T) {
 // loss may bring the old log back without that write: the writer must get
 // an error, never an acknowledgement, and so must Sync.
 func TestFailedCompactionSwapAcksNothing(t *testing.T) {
-	mem := vfs.NewMem()
+	mem := vfstest.NewMem()
 	var armed, failDir atomic.Bool
 	var block sync.Once
 	inFsync, release := make(chan struct{}), make(chan struct{})
-	fsys := vfs.Inject(mem, func(op vfs.Op, name string) error {
+	fsys := vfstest.Inject(mem, func(op vfstest.Op, name string) error {
 		if !armed.Load() {
 			return nil
 		}
-		if op == vfs.OpSync && filepath.Base(name) == logName {
+		if op == vfstest.OpSync && filepath.Base(name) == logName {
 			block.Do(func() { close(inFsync); <-release }) // the first writer's fsync
 		}
-		if op == vfs.OpSyncDir && name == "/db" && failDir.Load() {
+		if op == vfstest.OpSyncDir && name == "/db" && failDir.Load() {
 			return syscall.EIO
 		}
 		return nil
@@ -227,9 +228,9 @@ func TestFailedCompactionSwapAcksNothing(t *testing.T) {
 // A compaction that fails leaves the old log in charge and no temp file;
 // the error comes back from Compact.
 func TestCompactionFailureLosesNothing(t *testing.T) {
-	mem := vfs.NewMem()
-	f := &faults{op: vfs.OpWrite, file: compactName, err: syscall.ENOSPC}
-	db := open(t, vfs.Inject(mem, f.fn), "/db", Options{})
+	mem := vfstest.NewMem()
+	f := &faults{op: vfstest.OpWrite, file: compactName, err: syscall.ENOSPC}
+	db := open(t, vfstest.Inject(mem, f.fn), "/db", Options{})
 	for i := 0; i < 50; i++ {
 		db.Put(Key{X: int32(i % 10)}, value(i, 3000))
 	}
@@ -255,10 +256,10 @@ func TestCompactionFailureLosesNothing(t *testing.T) {
 // A background compaction failure is returned by the next call that can
 // report it, once.
 func TestBackgroundErrorReported(t *testing.T) {
-	mem := vfs.NewMem()
-	f := &faults{op: vfs.OpCreate, file: compactName, err: syscall.EIO}
+	mem := vfstest.NewMem()
+	f := &faults{op: vfstest.OpCreate, file: compactName, err: syscall.EIO}
 	f.armed.Store(true)
-	db := open(t, vfs.Inject(mem, f.fn), "/db", Options{CompactMinBytes: 1, CompactGarbageRatio: 0.1, History: -1})
+	db := open(t, vfstest.Inject(mem, f.fn), "/db", Options{CompactMinBytes: 1, CompactGarbageRatio: 0.1, History: -1})
 	for i := 0; i < 20; i++ {
 		db.Put(Key{}, value(i, 100))
 	}
@@ -277,7 +278,7 @@ func TestBackgroundErrorReported(t *testing.T) {
 
 	// One that no call has reported yet is returned by Close (f is still
 	// armed: this database's compactions fail too).
-	db = open(t, vfs.Inject(vfs.NewMem(), f.fn), "/db", Options{CompactMinBytes: 1, CompactGarbageRatio: 0.1, History: -1})
+	db = open(t, vfstest.Inject(vfstest.NewMem(), f.fn), "/db", Options{CompactMinBytes: 1, CompactGarbageRatio: 0.1, History: -1})
 	for i := 0; i < 20; i++ {
 		db.Put(Key{}, value(i, 100))
 	}
@@ -297,14 +298,14 @@ func TestBackgroundErrorReported(t *testing.T) {
 // Group commit: concurrent SafeBatch writers share fsyncs; Safe writers
 // issue their own, about one a write.
 func TestGroupCommitSharesFsyncs(t *testing.T) {
-	slow := func(op vfs.Op, name string) error {
-		if op == vfs.OpSync {
+	slow := func(op vfstest.Op, name string) error {
+		if op == vfstest.OpSync {
 			time.Sleep(2 * time.Millisecond)
 		}
 		return nil
 	}
 	run := func(mode Durability) (writes, fsyncs int64) {
-		db := open(t, vfs.Inject(vfs.NewMem(), slow), "/db", Options{Durability: mode})
+		db := open(t, vfstest.Inject(vfstest.NewMem(), slow), "/db", Options{Durability: mode})
 		var wg sync.WaitGroup
 		for w := 0; w < 8; w++ {
 			wg.Add(1)
@@ -341,7 +342,7 @@ func TestGroupCommitSharesFsyncs(t *testing.T) {
 func TestOpenReadError(t *testing.T) {
 	for _, scan := range []bool{false, true} {
 		for _, ro := range []bool{false, true} {
-			mem := vfs.NewMem()
+			mem := vfstest.NewMem()
 			db := open(t, mem, "/db", Options{})
 			for i := range 50 {
 				if err := db.Put(Key{X: int32(i)}, value(i, 3000)); err != nil {
@@ -359,8 +360,8 @@ func TestOpenReadError(t *testing.T) {
 			for k := 1; ; k++ {
 				var mu sync.Mutex
 				reads, fired := 0, false
-				fs := vfs.Inject(mem, func(op vfs.Op, name string) error {
-					if op != vfs.OpRead || filepath.Base(name) != logName {
+				fs := vfstest.Inject(mem, func(op vfstest.Op, name string) error {
+					if op != vfstest.OpRead || filepath.Base(name) != logName {
 						return nil
 					}
 					mu.Lock()
@@ -399,10 +400,10 @@ func TestOpenReadError(t *testing.T) {
 // and the database keeps every value.
 func TestMaintainReportsItsFailures(t *testing.T) {
 	var creates atomic.Int64
-	compacts := &faults{op: vfs.OpCreate, file: compactName, err: syscall.EIO}
-	index := &faults{op: vfs.OpCreate, file: indexName + vfs.TempSuffix, err: syscall.ENOSPC}
-	fsys := vfs.Inject(vfs.NewMem(), func(op vfs.Op, name string) error {
-		if op == vfs.OpCreate && filepath.Base(name) == compactName {
+	compacts := &faults{op: vfstest.OpCreate, file: compactName, err: syscall.EIO}
+	index := &faults{op: vfstest.OpCreate, file: indexName + vfs.TempSuffix, err: syscall.ENOSPC}
+	fsys := vfstest.Inject(vfstest.NewMem(), func(op vfstest.Op, name string) error {
+		if op == vfstest.OpCreate && filepath.Base(name) == compactName {
 			creates.Add(1)
 		}
 		return errors.Join(compacts.fn(op, name), index.fn(op, name))
@@ -456,8 +457,8 @@ func TestMaintainReportsItsFailures(t *testing.T) {
 // which no longer exists; and faults injected on chunks.dat reach it.
 func TestErrorsAfterCompactionNameTheLog(t *testing.T) {
 	var armed atomic.Bool
-	fs := vfs.Inject(vfs.NewMem(), func(op vfs.Op, name string) error {
-		if armed.Load() && (op == vfs.OpWrite || op == vfs.OpSync) {
+	fs := vfstest.Inject(vfstest.NewMem(), func(op vfstest.Op, name string) error {
+		if armed.Load() && (op == vfstest.OpWrite || op == vfstest.OpSync) {
 			// As the operating system's errors do: the name the handle
 			// was opened by.
 			return &os.PathError{Op: "write", Path: name, Err: syscall.ENOSPC}

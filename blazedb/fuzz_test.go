@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 )
 
 // seedRecords returns valid records of every kind, for the fuzzers' seeds.
@@ -129,7 +129,7 @@ func FuzzOpenLog(f *testing.F) {
 	}
 	f.Add(all)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fs := vfs.NewMem()
+		fs := vfstest.NewMem()
 		fs.MkdirAll("/db", 0o755)
 		fs.WriteFile("/db/chunks.dat", append(fileHeader{generation: 1}.encodeWithCopy(), b...))
 		db, err := Open("/db", Options{FS: fs, Logger: quiet})

@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 )
 
 // headerWorld writes 20 keys and closes the database: its log and
 // index.dat.
 func headerWorld(t *testing.T) (log, idx []byte) {
 	t.Helper()
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	db := open(t, fs, "/db", Options{Durability: DurabilityFast})
 	for i := range 20 {
 		if err := db.Put(Key{X: int32(i)}, value(i, 300)); err != nil {
@@ -217,7 +217,7 @@ func TestRepairRebuildsLostHeader(t *testing.T) {
 // generation.
 func TestRebuiltHeaderIgnoresForeignIndex(t *testing.T) {
 	_, idx := headerWorld(t)
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	db := open(t, fs, "/db", Options{Durability: DurabilityFast})
 	for i := range 20 {
 		db.Put(Key{X: int32(i)}, value(i, 333))

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 )
 
 // historyModel records the state of a few keys at every point.
@@ -119,7 +119,7 @@ func (m *historyModel) check(t *testing.T, db *DB, what string) {
 // Issue 36 (engine): a key's value as of any point in the history, through
 // compaction, a reopen with index.dat and a rebuild by scanning.
 func TestHistoryGetAt(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	opts := Options{DisableAutoCompaction: true}
 	db := open(t, fs, "/db", opts)
 	m := newHistoryModel()
@@ -165,7 +165,7 @@ func TestHistoryGetAt(t *testing.T) {
 // a snapshot's point stay exact through compaction and reopening, until it
 // is deleted.
 func TestSnapshotsPinVersions(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	opts := Options{DisableAutoCompaction: true, History: -1}
 	db := open(t, fs, "/db", opts)
 	m := newHistoryModel()
@@ -252,7 +252,7 @@ func TestSnapshotsPinVersions(t *testing.T) {
 // Issue 36 (engine): the keys changed since a point, deletions included,
 // with the sequence number of their newest change.
 func TestChangedSince(t *testing.T) {
-	db := open(t, vfs.NewMem(), "/db", Options{})
+	db := open(t, vfstest.NewMem(), "/db", Options{})
 	db.Put(Key{X: 1}, []byte("a"))
 	db.Put(Key{X: 2}, []byte("b"))
 	db.PutNamed("p", []byte("x"))
@@ -292,7 +292,7 @@ func TestChangedSince(t *testing.T) {
 // Issue 36 (engine): the timeline maps a time to the point of the state
 // then, to within timeStep, and survives compaction and reopening.
 func TestSeqAt(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	db := open(t, fs, "/db", Options{DisableAutoCompaction: true})
 	start := time.Now()
 	if p, err := db.SeqAt(start.Add(-time.Hour)); err != nil || p != 0 {
@@ -381,7 +381,7 @@ func TestKeepVersions(t *testing.T) {
 // live record does; Repair drops it and raises the floor past it, so that
 // no read at a point returns the version before it in its place.
 func TestRepairDropsDamagedOldVersion(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	opts := Options{FS: fs, Logger: quiet, DisableAutoCompaction: true, Compression: CompressionNone}
 	db := open(t, fs, "/db", opts)
 	k := Key{X: 1}
@@ -413,7 +413,7 @@ func TestRepairDropsDamagedOldVersion(t *testing.T) {
 // marks) is read as it is, and a read-write open rewrites it as version 3
 // before appending, its versions kept as history.
 func TestVersion2LogIsRewritten(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	fs.MkdirAll("/db", 0o755)
 	var log []byte
 	log = append(log, fileHeader{version: 2, generation: 5}.encode()...)
@@ -447,7 +447,7 @@ func TestVersion2LogIsRewritten(t *testing.T) {
 // as the horizon moves, and what falls out of it becomes garbage that
 // automatic compaction reclaims; reads before the new floor fail.
 func TestTrimMakesOldVersionsGarbage(t *testing.T) {
-	db := open(t, vfs.NewMem(), "/db", Options{DisableAutoCompaction: true, History: time.Nanosecond})
+	db := open(t, vfstest.NewMem(), "/db", Options{DisableAutoCompaction: true, History: time.Nanosecond})
 	for i := range 20 {
 		if err := db.Put(Key{X: int32(i % 2)}, value(i, 500)); err != nil {
 			t.Fatal(err)
@@ -475,7 +475,7 @@ func TestTrimMakesOldVersionsGarbage(t *testing.T) {
 // Issue 36 (engine): a backup holds the snapshots, which read there what
 // they read in the database.
 func TestBackupKeepsSnapshots(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	db := open(t, fs, "/db", Options{History: -1})
 	db.Put(Key{X: 1}, []byte("old"))
 	s, err := db.CreateSnapshot("before")

@@ -8,14 +8,14 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 )
 
 // writeLog writes n puts (key i -> value(i)) in Fast mode and returns the
 // log as they left it, before Close marks its end, and the offset of each
 // record.
 func writeLog(t *testing.T, n int) ([]byte, []int64) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	db := open(t, fs, "/db", Options{Durability: DurabilityFast})
 	var offs []int64
 	for i := 0; i < n; i++ {
@@ -29,8 +29,8 @@ func writeLog(t *testing.T, n int) ([]byte, []int64) {
 	return log, offs
 }
 
-func memWith(log []byte) *vfs.MemFS {
-	fs := vfs.NewMem()
+func memWith(log []byte) *vfstest.MemFS {
+	fs := vfstest.NewMem()
 	fs.MkdirAll("/db", 0o755)
 	fs.WriteFile("/db/chunks.dat", log)
 	return fs
@@ -90,7 +90,7 @@ func TestCorruptMiddleFallsBack(t *testing.T) {
 }
 
 func corruptMiddleFallsBack(t *testing.T, syncBetween bool) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	db := open(t, fs, "/db", Options{Durability: DurabilityFast, Compression: CompressionNone})
 	k := Key{X: 1, Z: 1}
 	db.Put(k, []byte("version one"))
@@ -134,7 +134,7 @@ func corruptMiddleFallsBack(t *testing.T, syncBetween bool) {
 // there, so what survives is a prefix of the writes, even when later
 // records reached the disk whole.
 func TestUnsyncedDamageEndsTheLog(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	db := open(t, fs, "/db", Options{Durability: DurabilityFast, Compression: CompressionNone})
 	k := Key{X: 1, Z: 1}
 	db.Put(k, []byte("version one"))
@@ -198,7 +198,7 @@ func TestVersion1LogIsRewritten(t *testing.T) {
 	v1 := append([]byte(nil), log...)
 	binary.LittleEndian.PutUint32(v1[8:], 1)
 	binary.LittleEndian.PutUint32(v1[32:], crc(v1[:32]))
-	version := func(fs *vfs.MemFS) uint32 {
+	version := func(fs *vfstest.MemFS) uint32 {
 		b, _ := fs.ReadFile("/db/chunks.dat")
 		h, err := decodeFileHeader(b)
 		if err != nil {
@@ -239,7 +239,7 @@ func TestVersion1LogIsRewritten(t *testing.T) {
 // one, has none to reclaim, before and after a reopen, and so does a log
 // whose writes carried them.
 func TestMarksAreNotGarbage(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	db := open(t, fs, "/db", Options{Durability: DurabilitySafe})
 	for i := range 5 {
 		db.Put(Key{X: int32(i)}, value(i, 100)) // each after an fsync: a mark each
@@ -268,7 +268,7 @@ func TestMarksAreNotGarbage(t *testing.T) {
 // When index.dat points at a record that has since been damaged, the read
 // fails with ErrCorrupt naming the offset; the other keys still read.
 func TestReadVerifiesChecksum(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	db := open(t, fs, "/db", Options{Compression: CompressionNone})
 	db.Put(Key{X: 1}, []byte("first value"))
 	off := db.Stats().LogBytes
@@ -303,7 +303,7 @@ func TestReadVerifiesChecksum(t *testing.T) {
 
 // A damaged or stale index.dat is never trusted: the index is rebuilt.
 func TestIndexRebuiltWhenUnusable(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	db := open(t, fs, "/db", Options{})
 	for i := 0; i < 20; i++ {
 		db.Put(Key{X: int32(i)}, value(i, 100))
@@ -353,7 +353,7 @@ func TestIndexRebuiltWhenUnusable(t *testing.T) {
 // write order, batch entries included, across every way of opening it:
 // with index.dat, by scanning, and after a crash.
 func TestSequenceNumbersIncrease(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	db := open(t, fs, "/db", Options{})
 	n := 0
 	write := func() {
@@ -414,7 +414,7 @@ func TestSequenceNumbersIncrease(t *testing.T) {
 func TestCheckFindsEachKindOfDamage(t *testing.T) {
 	k, k2 := Key{X: 1}, Key{X: 2}
 	build := func(t *testing.T) []byte {
-		fs := vfs.NewMem()
+		fs := vfstest.NewMem()
 		db := open(t, fs, "/db", Options{Compression: CompressionNone})
 		db.Put(k, []byte("version one"))
 		db.Put(k2, []byte("other"))

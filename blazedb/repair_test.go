@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 )
 
 // Repair puts each key whose newest record is damaged back at its newest
@@ -27,9 +28,9 @@ var (
 // damagedDB returns a database on fs at /db, closed and synced, whose
 // newest records of a, b, c, e, f and "n" (and f's one before) are damaged
 // while index.dat covers them, so Open does not see the damage.
-func damagedDB(t *testing.T) *vfs.MemFS {
+func damagedDB(t *testing.T) *vfstest.MemFS {
 	t.Helper()
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	opts := Options{FS: fs, Logger: quiet, DisableAutoCompaction: true}
 	a, b, c, d, e := repA, repB, repC, repD, repE
 	db, err := Open("/db", opts)
@@ -173,7 +174,7 @@ func TestRepairCrashSafe(t *testing.T) {
 // to its end. After each crash, keeping none and half of the writes not
 // synced, the database must open (with opts) holding the intact key, and
 // a repair must mend it as one without the crash does.
-func crashEverywhere(t *testing.T, base *vfs.MemFS, seed uint64, opts Options, run func(vfs.FS) error, finished func(error) bool) {
+func crashEverywhere(t *testing.T, base *vfstest.MemFS, seed uint64, opts Options, run func(vfs.FS) error, finished func(error) bool) {
 	t.Helper()
 	whole := base.CrashClone(nil, 0) // everything is synced: an exact copy
 	start := whole.Ops()
@@ -215,7 +216,7 @@ func crashEverywhere(t *testing.T, base *vfs.MemFS, seed uint64, opts Options, r
 // it, but a scan after index.dat is lost must find its way past it: Repair
 // reports it and compacts it away.
 func TestRepairDamagedOldVersion(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	opts := Options{FS: fs, Logger: quiet, DisableAutoCompaction: true}
 	db := open(t, fs, "/db", opts)
 	k := Key{X: 7}
@@ -250,7 +251,7 @@ func TestRepairDamagedOldVersion(t *testing.T) {
 // Repair of an intact database changes nothing; it refuses a read-only
 // open and a directory without a database.
 func TestRepairIntact(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	db := open(t, fs, "/db", Options{})
 	for i := range 20 {
 		db.Put(Key{X: int32(i)}, value(i, 300))
@@ -281,7 +282,7 @@ func TestRepairIntact(t *testing.T) {
 // checksum that does not match), as it passes over records damaged
 // outright; a key with no such version left is deleted.
 func TestRepairPassesOverDamagedValues(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	opts := Options{FS: fs, Logger: quiet, DisableAutoCompaction: true, Compression: CompressionNone}
 	db := open(t, fs, "/db", opts)
 	g, h := Key{X: 1}, Key{X: 2}

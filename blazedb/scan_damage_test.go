@@ -3,7 +3,7 @@ package blazedb
 import (
 	"testing"
 
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 )
 
 // scatteredLog writes n chunk-like records, syncing every 16 so that sync
@@ -12,7 +12,7 @@ import (
 // the offsets of those records.
 func scatteredLog(tb testing.TB, n, damaged, size int) (clean, bad []byte, hit []int64) {
 	tb.Helper()
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	db, err := Open("/db", Options{FS: fs, Logger: quiet, Durability: DurabilityFast, DisableAutoCompaction: true})
 	if err != nil {
 		tb.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 )
 
 // TestConcurrentStress runs readers, writers, batches, compactions and
@@ -23,7 +24,7 @@ import (
 // must be ErrClosed (after Close) or nothing; the final state must match
 // the last write of each writer's own keys.
 func TestConcurrentStress(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	db, err := Open("/db", Options{FS: fs, Logger: quiet, CompactMinBytes: 64 << 10, CompactGarbageRatio: 0.3, CacheBytes: 256 << 10})
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +134,7 @@ func TestConcurrentStress(t *testing.T) {
 // Online compaction reclaims garbage, keeps every value and lets writes
 // land while it runs.
 func TestCompactionReclaimsAndKeepsWrites(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	// History off: every overwritten version is garbage.
 	db := open(t, fs, "/db", Options{DisableAutoCompaction: true, History: -1})
 	for round := 0; round < 5; round++ {
@@ -201,11 +202,11 @@ func TestCompactionReclaimsAndKeepsWrites(t *testing.T) {
 // without waiting for it, and Open after a power loss replays it from the
 // log past what index.dat covers.
 func TestCompactionWritesIndexOutsideWriteLock(t *testing.T) {
-	mem := vfs.NewMem()
+	mem := vfstest.NewMem()
 	var armed atomic.Bool
 	blocked, release := make(chan struct{}), make(chan struct{})
-	fs := vfs.Inject(mem, func(op vfs.Op, name string) error {
-		if op == vfs.OpCreate && filepath.Base(name) == indexName+vfs.TempSuffix && armed.CompareAndSwap(true, false) {
+	fs := vfstest.Inject(mem, func(op vfstest.Op, name string) error {
+		if op == vfstest.OpCreate && filepath.Base(name) == indexName+vfs.TempSuffix && armed.CompareAndSwap(true, false) {
 			close(blocked)
 			<-release
 		}
@@ -256,7 +257,7 @@ func TestCompactionWritesIndexOutsideWriteLock(t *testing.T) {
 
 // Auto compaction starts by itself past the garbage ratio.
 func TestAutoCompaction(t *testing.T) {
-	db := open(t, vfs.NewMem(), "/db", Options{CompactMinBytes: 32 << 10, CompactGarbageRatio: 0.5, History: -1})
+	db := open(t, vfstest.NewMem(), "/db", Options{CompactMinBytes: 32 << 10, CompactGarbageRatio: 0.5, History: -1})
 	for i := 0; i < 400; i++ {
 		db.Put(Key{X: int32(i % 4)}, value(i, 1000))
 	}
@@ -286,7 +287,7 @@ func TestNoDragonflyDependency(t *testing.T) {
 // the periodic sync and the automatic compaction.
 func TestExternalMaintenance(t *testing.T) {
 	before := runtime.NumGoroutine()
-	db := open(t, vfs.NewMem(), "/db", Options{ExternalMaintenance: true, CompactMinBytes: 1, CompactGarbageRatio: 0.3, SyncInterval: 2 * time.Millisecond, History: -1})
+	db := open(t, vfstest.NewMem(), "/db", Options{ExternalMaintenance: true, CompactMinBytes: 1, CompactGarbageRatio: 0.3, SyncInterval: 2 * time.Millisecond, History: -1})
 	if n := runtime.NumGoroutine(); n > before {
 		t.Fatalf("%d goroutines started", n-before)
 	}
@@ -311,7 +312,7 @@ func TestExternalMaintenance(t *testing.T) {
 // often would otherwise fsync each of them at every visit.
 func TestMaintainSyncsByAge(t *testing.T) {
 	const interval = 400 * time.Millisecond
-	db := open(t, vfs.NewMem(), "/db", Options{ExternalMaintenance: true, SyncInterval: interval, DisableAutoCompaction: true})
+	db := open(t, vfstest.NewMem(), "/db", Options{ExternalMaintenance: true, SyncInterval: interval, DisableAutoCompaction: true})
 	start := time.Now()
 	db.Put(Key{X: 1}, value(1, 500))
 	db.Maintain()
@@ -342,7 +343,7 @@ func TestMaintainSyncsByAge(t *testing.T) {
 func TestBalancedSyncsBySize(t *testing.T) {
 	for _, external := range []bool{false, true} {
 		t.Run(fmt.Sprint("external=", external), func(t *testing.T) {
-			db := open(t, vfs.NewMem(), "/db", Options{SyncInterval: time.Hour, SyncBytes: 64 << 10, Compression: CompressionNone,
+			db := open(t, vfstest.NewMem(), "/db", Options{SyncInterval: time.Hour, SyncBytes: 64 << 10, Compression: CompressionNone,
 				ExternalMaintenance: external, DisableAutoCompaction: true})
 			base := db.Stats().Fsyncs
 			db.Put(Key{X: 0}, value(0, 5000))
@@ -371,7 +372,7 @@ func TestBalancedSyncsBySize(t *testing.T) {
 // the write lock) and a writer going on throughout, keeps every value:
 // after it, after reopening with its index.dat, and after a full scan.
 func TestCompactionLargeLogWithCatchUp(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	db := open(t, fs, "/db", Options{DisableAutoCompaction: true})
 	rnd := rand.New(rand.NewPCG(11, 12))
 	noise := func(n int) []byte {
@@ -479,7 +480,7 @@ func TestCompactionLargeLogWithCatchUp(t *testing.T) {
 // once its last reader is done. A crash between the two renames leaves no
 // chunks.dat, and Open puts the aside log back.
 func TestCompactionOnWindowsRenamesTheLogAside(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	fs.SetWindows(true)
 	db := open(t, fs, "/db", Options{DisableAutoCompaction: true})
 	for i := 0; i < 200; i++ {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 )
 
 // syncBuffer is a bytes.Buffer for a logger that background goroutines
@@ -50,7 +50,7 @@ func logLine(t *testing.T, log, msg string) string {
 // database at Info (keys, bytes, compactions, appends) when the session
 // wrote; a session that only read logs its summary at Debug.
 func TestCompactionAndCloseAreLogged(t *testing.T) {
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	var buf syncBuffer
 	info := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	db := open(t, fs, "/db", Options{Logger: info, DisableAutoCompaction: true, History: -1}) // compaction drops what it replaced

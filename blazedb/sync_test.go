@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 )
 
 // An fsync of chunks.dat slower than slowFsync is logged as a warning,
@@ -21,8 +21,8 @@ func TestSlowFsyncIsLogged(t *testing.T) {
 	// only a frozen machine would reach; a slowed one against 20 ms.
 	slowFsync = 500 * time.Millisecond
 	var slow atomic.Bool
-	fs := vfs.Inject(vfs.NewMem(), func(op vfs.Op, name string) error {
-		if op == vfs.OpSync && slow.Load() && filepath.Base(name) == logName {
+	fs := vfstest.Inject(vfstest.NewMem(), func(op vfstest.Op, name string) error {
+		if op == vfstest.OpSync && slow.Load() && filepath.Base(name) == logName {
 			time.Sleep(40 * time.Millisecond)
 		}
 		return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/internal/fsutil"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/world"
@@ -91,8 +92,8 @@ const slowFsync = 9 * time.Millisecond
 // slowFsyncFS is the operating system's filesystem with every fsync
 // slowFsync slower.
 func slowFsyncFS() vfs.FS {
-	return vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
-		if op == vfs.OpSync || op == vfs.OpSyncDir {
+	return vfstest.Inject(vfs.Default, func(op vfstest.Op, name string) error {
+		if op == vfstest.OpSync || op == vfstest.OpSyncDir {
 			time.Sleep(slowFsync)
 		}
 		return nil

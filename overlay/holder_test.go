@@ -8,6 +8,7 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/df-mc/dragonfly/server/world"
 )
 
@@ -16,7 +17,7 @@ import (
 // directory over and serves the match the closed one left, and the closed
 // one's ResetOverlay says why it no longer works.
 func TestOpenAfterCloseTakesOver(t *testing.T) {
-	for name, fs := range map[string]vfs.FS{"os": vfs.Default, "mem": vfs.NewMem()} {
+	for name, fs := range map[string]vfs.FS{"os": vfs.Default, "mem": vfstest.NewMem()} {
 		t.Run(name, func(t *testing.T) {
 			tp := openTemplate(t, template(t, 2))
 			dir := filepath.Join(t.TempDir(), "arena")
@@ -105,7 +106,7 @@ type wrappedFS struct{ vfs.FS }
 // the FS and panicked.
 func TestHolderOfUnhashableFS(t *testing.T) {
 	tp := openTemplate(t, template(t, 2))
-	fs := wrappedFS{hookFS{FS: vfs.NewMem(), hook: func() {}}}
+	fs := wrappedFS{hookFS{FS: vfstest.NewMem(), hook: func() {}}}
 	o, err := Config{Log: quiet, FS: fs}.Open(tp, "/arena")
 	if err != nil {
 		t.Fatal(err)

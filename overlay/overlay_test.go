@@ -19,6 +19,7 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/block"
@@ -199,9 +200,9 @@ func TestOverlayReadsWritesDirtyReset(t *testing.T) {
 
 // matchInMemory opens an overlay over tp in /arena of a new in-memory
 // filesystem and stores a changed column (1, 1) through it, as a match.
-func matchInMemory(t *testing.T, tp *provider.DB) (*Provider, *vfs.MemFS) {
+func matchInMemory(t *testing.T, tp *provider.DB) (*Provider, *vfstest.MemFS) {
 	t.Helper()
-	mem := vfs.NewMem()
+	mem := vfstest.NewMem()
 	o, err := Config{Log: quiet, FS: mem}.Open(tp, "/arena")
 	if err != nil {
 		t.Fatal(err)
@@ -620,14 +621,14 @@ func TestRegistryReachesTemplateAndNewGenerations(t *testing.T) {
 func TestResetCommitFailure(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		op   vfs.Op
-	}{{"write", vfs.OpWrite}, {"rename", vfs.OpRename}} {
+		op   vfstest.Op
+	}{{"write", vfstest.OpWrite}, {"rename", vfstest.OpRename}} {
 		t.Run(c.name, func(t *testing.T) {
 			tp := openTemplate(t, template(t, 2))
 			dir := filepath.Join(t.TempDir(), "arena")
 			var fail sync.Once
 			armed := make(chan struct{})
-			fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
+			fs := vfstest.Inject(vfs.Default, func(op vfstest.Op, name string) error {
 				var err error
 				select {
 				case <-armed:
@@ -663,8 +664,8 @@ func TestResetCommitFailure(t *testing.T) {
 func TestFailedDeletionReported(t *testing.T) {
 	tp := openTemplate(t, template(t, 2))
 	var armed atomic.Bool
-	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
-		if op == vfs.OpRemove && armed.Load() {
+	fs := vfstest.Inject(vfs.Default, func(op vfstest.Op, name string) error {
+		if op == vfstest.OpRemove && armed.Load() {
 			return errors.New("injected: remove fails")
 		}
 		return nil
@@ -721,9 +722,9 @@ func TestResetWithFailedSpare(t *testing.T) {
 	tp := openTemplate(t, template(t, 2))
 	dir := filepath.Join(t.TempDir(), "arena")
 	var armed atomic.Bool
-	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
+	fs := vfstest.Inject(vfs.Default, func(op vfstest.Op, name string) error {
 		// Only a spare generation's files are made while armed.
-		if op == vfs.OpCreate && armed.Load() && strings.HasPrefix(filepath.Base(filepath.Dir(name)), genPrefix) {
+		if op == vfstest.OpCreate && armed.Load() && strings.HasPrefix(filepath.Base(filepath.Dir(name)), genPrefix) {
 			return syscall.ENOSPC
 		}
 		return nil
@@ -811,7 +812,7 @@ func checkFreshMatch(t *testing.T, o *Provider, orig *chunk.Column) {
 // store: after a crash right after it, a reopened overlay holds them.
 func TestSyncMakesChangesDurable(t *testing.T) {
 	tp := openTemplate(t, template(t, 2))
-	mem := vfs.NewMem()
+	mem := vfstest.NewMem()
 	o, err := Config{Log: quiet, FS: mem, Durability: blazedb.DurabilityFast}.Open(tp, "/arena")
 	if err != nil {
 		t.Fatal(err)

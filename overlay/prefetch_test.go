@@ -10,6 +10,7 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/world"
@@ -200,8 +201,8 @@ func TestShutdownReleasesTemplatePins(t *testing.T) {
 func TestFailedPinPinsNothing(t *testing.T) {
 	dir := template(t, 2)
 	var failReads atomic.Bool
-	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
-		if op == vfs.OpRead && failReads.Load() && filepath.Dir(filepath.Dir(name)) == dir && filepath.Base(name) == "chunks.dat" {
+	fs := vfstest.Inject(vfs.Default, func(op vfstest.Op, name string) error {
+		if op == vfstest.OpRead && failReads.Load() && filepath.Dir(filepath.Dir(name)) == dir && filepath.Base(name) == "chunks.dat" {
 			return errors.New("injected: read fails")
 		}
 		return nil

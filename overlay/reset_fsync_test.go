@@ -17,6 +17,7 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/world"
 )
@@ -32,8 +33,8 @@ func TestResetWaitsForNoFsync(t *testing.T) {
 	var gated atomic.Bool
 	var held atomic.Int64
 	release := make(chan struct{})
-	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
-		if (op == vfs.OpSync || op == vfs.OpSyncDir) && gated.Load() {
+	fs := vfstest.Inject(vfs.Default, func(op vfstest.Op, name string) error {
+		if (op == vfstest.OpSync || op == vfstest.OpSyncDir) && gated.Load() {
 			held.Add(1)
 			<-release
 		}
@@ -81,9 +82,9 @@ func TestCommitSyncFailureReported(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "arena")
 	var armed atomic.Bool
 	var fail sync.Once
-	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
+	fs := vfstest.Inject(vfs.Default, func(op vfstest.Op, name string) error {
 		var err error
-		if armed.Load() && op == vfs.OpSyncDir && name == filepath.ToSlash(dir) {
+		if armed.Load() && op == vfstest.OpSyncDir && name == filepath.ToSlash(dir) {
 			fail.Do(func() { err = errors.New("injected: the commit's sync fails") })
 		}
 		return err
@@ -183,10 +184,10 @@ func TestOpenCompletesCutShortReset(t *testing.T) {
 // however late the background makes the commit durable.
 func TestDurableWriteAfterResetKeepsTheReset(t *testing.T) {
 	tp := openTemplate(t, template(t, 2))
-	mem := vfs.NewMem()
+	mem := vfstest.NewMem()
 	var late atomic.Bool
-	fs := vfs.Inject(mem, func(op vfs.Op, name string) error {
-		if late.Load() && op == vfs.OpSync && path.Base(name) == currentName {
+	fs := vfstest.Inject(mem, func(op vfstest.Op, name string) error {
+		if late.Load() && op == vfstest.OpSync && path.Base(name) == currentName {
 			time.Sleep(300 * time.Millisecond)
 		}
 		return nil

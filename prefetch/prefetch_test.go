@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/world"
@@ -488,8 +489,8 @@ func TestDropsWhatAnotherPlayerCameToSee(t *testing.T) {
 // A prefetch whose read fails is counted as failed, not as loaded.
 func TestFailedReadCounted(t *testing.T) {
 	var failing atomic.Bool
-	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
-		if op == vfs.OpRead && failing.Load() {
+	fs := vfstest.Inject(vfs.Default, func(op vfstest.Op, name string) error {
+		if op == vfstest.OpRead && failing.Load() {
 			return errors.New("injected read error")
 		}
 		return nil
@@ -565,8 +566,8 @@ func TestPinnedNeverEvicted(t *testing.T) {
 func TestFailedPinAreaPinsNothing(t *testing.T) {
 	var reads, failAfter atomic.Int64
 	failAfter.Store(-1)
-	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
-		if op == vfs.OpRead && filepath.Base(name) == "chunks.dat" {
+	fs := vfstest.Inject(vfs.Default, func(op vfstest.Op, name string) error {
+		if op == vfstest.OpRead && filepath.Base(name) == "chunks.dat" {
 			if n := failAfter.Load(); n >= 0 && reads.Add(1) > n {
 				return errors.New("injected: read fails")
 			}

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/block"
 	"github.com/df-mc/dragonfly/server/block/cube"
@@ -156,7 +156,7 @@ func TestBackupCrash(t *testing.T) {
 	}
 	crashes := 0
 	for k := 1; ; k++ {
-		mem := vfs.NewMem()
+		mem := vfstest.NewMem()
 		db, err := Config{FS: mem, Log: quiet}.Open("/w")
 		if err != nil {
 			t.Fatal(err)

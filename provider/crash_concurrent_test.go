@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/goleveldb/leveldb"
@@ -43,7 +43,7 @@ type dimWrites struct {
 
 func runConcurrentDims(t *testing.T, mode blazedb.Durability, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 29))
-	fs := vfs.NewMem()
+	fs := vfstest.NewMem()
 	// A quarter of the seeds, in every mode, rename as Windows must
 	// (blazedb's files.go): its compactions rename the log aside.
 	fs.SetWindows((seed/4)%4 == 3)

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb"
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world"
@@ -112,7 +112,7 @@ func (m *crashModel) column(k crashKey, v int) *chunk.Column {
 type crashWorkload struct {
 	t      *testing.T
 	rng    *rand.Rand
-	fs     *vfs.MemFS
+	fs     *vfstest.MemFS
 	conf   Config
 	db     *DB
 	m      *crashModel
@@ -250,7 +250,7 @@ func (w *crashWorkload) step() bool {
 }
 
 // judge opens the world a crash left in fs and checks it against m.
-func (m *crashModel) judge(t *testing.T, fs *vfs.MemFS, keys []crashKey, seed uint64) {
+func (m *crashModel) judge(t *testing.T, fs *vfstest.MemFS, keys []crashKey, seed uint64) {
 	t.Helper()
 	db, err := Config{FS: fs, Log: quiet}.Open("/w")
 	if err != nil {
@@ -370,7 +370,7 @@ func TestCrashSimulation(t *testing.T) {
 	for seed := range uint64(crashSeeds()) {
 		rng := rand.New(rand.NewPCG(seed, 17))
 		mode := modes[seed%uint64(len(modes))]
-		fs := vfs.NewMem()
+		fs := vfstest.NewMem()
 		// The default column cache, or none: stores then find no snapshot
 		// to compare with, and loads decode every record.
 		conf := Config{FS: fs, Log: quiet, Durability: mode, ColumnCacheBytes: -int64(rng.IntN(2))}

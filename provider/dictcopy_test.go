@@ -17,6 +17,7 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
@@ -125,8 +126,8 @@ func TestDictionaryCopyKeptCurrent(t *testing.T) {
 	}
 
 	var renames []string
-	fs := vfs.Inject(vfs.Default, func(op vfs.Op, n string) error {
-		if op == vfs.OpRename {
+	fs := vfstest.Inject(vfs.Default, func(op vfstest.Op, n string) error {
+		if op == vfstest.OpRename {
 			renames = append(renames, filepath.Base(n))
 		}
 		return nil
@@ -424,7 +425,7 @@ func TestDictionaryCopyCrashSafe(t *testing.T) {
 	// Writing the copy at close, after stores that added entries.
 	closeCrashes := 0
 	for k := 1; ; k++ {
-		mem := vfs.NewMem()
+		mem := vfstest.NewMem()
 		db, err := Config{FS: mem, Log: quiet, Durability: blazedb.DurabilitySafe}.Open("/w")
 		if err != nil {
 			t.Fatal(err)
@@ -444,7 +445,7 @@ func TestDictionaryCopyCrashSafe(t *testing.T) {
 	}
 
 	// Writing damaged entries back from the copy.
-	base := vfs.NewMem()
+	base := vfstest.NewMem()
 	db, err := Config{FS: base, Log: quiet}.Open("/w")
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb"
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/block"
 	"github.com/df-mc/dragonfly/server/block/cube"
@@ -110,7 +110,7 @@ func TestEditionConcurrentFirstStores(t *testing.T) {
 func TestEditionCrash(t *testing.T) {
 	pos := world.ChunkPos{0, 0}
 	col := worldtest.Synthetic(7, world.Overworld, world.DefaultBlockRegistry)
-	base := vfs.NewMem()
+	base := vfstest.NewMem()
 	db, err := Config{FS: base, Log: quiet}.Open("/w")
 	if err != nil {
 		t.Fatal(err)

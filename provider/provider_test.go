@@ -16,6 +16,7 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/internal/fsutil"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/block"
@@ -303,8 +304,8 @@ func TestSettingsSharedAndSavedAtomically(t *testing.T) {
 // returned by Close, even when a later save succeeded.
 func TestFailedSaveSettingsReportedByClose(t *testing.T) {
 	var armed atomic.Bool
-	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
-		if op == vfs.OpRename && armed.Load() && filepath.Base(name) == levelDatName {
+	fs := vfstest.Inject(vfs.Default, func(op vfstest.Op, name string) error {
+		if op == vfstest.OpRename && armed.Load() && filepath.Base(name) == levelDatName {
 			return errors.New("injected: rename fails")
 		}
 		return nil
@@ -323,8 +324,8 @@ func TestFailedSaveSettingsReportedByClose(t *testing.T) {
 // name changes: saving the same settings again replaces level.dat alone.
 func TestLevelNameReplacedOnlyWhenChanged(t *testing.T) {
 	var renames []string
-	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
-		if op == vfs.OpRename {
+	fs := vfstest.Inject(vfs.Default, func(op vfstest.Op, name string) error {
+		if op == vfstest.OpRename {
 			renames = append(renames, filepath.Base(name))
 		}
 		return nil
@@ -910,10 +911,10 @@ func TestStoreInvalidColumn(t *testing.T) {
 // A column that cannot be read is not left pinned by the Pin that failed
 // on it: its caller has no pin to undo.
 func TestFailedPinPinsNothing(t *testing.T) {
-	mem := vfs.NewMem()
+	mem := vfstest.NewMem()
 	var failReads atomic.Bool
-	fs := vfs.Inject(mem, func(op vfs.Op, name string) error {
-		if op == vfs.OpRead && failReads.Load() && filepath.Base(name) == "chunks.dat" {
+	fs := vfstest.Inject(mem, func(op vfstest.Op, name string) error {
+		if op == vfstest.OpRead && failReads.Load() && filepath.Base(name) == "chunks.dat" {
 			return errors.New("injected: read fails")
 		}
 		return nil

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/block/cube"
@@ -99,7 +99,7 @@ func TestBackup(t *testing.T) {
 func TestBackupCrash(t *testing.T) {
 	crashes := 0
 	for k := 1; ; k++ {
-		mem := vfs.NewMem()
+		mem := vfstest.NewMem()
 		p, err := Config{SegmentSize: 4, FS: mem, Log: quiet, MaintainInterval: time.Hour}.Open("/w")
 		if err != nil {
 			t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/goleveldb/leveldb"
@@ -48,7 +48,7 @@ func runConcurrentRegions(t *testing.T, seed uint64, pool []uint32) {
 	modes := []blazedb.Durability{blazedb.DurabilitySafe, blazedb.DurabilitySafeBatch, blazedb.DurabilityBalanced, blazedb.DurabilityFast}
 	mode := modes[seed%uint64(len(modes))]
 	safe := mode == blazedb.DurabilitySafe || mode == blazedb.DurabilitySafeBatch
-	mem := vfs.NewMem()
+	mem := vfstest.NewMem()
 	conf := Config{SegmentSize: 1, MaxOpen: 2, MaintainInterval: time.Millisecond, Durability: mode, FS: mem, Log: quiet}
 	p, err := conf.Open("/w")
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/goleveldb/leveldb"
@@ -82,7 +82,7 @@ func runRegionCrash(t *testing.T, mode blazedb.Durability, seed uint64, pool []u
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 13))
 	safe := mode == blazedb.DurabilitySafe || mode == blazedb.DurabilitySafeBatch
-	mem := vfs.NewMem()
+	mem := vfstest.NewMem()
 	conf := Config{SegmentSize: crashColumnsPerReg, MaintainInterval: time.Millisecond, Durability: mode, FS: mem, Log: quiet}
 	p, err := conf.Open("/w")
 	if err != nil {

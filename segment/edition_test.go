@@ -12,6 +12,7 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/goleveldb/leveldb"
@@ -196,8 +197,8 @@ func TestEditionFirstCallsShareTheScan(t *testing.T) {
 		last   = make(chan struct{})
 		signal sync.Once
 	)
-	conf.FS = vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
-		if op == vfs.OpOpen && strings.HasPrefix(name, regionsDir) && filepath.Base(name) == "chunks.dat" {
+	conf.FS = vfstest.Inject(vfs.Default, func(op vfstest.Op, name string) error {
+		if op == vfstest.OpOpen && strings.HasPrefix(name, regionsDir) && filepath.Base(name) == "chunks.dat" {
 			if n := opens.Add(1); lastAt.Load() > 0 && n >= lastAt.Load() {
 				signal.Do(func() { close(last) })
 			}

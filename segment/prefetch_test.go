@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/world"
@@ -175,8 +175,8 @@ func TestPinBeforeTheRegionIsWritten(t *testing.T) {
 // whether its region was open or the Pin opened it.
 func TestFailedPinPinsNothing(t *testing.T) {
 	var failReads atomic.Bool
-	fs := vfs.Inject(vfs.NewMem(), func(op vfs.Op, name string) error {
-		if op == vfs.OpRead && failReads.Load() && filepath.Base(name) == "chunks.dat" {
+	fs := vfstest.Inject(vfstest.NewMem(), func(op vfstest.Op, name string) error {
+		if op == vfstest.OpRead && failReads.Load() && filepath.Base(name) == "chunks.dat" {
 			return errors.New("injected: read fails")
 		}
 		return nil
@@ -212,8 +212,8 @@ func TestFailedPinPinsNothing(t *testing.T) {
 func TestSecondPinWaitsForTheFirstPinsRead(t *testing.T) {
 	var block, failReads atomic.Bool
 	var reading, release chan struct{}
-	fs := vfs.Inject(vfs.NewMem(), func(op vfs.Op, name string) error {
-		if op != vfs.OpRead || !block.Load() || filepath.Base(name) != "chunks.dat" {
+	fs := vfstest.Inject(vfstest.NewMem(), func(op vfstest.Op, name string) error {
+		if op != vfstest.OpRead || !block.Load() || filepath.Base(name) != "chunks.dat" {
 			return nil
 		}
 		select {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/block"
 	"github.com/df-mc/dragonfly/server/block/cube"
@@ -210,7 +211,7 @@ func TestDeleteAndCompactSegment(t *testing.T) {
 func TestDeleteIsCrashSafe(t *testing.T) {
 	crashes := 0
 	for k := 1; k < 60; k++ {
-		mem := vfs.NewMem()
+		mem := vfstest.NewMem()
 		p, err := Config{SegmentSize: 4, FS: mem, Log: quiet, MaintainInterval: time.Hour}.Open("/w")
 		if err != nil {
 			t.Fatal(err)
@@ -231,7 +232,7 @@ func TestDeleteIsCrashSafe(t *testing.T) {
 		crashed := mem.Crashed()
 		// Unsynced changes to directories may persist in part (keep > 0).
 		keeps := []float64{0, 0.5, 1}
-		var clones []*vfs.MemFS
+		var clones []*vfstest.MemFS
 		for _, keep := range keeps {
 			clones = append(clones, mem.CrashClone(rand.New(rand.NewPCG(uint64(k), 2)), keep))
 		}
@@ -418,7 +419,7 @@ func TestNewRegionIsCrashSafe(t *testing.T) {
 	pos, fresh := world.ChunkPos{40, 40}, col(5, world.Overworld)
 	crashes := 0
 	for k := 1; ; k++ {
-		mem := vfs.NewMem()
+		mem := vfstest.NewMem()
 		p, err := Config{SegmentSize: 4, FS: mem, Log: quiet, MaintainInterval: time.Hour, Durability: blazedb.DurabilitySafe}.Open("/w")
 		if err != nil {
 			t.Fatal(err)
@@ -483,8 +484,8 @@ func TestFailedRegionOpenFailsItsWaiters(t *testing.T) {
 
 	var armed atomic.Bool
 	reached, release := make(chan struct{}), make(chan struct{})
-	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
-		if op == vfs.OpOpen && strings.Contains(name, "/regions/") && armed.CompareAndSwap(true, false) {
+	fs := vfstest.Inject(vfs.Default, func(op vfstest.Op, name string) error {
+		if op == vfstest.OpOpen && strings.Contains(name, "/regions/") && armed.CompareAndSwap(true, false) {
 			close(reached)
 			<-release
 			return errors.New("injected: the region cannot be opened")
@@ -514,8 +515,8 @@ func TestFailedRegionOpenFailsItsWaiters(t *testing.T) {
 // provider's Close.
 func TestFailedEvictionReported(t *testing.T) {
 	var armed atomic.Bool
-	fs := vfs.Inject(vfs.Default, func(op vfs.Op, name string) error {
-		if op == vfs.OpRename && armed.Load() && strings.Contains(name, "/r.0.0/") {
+	fs := vfstest.Inject(vfs.Default, func(op vfstest.Op, name string) error {
+		if op == vfstest.OpRename && armed.Load() && strings.Contains(name, "/r.0.0/") {
 			return errors.New("injected: rename fails")
 		}
 		return nil
@@ -556,7 +557,7 @@ func TestFailedEvictionReported(t *testing.T) {
 // nothing else would sync what it was last given.
 func TestClosedRegionIsDurable(t *testing.T) {
 	for _, mode := range []blazedb.Durability{blazedb.DurabilityFast, blazedb.DurabilityBalanced} {
-		mem := vfs.NewMem()
+		mem := vfstest.NewMem()
 		// No maintenance: nothing syncs but the closes.
 		p, err := Config{SegmentSize: 1, MaxOpen: 1, MaintainInterval: time.Hour, Durability: mode, FS: mem, Log: quiet}.Open("/w")
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/goleveldb/leveldb"
@@ -22,7 +22,7 @@ import (
 // DurabilityFast loses what the open regions hold.
 func TestSyncMakesStoresDurable(t *testing.T) {
 	for _, mode := range []blazedb.Durability{blazedb.DurabilityFast, blazedb.DurabilityBalanced} {
-		mem := vfs.NewMem()
+		mem := vfstest.NewMem()
 		// No maintenance: nothing syncs but Sync and the closes.
 		p, err := Config{SegmentSize: 1, MaxOpen: 2, MaintainInterval: time.Hour, Durability: mode, FS: mem, Log: quiet}.Open("/w")
 		if err != nil {
@@ -78,11 +78,11 @@ func TestSyncMakesStoresDurable(t *testing.T) {
 // Sync began is durable only once its close is, so Sync returns after
 // that close and not before.
 func TestSyncWaitsForClosingRegion(t *testing.T) {
-	mem := vfs.NewMem()
+	mem := vfstest.NewMem()
 	var armed atomic.Bool
 	blocked, release := make(chan struct{}), make(chan struct{})
-	fsys := vfs.Inject(mem, func(op vfs.Op, name string) error {
-		if op == vfs.OpSync && strings.Contains(name, "/r.0.0/") && armed.CompareAndSwap(true, false) {
+	fsys := vfstest.Inject(mem, func(op vfstest.Op, name string) error {
+		if op == vfstest.OpSync && strings.Contains(name, "/r.0.0/") && armed.CompareAndSwap(true, false) {
 			close(blocked)
 			<-release
 		}

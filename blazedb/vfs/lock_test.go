@@ -74,16 +74,3 @@ func TestLockConflictSaysWhoseLock(t *testing.T) {
 		t.Fatalf("a lock another process holds: %v, want ErrLocked by another process", err)
 	}
 }
-
-// MemFS lives in this process: its conflicts say so.
-func TestMemLockConflictSaysThisProcess(t *testing.T) {
-	m := NewMem()
-	l, err := m.Lock("/LOCK", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	if _, err := m.Lock("/LOCK", true); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "by this process") {
-		t.Fatalf("%v, want ErrLocked by this process", err)
-	}
-}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/internal/linktest"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestRemoveAllLeavesLinkTargets(t *testing.T) {
 	for name, fsys := range map[string]vfs.FS{
 		"Default": vfs.Default,
-		"Inject":  vfs.Inject(vfs.Default, func(vfs.Op, string) error { return nil }),
+		"Inject":  vfstest.Inject(vfs.Default, func(vfstest.Op, string) error { return nil }),
 	} {
 		t.Run(name, func(t *testing.T) {
 			trap := linktest.New(t)

@@ -1,6 +1,6 @@
 // Package vfs is the filesystem seam of blazedb: every byte the engine reads
 // or writes goes through an FS, so tests can substitute a filesystem that
-// crashes (MemFS) or fails on demand (Inject).
+// crashes (vfstest.MemFS) or fails on demand (vfstest.Inject).
 //
 // The interface is deliberately small. Files are addressed by offset
 // (ReadAt/WriteAt) because the engine always knows where it writes; there is

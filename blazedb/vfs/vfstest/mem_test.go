@@ -1,13 +1,16 @@
-package vfs
+package vfstest
 
 import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/blazeworld/blaze/blazedb/vfs"
 )
 
 // writeSynced creates name with data and syncs the file, not its directory.
@@ -49,7 +52,7 @@ func TestMemNewDirectoryNeedsItsParentSynced(t *testing.T) {
 	mustDo(t, m.MkdirAll("/a/b", 0o755))
 	writeSynced(t, m, "/a/b/f", "data")
 	mustDo(t, m.SyncDir("/a/b"))
-	if _, err := m.CrashClone(nil, 0).List("/a"); !errors.Is(err, ErrNotExist) {
+	if _, err := m.CrashClone(nil, 0).List("/a"); !errors.Is(err, vfs.ErrNotExist) {
 		t.Fatalf("/a after a crash before / was synced: %v, want not found", err)
 	}
 	mustDo(t, m.SyncDir("/"))
@@ -151,7 +154,7 @@ func TestMkdirAllIsDurable(t *testing.T) {
 		m := NewMem()
 		mustDo(t, m.MkdirAll("/have", 0o755), m.SyncDir("/"))
 		m.CrashAfter(n)
-		err := MkdirAll(m, "/have/a/b/c")
+		err := vfs.MkdirAll(m, "/have/a/b/c")
 		if err != nil && !errors.Is(err, ErrCrashed) {
 			t.Fatal(err)
 		}
@@ -241,7 +244,7 @@ func TestMkdirAllConcurrentSharedParent(t *testing.T) {
 	// Stalled about to make /w/regions durable.
 	release, firstDone := stallMkdirAll(m, "/w/regions/0", "/w")
 	secondDone := make(chan error, 1)
-	go func() { secondDone <- MkdirAll(m, "/w/regions/2") }()
+	go func() { secondDone <- vfs.MkdirAll(m, "/w/regions/2") }()
 	select {
 	case err := <-secondDone:
 		mustDo(t, err)
@@ -266,7 +269,7 @@ func TestMkdirAllConcurrentSharedParent(t *testing.T) {
 func TestBuildDirMakesParentsDurable(t *testing.T) {
 	m := NewMem()
 	mustDo(t, m.MkdirAll("/b", 0o755), m.SyncDir("/"))
-	err := BuildDir(m, "/b/new/parents/backup", BuildSuffix, func(tmp string) error {
+	err := vfs.BuildDir(m, "/b/new/parents/backup", vfs.BuildSuffix, func(tmp string) error {
 		f, err := m.Create(tmp + "/data")
 		if err != nil {
 			return err
@@ -290,7 +293,7 @@ func TestMkdirAllApartDoNotWait(t *testing.T) {
 	mustDo(t, m.MkdirAll("/a", 0o755), m.MkdirAll("/b", 0o755), m.SyncDir("/"))
 	release, firstDone := stallMkdirAll(m, "/a/x", "/a")
 	secondDone := make(chan error, 1)
-	go func() { secondDone <- MkdirAll(m, "/b/y/z") }()
+	go func() { secondDone <- vfs.MkdirAll(m, "/b/y/z") }()
 	select {
 	case err := <-secondDone:
 		mustDo(t, err)
@@ -314,7 +317,7 @@ func stallMkdirAll(m *MemFS, dir, at string) (release chan struct{}, done chan e
 		}
 		return nil
 	})
-	go func() { done <- MkdirAll(fs, dir) }()
+	go func() { done <- vfs.MkdirAll(fs, dir) }()
 	<-stalled
 	return release, done
 }
@@ -374,7 +377,7 @@ func TestMemRemoveAll(t *testing.T) {
 		mustDo(t, m.SyncDir(d))
 	}
 	before := m.Ops()
-	mustDo(t, RemoveAll(m, "/w/gen"), RemoveAll(m, "/w/missing"), m.RemoveAll("/w/keep/not"))
+	mustDo(t, vfs.RemoveAll(m, "/w/gen"), vfs.RemoveAll(m, "/w/missing"), m.RemoveAll("/w/keep/not"))
 	if got := m.Ops() - before; got != 4+2 { // four entries, two SyncDirs
 		t.Errorf("RemoveAll took %d operations, want 6", got)
 	}
@@ -385,5 +388,18 @@ func TestMemRemoveAll(t *testing.T) {
 	}
 	if err := m.RemoveAll("/"); err == nil {
 		t.Error("RemoveAll of the root succeeded")
+	}
+}
+
+// MemFS lives in this process: its conflicts say so.
+func TestMemLockConflictSaysThisProcess(t *testing.T) {
+	m := NewMem()
+	l, err := m.Lock("/LOCK", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := m.Lock("/LOCK", true); !errors.Is(err, vfs.ErrLocked) || !strings.Contains(err.Error(), "by this process") {
+		t.Fatalf("%v, want vfs.ErrLocked by this process", err)
 	}
 }

@@ -1,4 +1,4 @@
-package vfs
+package vfstest
 
 import (
 	"errors"
@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/blazeworld/blaze/blazedb/vfs"
 )
 
 // MemFS is an in-memory filesystem that models what survives a power loss
@@ -138,7 +140,7 @@ var (
 	errNotEmpty = errors.New("directory not empty")
 )
 
-func (m *MemFS) Create(name string) (File, error) {
+func (m *MemFS) Create(name string) (vfs.File, error) {
 	name = clean(name)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -165,7 +167,7 @@ func (m *MemFS) Create(name string) (File, error) {
 	return &memFile{fs: m, ino: ino, name: name, write: true}, nil
 }
 
-func (m *MemFS) open(name string, write bool) (File, error) {
+func (m *MemFS) open(name string, write bool) (vfs.File, error) {
 	name = clean(name)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -177,8 +179,8 @@ func (m *MemFS) open(name string, write bool) (File, error) {
 	return &memFile{fs: m, ino: ino, name: name, write: write}, nil
 }
 
-func (m *MemFS) Open(name string) (File, error)          { return m.open(name, false) }
-func (m *MemFS) OpenReadWrite(name string) (File, error) { return m.open(name, true) }
+func (m *MemFS) Open(name string) (vfs.File, error)          { return m.open(name, false) }
+func (m *MemFS) OpenReadWrite(name string) (vfs.File, error) { return m.open(name, true) }
 
 // Rename moves a file or a directory, with everything under it. Like every
 // change to a directory's entries, it is durable once both directories
@@ -381,7 +383,7 @@ func (m *MemFS) Lock(name string, exclusive bool) (io.Closer, error) {
 	}
 	held := m.locks[name]
 	if held < 0 || (exclusive && held > 0) {
-		return nil, fmt.Errorf("%s: %w by this process (a MemFS lives in one)", name, ErrLocked)
+		return nil, fmt.Errorf("%s: %w by this process (a MemFS lives in one)", name, vfs.ErrLocked)
 	}
 	if exclusive {
 		m.locks[name] = -1

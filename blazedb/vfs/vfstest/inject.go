@@ -1,9 +1,11 @@
-package vfs
+package vfstest
 
 import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/blazeworld/blaze/blazedb/vfs"
 )
 
 // Op names a filesystem operation for Inject: a plain value, safe to copy
@@ -32,30 +34,30 @@ type Injector func(op Op, name string) error
 // writes half of its buffer, as a full disk does, then returns the error.
 // fn is given names with forward slashes on every system (filepath.ToSlash),
 // so that a test matches them on Windows too.
-func Inject(fs FS, fn Injector) FS {
+func Inject(fs vfs.FS, fn Injector) vfs.FS {
 	slashed := func(op Op, name string) error { return fn(op, filepath.ToSlash(name)) }
 	return &injectFS{fs: fs, fn: slashed}
 }
 
 type injectFS struct {
-	fs FS
+	fs vfs.FS
 	fn Injector
 }
 
 type injectFile struct {
-	File
+	vfs.File
 	fn   Injector
 	name string
 }
 
-func (i *injectFS) wrap(f File, err error, name string) (File, error) {
+func (i *injectFS) wrap(f vfs.File, err error, name string) (vfs.File, error) {
 	if err != nil {
 		return nil, err
 	}
 	return &injectFile{File: f, fn: i.fn, name: name}, nil
 }
 
-func (i *injectFS) Create(name string) (File, error) {
+func (i *injectFS) Create(name string) (vfs.File, error) {
 	if err := i.fn(OpCreate, name); err != nil {
 		return nil, err
 	}
@@ -63,7 +65,7 @@ func (i *injectFS) Create(name string) (File, error) {
 	return i.wrap(f, err, name)
 }
 
-func (i *injectFS) Open(name string) (File, error) {
+func (i *injectFS) Open(name string) (vfs.File, error) {
 	if err := i.fn(OpOpen, name); err != nil {
 		return nil, err
 	}
@@ -71,7 +73,7 @@ func (i *injectFS) Open(name string) (File, error) {
 	return i.wrap(f, err, name)
 }
 
-func (i *injectFS) OpenReadWrite(name string) (File, error) {
+func (i *injectFS) OpenReadWrite(name string) (vfs.File, error) {
 	if err := i.fn(OpOpen, name); err != nil {
 		return nil, err
 	}
