@@ -49,7 +49,7 @@ func (db *DB) Compact() error {
 	if err := db.checkWritable(); err != nil {
 		return fmt.Errorf("blazedb: compact: %w", err)
 	}
-	err := errors.Join(db.compact(db.onCompactCopied), db.takeBackgroundErr(), db.damageErr())
+	err := errors.Join(db.compact(db.knobs.compactCopied), db.takeBackgroundErr(), db.damageErr())
 	if err != nil {
 		return fmt.Errorf("blazedb: compact: %w", err)
 	}

@@ -341,13 +341,13 @@ func (w *workload) do(r int) bool {
 		// Writers go on while compaction copies: some writes land in the
 		// stretch it catches up with under the write lock.
 		failed := false
-		w.db.onCompactCopied = func() {
+		w.db.knobs.compactCopied = func() {
 			for j := w.rng.IntN(4); j > 0 && !failed; j-- {
 				failed = !w.writeStep()
 			}
 		}
 		err := w.db.Compact()
-		w.db.onCompactCopied = nil
+		w.db.knobs.compactCopied = nil
 		if err != nil || failed {
 			return false
 		}

@@ -82,10 +82,8 @@ type DB struct {
 	carried      atomic.Pointer[carriedSet]
 	carriedFresh atomic.Bool
 
-	// onCompactCopied, set only by tests, runs inside an explicit Compact
-	// after the snapshot is copied and before the catch-up with later
-	// writes. Background compactions never run it.
-	onCompactCopied func()
+	// knobs are the hooks and thresholds tests change (knobs.go).
+	knobs testKnobs
 }
 
 // Open opens the database in dir, creating it if dir is empty or missing

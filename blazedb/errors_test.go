@@ -143,7 +143,7 @@ func TestCompactionStopsWhenPoisonedMeanwhile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	db.onCompactCopied = func() {
+	db.knobs.compactCopied = func() {
 		f.armed.Store(true)
 		if err := db.Put(Key{X: 99}, []byte("unlucky")); !errors.Is(err, ErrPoisoned) {
 			t.Errorf("write with failing fsync: %v", err)

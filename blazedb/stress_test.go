@@ -147,7 +147,7 @@ func TestCompactionReclaimsAndKeepsWrites(t *testing.T) {
 		t.Fatalf("expected garbage: %+v", before)
 	}
 	during := 0
-	db.onCompactCopied = func() {
+	db.knobs.compactCopied = func() {
 		for i := 0; i < 20; i++ {
 			db.Put(Key{X: int32(i % 10), Z: int32(i / 10)}, value(9000+i, 2000))
 			during++
@@ -403,7 +403,7 @@ func TestCompactionLargeLogWithCatchUp(t *testing.T) {
 	gen := db.Stats().Generation
 	var mu sync.Mutex // guards want for the writer below
 	stop, done := make(chan struct{}), make(chan struct{})
-	db.onCompactCopied = func() {
+	db.knobs.compactCopied = func() {
 		// More than catchUpFinal at once: the compaction copies it in a
 		// round of its own before taking the write lock.
 		for i := range 40 {
@@ -440,7 +440,7 @@ func TestCompactionLargeLogWithCatchUp(t *testing.T) {
 	}
 	close(stop)
 	<-done
-	db.onCompactCopied = nil
+	db.knobs.compactCopied = nil
 	if st := db.Stats(); st.Generation != gen+1 || st.GarbageBytes > st.LogBytes/2 {
 		t.Fatalf("after compaction: %+v", st)
 	}

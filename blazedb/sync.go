@@ -81,12 +81,6 @@ func (l *logFile) retire(closed func()) {
 	}()
 }
 
-// slowFsync is how long an fsync of chunks.dat may take before it is logged
-// as a warning: on a healthy disk one takes milliseconds, and a writer
-// that waits for it (the Safe modes, Sync) holds its World's tick that
-// long. etcd warns from the same second. A variable for tests.
-var slowFsync = time.Second
-
 // fsync syncs l and records what became durable. A failure poisons the
 // DB: the kernel may have dropped the dirty pages, and a later fsync that
 // succeeds would prove nothing about them. A slow one is logged, so that
@@ -98,7 +92,7 @@ func (db *DB) fsync(l *logFile) error {
 	took := time.Since(start)
 	db.stats.fsyncs.Add(1)
 	db.stats.fsyncNanos.Add(int64(took))
-	if took >= slowFsync {
+	if took >= db.knobs.slowFsyncAfter() {
 		attrs := []any{"dir", db.dir, "took", took.Round(time.Millisecond)}
 		if err != nil {
 			attrs = append(attrs, "err", err) // a successful one logs no err=<nil>

@@ -12,14 +12,12 @@ import (
 	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 )
 
-// An fsync of chunks.dat slower than slowFsync is logged as a warning,
+// An fsync of chunks.dat slower than the slow-fsync threshold (knobs.go) is logged as a warning,
 // with the database and how long it took; a fast one is not. The test
 // lowers the threshold and slows the disk's syncs.
 func TestSlowFsyncIsLogged(t *testing.T) {
-	defer func(d time.Duration) { slowFsync = d }(slowFsync)
 	// A fast fsync (of memory) is judged against half a second, which
 	// only a frozen machine would reach; a slowed one against 20 ms.
-	slowFsync = 500 * time.Millisecond
 	var slow atomic.Bool
 	fs := vfstest.Inject(vfstest.NewMem(), func(op vfstest.Op, name string) error {
 		if op == vfstest.OpSync && slow.Load() && filepath.Base(name) == logName {
@@ -29,13 +27,14 @@ func TestSlowFsyncIsLogged(t *testing.T) {
 	})
 	var logs bytes.Buffer
 	db := open(t, fs, "/db", Options{Durability: DurabilitySafe, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	db.knobs.slowFsync.Store(int64(500 * time.Millisecond))
 	if err := db.Put(Key{X: 1}, []byte("fast")); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(logs.String(), "slow fsync") {
 		t.Fatalf("a fast fsync was logged: %s", logs.String())
 	}
-	slowFsync = 20 * time.Millisecond
+	db.knobs.slowFsync.Store(int64(20 * time.Millisecond))
 	slow.Store(true)
 	if err := db.Put(Key{X: 2}, []byte("slow")); err != nil {
 		t.Fatal(err)
