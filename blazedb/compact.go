@@ -147,7 +147,7 @@ func (db *DB) compact(afterCopy func()) (err error) {
 		}
 	}()
 	w := &appender{f: f, buf: make([]byte, 0, 1<<20)}
-	nh := fileHeader{version: logVersion, generation: old.gen + 1, baseSeq: seq}
+	nh := fileHeader{generation: old.gen + 1, baseSeq: seq}
 	if err := w.write(nh.encodeWithCopy()); err != nil {
 		return fmt.Errorf("write %s: %w", compactName, err)
 	}

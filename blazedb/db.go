@@ -238,19 +238,6 @@ func (db *DB) open() error {
 	db.bg.compactNow = make(chan struct{}, 1)
 	db.bg.checkpointNow = make(chan struct{}, 1)
 	db.bg.stop = make(chan struct{})
-	if !ro && db.log.version < logVersion {
-		// A version 1 log has no sync marks, so recovery could not tell a
-		// write a crash left unsynced from decay of durable data in it;
-		// before version 3 the header had no copy, so one bad byte in it
-		// made the log unopenable, and a version 2 reader would misread
-		// version 3's time marks: rewrite it in the current version before
-		// anything is appended.
-		db.opts.Logger.Info("blazedb: rewriting chunks.dat in the current format version", "dir", db.dir, "from", db.log.version, "to", logVersion)
-		if err := db.compact(nil); err != nil {
-			db.log.f.Close()
-			return fmt.Errorf("rewrite %s in format version %d: %w", logName, logVersion, err)
-		}
-	}
 	db.trimHistory(time.Now())
 	if !ro && !db.opts.ExternalMaintenance {
 		db.bg.wg.Add(1)
@@ -419,7 +406,7 @@ func (db *DB) close(persist bool) error {
 // synced to its end.
 func (db *DB) markEnd(l *logFile) error {
 	synced := l.durable()
-	if !l.marks || synced <= l.marked {
+	if synced <= l.marked {
 		return nil
 	}
 	mark := appendMark(nil, synced)

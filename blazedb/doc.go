@@ -112,7 +112,7 @@
 //     generation (lostlog.go). Without index.dat a missing log is a
 //     database never created, and a short file is not taken for a log.
 //   - The log's header is kept twice: the header and its copy, the log's
-//     first record (format version 3). One damaged byte in either costs
+//     first record. One damaged byte in either costs
 //     nothing: Open reads the other and reports it (Recovery.HeaderDamage),
 //     a read-write Open rewrites a damaged header from its copy, and a
 //     damaged copy goes at the next compaction (Repair compacts). Both

@@ -22,8 +22,18 @@ var (
 	ErrLocked = errors.New("blazedb: database locked")
 	// ErrNotBlaze: the directory holds something other than a Blaze database.
 	ErrNotBlaze = errors.New("blazedb: not a blaze database")
-	// ErrVersion: the files were written by a newer format version.
+	// ErrVersion: the files are of a format version this build does not
+	// read: a newer one, or (ErrOldVersion) one from before the first
+	// release. The error names the version found and the ones read.
 	ErrVersion = errors.New("blazedb: unsupported format version")
+	// ErrOldVersion: the files are of a format version that no release
+	// wrote, from before the first one, whose reader is gone. It wraps
+	// ErrVersion and not ErrCorrupt: the bytes are intact and mean what
+	// their version says, so nothing that mends or discards damage
+	// (Repair, an overlay's reset, the provider's quarantine) may touch
+	// them. From the first release on every version written stays read
+	// (version_test.go), so only these versions give it.
+	ErrOldVersion = fmt.Errorf("%w: a version from before the first release", ErrVersion)
 	// ErrPoisoned: an earlier fsync or write failed in a way that leaves the
 	// durable state unknown. Every later write fails until the DB is reopened.
 	ErrPoisoned = errors.New("blazedb: database poisoned by an earlier I/O failure")

@@ -12,9 +12,8 @@ import (
 )
 
 // The header of chunks.dat is kept twice (record.go): Open reads whichever
-// copy decodes. When neither does (a zeroed start of the file, or a log
-// of format version 2, which has no copy), Repair rebuilds it from what
-// the rest of the directory still shows:
+// copy decodes. When neither does (a zeroed start of the file), Repair
+// rebuilds it from what the rest of the directory still shows:
 //
 //   - that the file is a Blaze log at all: valid records follow the
 //     header, and the directory holds only Blaze's files;
@@ -24,16 +23,17 @@ import (
 //     new one, and index.dat is then not used;
 //   - the base sequence: past every sequence number in the log and
 //     index.dat's next one;
-//   - the version: the current one. Logs of version 1, which has no sync
-//     marks, are then read with marks, which is the cautious reading:
-//     damage no mark shows durable is cut, never kept.
+//   - the version: the current one, the only one a build reads (a log of
+//     a version no release wrote is refused, ErrOldVersion, but one whose
+//     header is destroyed cannot say so, and is read as the current
+//     version: its records are laid out the same).
 //
 // Open never does this itself: it would be guessing at what an
 // unreadable header said. Repair is asked to mend, reports what it
 // rebuilt, and compacts, which writes a new header and copy.
 
 // recordsFollowHeader reports whether a valid record starts where the
-// header's copy (format version 3) or the first record (before it) would:
+// header's copy or, should the copy be damaged too, the first record would:
 // evidence that a file whose header does not decode is a Blaze log.
 func recordsFollowHeader(f vfs.File) bool {
 	end, err := f.Size()
@@ -189,13 +189,13 @@ type headerDamage struct {
 }
 
 // readFileHeader reads and decodes the header of the log f. When it does
-// not decode but its copy does (format version 3), the copy's is returned,
+// not decode but its copy does, the copy's is returned,
 // and damage says so; damage also reports a damaged copy behind a header
 // that decodes. A file too short to hold a header is for decodeFileHeader
 // to judge; a failed read is returned as such, not taken for damage. A
 // header that does not decode and has no copy gives its own error: a
 // foreign file is ErrNotBlaze, a newer format (whose copy, if any, says
-// so too) ErrVersion.
+// so too) ErrVersion, a version no release wrote ErrOldVersion.
 func readFileHeader(f vfs.File) (h fileHeader, damage headerDamage, err error) {
 	b := make([]byte, fileHeaderSize+headerCopySize)
 	n, err := f.ReadAt(b, 0)
@@ -209,14 +209,19 @@ func readFileHeader(f vfs.File) (h fileHeader, damage headerDamage, err error) {
 		rest = b[fileHeaderSize:]
 	}
 	if herr == nil {
-		if h.copied() {
-			if c, cerr := decodeHeaderCopy(rest); cerr != nil {
-				damage.reason = cerr.Error()
-			} else if c != h {
-				damage.reason = fmt.Sprintf("the header copy at offset %d differs from the header", fileHeaderSize)
-			}
+		if c, cerr := decodeHeaderCopy(rest); cerr != nil {
+			damage.reason = cerr.Error()
+		} else if c != h {
+			damage.reason = fmt.Sprintf("the header copy at offset %d differs from the header", fileHeaderSize)
 		}
 		return h, damage, nil
+	}
+	if errors.Is(herr, ErrOldVersion) {
+		// An intact header (its checksum is checked before an old version
+		// is reported, unlike a newer one, whose layout may differ) of a
+		// version no release wrote: whatever follows it is no copy of a
+		// current header.
+		return fileHeader{}, damage, herr
 	}
 	c, cerr := decodeHeaderCopy(rest)
 	if cerr == nil {

@@ -409,40 +409,6 @@ func TestRepairDropsDamagedOldVersion(t *testing.T) {
 	}
 }
 
-// Issue 36 (engine): a version 2 log (sync marks of 8 bytes, no time
-// marks) is read as it is, and a read-write open rewrites it as version 3
-// before appending, its versions kept as history.
-func TestVersion2LogIsRewritten(t *testing.T) {
-	fs := vfstest.NewMem()
-	fs.MkdirAll("/db", 0o755)
-	var log []byte
-	log = append(log, fileHeader{version: 2, generation: 5}.encode()...)
-	for i := range 4 {
-		v := value(i, 100)
-		log = appendRecord(log, &record{seq: uint64(i), kind: kindPut, key: appendChunkKey(nil, Key{X: int32(i % 2)}), value: v, rawLen: uint32(len(v)), vsum: crc(v)})
-		log = appendMark(log, int64(len(log)))
-	}
-	fs.WriteFile("/db/"+logName, log)
-	db := open(t, fs, "/db", Options{ReadOnly: true})
-	if v, err := db.GetAt(Key{X: 0}, 2); err != nil || string(v) != string(value(0, 100)) {
-		t.Fatalf("read-only, at 2: %v", err)
-	}
-	db.Close()
-	db = open(t, fs, "/db", Options{})
-	b, _ := fs.ReadFile("/db/" + logName)
-	if h, err := decodeFileHeader(b); err != nil || h.version != logVersion {
-		t.Fatalf("after a read-write open: version %d, %v", h.version, err)
-	}
-	for p, want := range map[uint64]string{2: string(value(0, 100)), 3: string(value(2, 100))} {
-		if v, err := db.GetAt(Key{X: 0}, p); err != nil || string(v) != want {
-			t.Fatalf("at %d: %.20q %v", p, v, err)
-		}
-	}
-	if _, err := db.SeqAt(time.Now().Add(-time.Hour)); !errors.Is(err, ErrHistory) {
-		t.Fatalf("a time before the version 2 log's first time mark: %v", err)
-	}
-}
-
 // Issue 36 (engine): between compactions the history is trimmed in memory
 // as the horizon moves, and what falls out of it becomes garbage that
 // automatic compaction reclaims; reads before the new floor fail.

@@ -195,7 +195,7 @@ func (ix *index) diff(o *index) string {
 //	| offset | size | field                                           |
 //	+--------+------+-------------------------------------------------+
 //	|      0 |    8 | signature "\x89BLZIDX\n"                        |
-//	|      8 |    4 | format version, uint32 LE (1)                   |
+//	|      8 |    4 | format version, uint32 LE (2)                   |
 //	|     12 |    4 | flags (0)                                       |
 //	|     16 |    8 | generation of the chunks.dat described          |
 //	|     24 |    8 | covered: log offset up to which it is complete  |
@@ -206,15 +206,21 @@ func (ix *index) diff(o *index) string {
 //	|        |      |   offset uint64; size uint32                    |
 //	|      … |    … | m named entries: name length uint16, name,      |
 //	|        |      |   vsum uint32, offset uint64, size uint32       |
-//	|      … |    … | history section (version 2; drawn in            |
-//	|        |      |   historyindex.go)                              |
+//	|      … |    … | history section (drawn in historyindex.go)      |
 //	|    end |    4 | CRC-32C of everything before it                 |
 //	+--------+------+-------------------------------------------------+
+//
+// Version 1 (without the history section) was never released: it is
+// refused with ErrOldVersion, and, as index.dat is only an accelerator,
+// Open then rebuilds the index by scanning the log, as it does for any
+// index.dat it cannot use (Recovery.IndexProblem says why). From now on
+// a change of this format is a new version, and the reader of every
+// released one stays (version_test.go).
 //
 // Part of the on-disk format.
 const (
 	indexSignature      = "\x89BLZIDX\n"
-	indexVersion        = 2 // 1 (no history) is rebuilt by a scan
+	indexVersion        = 2 // written and read; 1 was never released
 	indexHeaderSize     = 56
 	indexChunkEntrySize = 28
 	indexNamedFixed     = 2 + 4 + 8 + 4
@@ -268,8 +274,11 @@ func decodeIndex(b []byte) (*index, indexMeta, error) {
 		return bad(0, "%d bytes is too short", len(b))
 	}
 	if v := binary.LittleEndian.Uint32(b[8:]); v != indexVersion {
-		if v > indexVersion {
-			return nil, indexMeta{}, fmt.Errorf("%w: %s is format version %d", ErrVersion, indexName, v)
+		switch {
+		case v > indexVersion:
+			return nil, indexMeta{}, fmt.Errorf("%w: %s is format version %d; this build reads version %d", ErrVersion, indexName, v, indexVersion)
+		case v == 1:
+			return nil, indexMeta{}, fmt.Errorf("%w: %s is format version %d, a development format no release wrote; this build reads version %d", ErrOldVersion, indexName, v, indexVersion)
 		}
 		return bad(8, "format version %d", v)
 	}

@@ -1,7 +1,6 @@
 package blazedb
 
 import (
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -10,7 +9,7 @@ import (
 )
 
 // chunks.dat is an append-only log: a file header, then records, the
-// first of which (from format version 3) is a copy of the header.
+// first of which is a copy of the header.
 //
 // File header (40 bytes):
 //
@@ -18,7 +17,7 @@ import (
 //	| offset | size | field                                           |
 //	+--------+------+-------------------------------------------------+
 //	|      0 |    8 | signature "\x89BLZLOG\n"                        |
-//	|      8 |    4 | format version, uint32 LE (3; 1 and 2 are read) |
+//	|      8 |    4 | format version, uint32 LE (3)                   |
 //	|     12 |    4 | flags, uint32 LE (0; reserved)                  |
 //	|     16 |    8 | generation, uint64 LE (+1 on every compaction)  |
 //	|     24 |    8 | base sequence, uint64 LE (next seq at creation) |
@@ -53,7 +52,7 @@ import (
 // in-batch kinds are distinct so that a recovery scan resynchronising after
 // damage can never mistake an entry inside a batch for a record of its own.
 //
-// A sync mark (format version 2) has no key, sequence number 0 and codec
+// A sync mark has no key, sequence number 0 and codec
 // none; its value is 8 bytes, a uint64 LE S: when it was written, the first
 // S bytes of this file were known durable. Each fsync is followed by one,
 // appended alone (sync.go, markSynced) and synced by the next fsync; when
@@ -61,16 +60,14 @@ import (
 // Open, which syncs) carries it in front of its record, in the same write.
 // Close, after its last fsync, appends one for the whole log (unless the
 // last mark already covers it) and syncs it, and compaction ends the file
-// it writes with one. In format version 3 a sync mark may instead carry a
-// value of 32 bytes, a time mark, which also dates the writes
-// (timeline.go); versions 1 and 2 have none.
+// it writes with one. A sync mark may instead carry a value of 32 bytes,
+// a time mark, which also dates the writes (timeline.go).
 // Recovery uses marks to tell damage apart (recover.go):
 // damage that a later mark shows was synced is decay of durable data, and
 // is skipped; any other damage is a write a crash left unsynced, so the log
-// ends there. Version 1 logs have no marks; Open rewrites them in the
-// current version (a compaction) before appending to them.
+// ends there.
 //
-// The header copy (format version 3), the record at offset 40 of every
+// The header copy, the record at offset 40 of every
 // log, has no key, sequence number 0 and codec none; its value is the 40
 // bytes of the file header, which it repeats exactly:
 //
@@ -93,16 +90,20 @@ import (
 // a copy gives it exactly, for 68 bytes. It is written with the header,
 // at creation and by compaction, in the same synced write, and never
 // again in place; a record rather than a second fixed block, so that a
-// scan of the log takes it as it takes every record and version 2 logs,
-// whose records start at 40 too, read as before. Both copies destroyed
+// scan of the log takes it as it takes every record. Both copies destroyed
 // (a zeroed start of the file) leave the log unopenable until Repair
 // rebuilds the header from the records (header.go).
+//
+// Versions 1 (without sync marks) and 2 (without the header copy and time
+// marks) were never released; their reader is gone, and Open refuses them
+// with ErrOldVersion. From now on a change of this format is a new
+// version, and the reader of every released one stays (version_test.go).
 //
 // All integers are little-endian. Part of the on-disk format: these
 // constants must not change without a new format version.
 const (
 	logSignature   = "\x89BLZLOG\n"
-	logVersion     = 3 // written; versions 1 to 3 are read
+	logVersion     = 3 // written and read; 1 and 2 were never released
 	fileHeaderSize = 40
 	headerCopySize = recHeaderSize + fileHeaderSize // the record at fileHeaderSize
 	recHeaderSize  = 28
@@ -125,20 +126,11 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func crc(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
 
-// fileHeader is the decoded header of chunks.dat.
+// fileHeader is the decoded header of chunks.dat, of version logVersion.
 type fileHeader struct {
-	version    uint32 // 0 encodes as logVersion
 	generation uint64
 	baseSeq    uint64
 }
-
-// marks reports whether the log carries sync marks (version 2 on; a
-// version of 0 stands for logVersion, as in encode).
-func (h fileHeader) marks() bool { return cmp.Or(h.version, logVersion) >= 2 }
-
-// copied reports whether the log's first record is a copy of its header
-// (version 3 on).
-func (h fileHeader) copied() bool { return cmp.Or(h.version, logVersion) >= 3 }
 
 // encodeWithCopy returns the start of a new log: the header h and its
 // copy.
@@ -162,16 +154,13 @@ func decodeHeaderCopy(b []byte) (fileHeader, error) {
 	if err != nil {
 		return fileHeader{}, fmt.Errorf("header copy: %w", err)
 	}
-	if !h.copied() {
-		return fileHeader{}, corruptf(logName, fileHeaderSize, "header copy of a version %d header", h.version)
-	}
 	return h, nil
 }
 
 func (h fileHeader) encode() []byte {
 	b := make([]byte, fileHeaderSize)
 	copy(b, logSignature)
-	binary.LittleEndian.PutUint32(b[8:], cmp.Or(h.version, logVersion))
+	binary.LittleEndian.PutUint32(b[8:], logVersion)
 	binary.LittleEndian.PutUint64(b[16:], h.generation)
 	binary.LittleEndian.PutUint64(b[24:], h.baseSeq)
 	binary.LittleEndian.PutUint32(b[32:], crc(b[:32]))
@@ -187,20 +176,25 @@ func decodeFileHeader(b []byte) (fileHeader, error) {
 	}
 	v := binary.LittleEndian.Uint32(b[8:])
 	if v > logVersion {
-		return fileHeader{}, fmt.Errorf("%w: %s is format version %d; this build reads versions 1 to %d", ErrVersion, logName, v, logVersion)
+		return fileHeader{}, fmt.Errorf("%w: %s is format version %d; this build reads version %d", ErrVersion, logName, v, logVersion)
 	}
 	if v == 0 {
 		return fileHeader{}, corruptf(logName, 8, "format version %d", v)
 	}
+	// Checked before an old version is reported: versions 1 and 2 had
+	// this header too, so a byte flipped in the version of a current
+	// header is damage (its copy reads), not a file of another version.
 	if got, want := binary.LittleEndian.Uint32(b[32:]), crc(b[:32]); got != want {
 		return fileHeader{}, corruptf(logName, 32, "file header checksum %08x, want %08x", got, want)
+	}
+	if v < logVersion {
+		return fileHeader{}, fmt.Errorf("%w: %s is format version %d, a development format no release wrote; this build reads version %d", ErrOldVersion, logName, v, logVersion)
 	}
 	if r := binary.LittleEndian.Uint32(b[36:]); r != 0 {
 		// Outside the checksum, but written zero by every version.
 		return fileHeader{}, corruptf(logName, 36, "reserved header bytes hold %08x", r)
 	}
 	return fileHeader{
-		version:    v,
 		generation: binary.LittleEndian.Uint64(b[16:]),
 		baseSeq:    binary.LittleEndian.Uint64(b[24:]),
 	}, nil

@@ -34,7 +34,7 @@ type Recovery struct {
 	// were durable.
 	TornBytes int64
 	// HeaderDamage says why the header of chunks.dat or its copy (the
-	// log's first record, from format version 3) did not decode; "" when
+	// log's first record) did not decode; "" when
 	// both did. One damaged copy costs nothing: the other is used. A
 	// read-write open rewrites a damaged header from its copy
 	// (HeaderRewritten); a damaged copy goes at the next compaction
@@ -434,7 +434,7 @@ func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (recovered, err
 		}
 	}
 	ix.ensureHistory()
-	res, err := scanLog(f, from, size, h.marks(), func(off int64, r *record) error { return applyRecord(ix, off, r) })
+	res, err := scanLog(f, from, size, true, func(off int64, r *record) error { return applyRecord(ix, off, r) })
 	if err != nil {
 		return recovered{}, err
 	}
@@ -479,7 +479,7 @@ func (db *DB) recoverIndex(f vfs.File, h fileHeader, size int64) (recovered, err
 	if out.endMarked && res.end-markSize < from {
 		out.marks += markSize // in the part index.dat covers, so not scanned
 	}
-	if h.copied() && from > fileHeaderSize {
+	if from > fileHeaderSize {
 		out.marks += headerCopySize // likewise
 	}
 	return out, nil

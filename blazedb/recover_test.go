@@ -2,7 +2,6 @@ package blazedb
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -189,50 +188,6 @@ func TestUnsyncedDamageEndsTheLog(t *testing.T) {
 			}
 		})
 	}
-}
-
-// A version 1 log (no sync marks) is read as it was, and a read-write Open
-// rewrites it as version 2 before appending to it.
-func TestVersion1LogIsRewritten(t *testing.T) {
-	log, _ := writeLog(t, 5) // Fast mode, no sync before Close: no marks
-	v1 := append([]byte(nil), log...)
-	binary.LittleEndian.PutUint32(v1[8:], 1)
-	binary.LittleEndian.PutUint32(v1[32:], crc(v1[:32]))
-	version := func(fs *vfstest.MemFS) uint32 {
-		b, _ := fs.ReadFile("/db/chunks.dat")
-		h, err := decodeFileHeader(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h.version
-	}
-	check := func(db *DB) {
-		for i := 0; i < 5; i++ {
-			if got := mustGet(t, db, Key{X: int32(i)}); !bytes.Equal(got, value(i, 200+i)) {
-				t.Fatalf("record %d wrong", i)
-			}
-		}
-	}
-	fs := memWith(v1)
-	db := open(t, fs, "/db", Options{ReadOnly: true})
-	check(db)
-	db.Close()
-	if v := version(fs); v != 1 {
-		t.Fatalf("a read-only open made it version %d", v)
-	}
-	db = open(t, fs, "/db", Options{})
-	check(db)
-	if v := version(fs); v != logVersion {
-		t.Fatalf("after a read-write open the log is version %d", v)
-	}
-	db.Put(Key{X: 9}, []byte("after"))
-	db.Close()
-	db = open(t, fs, "/db", Options{})
-	check(db)
-	if v := mustGet(t, db, Key{X: 9}); string(v) != "after" {
-		t.Fatalf("write after the rewrite: %q", v)
-	}
-	db.Close()
 }
 
 // Sync marks are overhead, not garbage: a compacted log, which ends in

@@ -1,7 +1,6 @@
 package blazedb
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"sync"
@@ -16,11 +15,9 @@ import (
 // old one is closed once the last reader or writer holding a reference
 // (refs) lets go.
 type logFile struct {
-	f       vfs.File
-	gen     uint64
-	marks   bool           // the file is version 2 on: appends carry sync marks
-	version uint32         // the file's format version
-	refs    sync.WaitGroup // readers and writers using f
+	f    vfs.File
+	gen  uint64
+	refs sync.WaitGroup // readers and writers using f
 
 	// marked is the length of the file its sync marks cover: the value
 	// of the last mark appended, or the mark's own end when that value
@@ -56,11 +53,7 @@ type logFile struct {
 func newLogFile(f vfs.File, h fileHeader, size int64, synced int64) *logFile {
 	// Nothing before the first record written needs a mark: the header
 	// and its copy were synced when the file was made.
-	first := int64(fileHeaderSize)
-	if h.copied() {
-		first += headerCopySize
-	}
-	l := &logFile{f: f, gen: h.generation, marks: h.marks(), version: cmp.Or(h.version, logVersion), synced: synced, marked: first}
+	l := &logFile{f: f, gen: h.generation, synced: synced, marked: fileHeaderSize + headerCopySize}
 	l.cond.L = &l.mu
 	l.written.Store(size)
 	return l
@@ -185,9 +178,6 @@ func (db *DB) syncMarked(l *logFile, end int64, group bool) error {
 // only the first does the work; the others find nothing to do without
 // taking db.writeMu. db.writeMu must not be held.
 func (db *DB) markSynced(l *logFile) error {
-	if !l.marks {
-		return nil
-	}
 	l.mu.Lock()
 	due := l.unmarked
 	l.unmarked = false

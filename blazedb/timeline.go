@@ -10,8 +10,7 @@ import (
 // The timeline maps wall-clock time to points (history.go). It lives in
 // the log, in time marks: sync marks (record.go) whose value is longer.
 //
-// Time mark value (format version 3; a sync mark of 8 bytes carries no
-// time):
+// Time mark value (a sync mark of 8 bytes carries no time):
 //
 //	+--------+------+-------------------------------------------------+
 //	| offset | size | field                                           |

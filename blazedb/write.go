@@ -166,13 +166,11 @@ func (db *DB) write(ops []op, sync bool) error {
 	// A time mark when one is due (timeline.go), which is a sync mark too.
 	point, timeDue := db.idx.hist.pointDue(time.Now().UnixNano())
 	point.seq = db.seq
-	if l.marks {
-		switch markTo = l.durable(); {
-		case timeDue:
-			mark = appendTimeMark(make([]byte, 0, timeMarkSize+total), markTo, point, db.idx.hist.floor)
-		case markTo > l.marked:
-			mark = appendMark(make([]byte, 0, markSize+total), markTo)
-		}
+	switch markTo = l.durable(); {
+	case timeDue:
+		mark = appendTimeMark(make([]byte, 0, timeMarkSize+total), markTo, point, db.idx.hist.floor)
+	case markTo > l.marked:
+		mark = appendMark(make([]byte, 0, markSize+total), markTo)
 	}
 	buf, offs := db.frame(mark, live)
 	if _, err := l.f.WriteAt(buf, off); err != nil {
@@ -203,7 +201,7 @@ func (db *DB) write(ops []op, sync bool) error {
 			db.idx.putAt(p.k, entry{off: off + offs[i], size: uint32(recHeaderSize + len(p.key) + len(p.stored)), vsum: p.vsum}, seq)
 		}
 	}
-	if l.marks && timeDue {
+	if timeDue {
 		db.idx.hist.addPoint(point)
 	}
 	db.mu.Unlock()
