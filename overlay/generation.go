@@ -28,10 +28,11 @@ import (
 //	| end        | "\n"                                                    |
 //
 // e.g. "blaze-overlay 2 gen-000007 9f86d081884c7d659a2feaa0c55ad015\n".
-// The generation's directory has the same name. Version 1 had no template
-// field ("blaze-overlay 1 gen-000007\n"), and overlays written before the
-// format had a signature hold the generation and the newline alone: both
-// are read, with the template's edition unknown.
+// The generation's directory has the same name. Version 1 (without the
+// template field, "blaze-overlay 1 gen-000007\n") and the unsigned form
+// before it ("gen-000007\n") were never released: they are refused with
+// blazedb.ErrOldVersion. From now on a change of this format is a new
+// version, and the reader of every released one stays (version_test.go).
 //
 // The constants of the format (part of it: never change them):
 const (
@@ -55,10 +56,8 @@ func editionText(e provider.Edition) string {
 // current is what CURRENT says.
 type current struct {
 	gen int
-	// template is the edition of the template generation gen began on;
-	// known is false for a CURRENT written before it was recorded.
+	// template is the edition of the template generation gen began on.
 	template provider.Edition
-	known    bool
 }
 
 // encodeCurrent returns CURRENT's contents naming generation n, begun on a
@@ -68,48 +67,58 @@ func encodeCurrent(n int, e provider.Edition) []byte {
 }
 
 // parseCurrent returns what CURRENT's contents b say. It refuses anything
-// but the format above: a newer version with blazedb.ErrVersion, the rest
-// with blazedb.ErrCorrupt.
+// but the format above: a newer version with blazedb.ErrVersion, a
+// well-formed CURRENT of a version no release wrote with
+// blazedb.ErrOldVersion (which wraps it), the rest with blazedb.ErrCorrupt.
 func parseCurrent(b []byte) (current, error) {
 	line, ok := strings.CutSuffix(string(b), "\n")
 	if !ok || strings.Contains(line, "\n") {
 		return current{}, fmt.Errorf("%w: %s is not one line: %q", blazedb.ErrCorrupt, currentName, b)
 	}
-	var c current
 	f := strings.Split(line, " ")
-	name := f[0]
-	if len(f) != 1 {
-		if len(f) < 3 || f[0] != currentSignature {
-			return current{}, fmt.Errorf("%w: %s holds %q, not an overlay's generation", blazedb.ErrCorrupt, currentName, line)
-		}
-		v, err := strconv.Atoi(f[1])
-		switch {
-		case err != nil || v < 1 || strconv.Itoa(v) != f[1]:
-			return current{}, fmt.Errorf("%w: %s holds version %q", blazedb.ErrCorrupt, currentName, f[1])
-		case v > currentVersion:
-			return current{}, fmt.Errorf("%w: %s is version %d, newer than this build reads (%d)", blazedb.ErrVersion, currentName, v, currentVersion)
-		case len(f) != v+2:
-			return current{}, fmt.Errorf("%w: %s holds %d fields, not the %d of version %d", blazedb.ErrCorrupt, currentName, len(f), v+2, v)
-		}
-		name = f[2]
-		if v >= 2 {
-			c.known = true
-			if f[3] != noEdition {
-				if c.template, err = provider.ParseEdition(f[3]); err != nil {
-					return current{}, fmt.Errorf("%s: template: %w", currentName, err)
-				} else if c.template.IsZero() {
-					return current{}, fmt.Errorf("%w: %s: a template without an edition is %q", blazedb.ErrCorrupt, currentName, noEdition)
-				}
-			}
+	if len(f) == 1 {
+		if _, ok := parseGenName(f[0]); ok {
+			return current{}, fmt.Errorf("%w: %s names %s without a signature, a development format no release wrote; this build reads version %d", blazedb.ErrOldVersion, currentName, f[0], currentVersion)
 		}
 	}
+	if len(f) < 3 || f[0] != currentSignature {
+		return current{}, fmt.Errorf("%w: %s holds %q, not an overlay's generation", blazedb.ErrCorrupt, currentName, line)
+	}
+	v, err := strconv.Atoi(f[1])
+	switch {
+	case err != nil || v < 1 || strconv.Itoa(v) != f[1]:
+		return current{}, fmt.Errorf("%w: %s holds version %q", blazedb.ErrCorrupt, currentName, f[1])
+	case v > currentVersion:
+		return current{}, fmt.Errorf("%w: %s is version %d, newer than this build reads (%d)", blazedb.ErrVersion, currentName, v, currentVersion)
+	case v == 1 && len(f) == 3:
+		if _, ok := parseGenName(f[2]); ok {
+			return current{}, fmt.Errorf("%w: %s is version 1, a development format no release wrote; this build reads version %d", blazedb.ErrOldVersion, currentName, currentVersion)
+		}
+	}
+	if v != currentVersion || len(f) != 4 {
+		// Only the exact forms above are an old version: anything else
+		// is damage, which Open treats as such (an arena is reset).
+		return current{}, fmt.Errorf("%w: %s holds %q, not version %d's four fields", blazedb.ErrCorrupt, currentName, line, currentVersion)
+	}
+	var c current
+	if c.gen, ok = parseGenName(f[2]); !ok {
+		return current{}, fmt.Errorf("%w: %s names %q, not a generation", blazedb.ErrCorrupt, currentName, f[2])
+	}
+	if f[3] != noEdition {
+		if c.template, err = provider.ParseEdition(f[3]); err != nil {
+			return current{}, fmt.Errorf("%s: template: %w", currentName, err)
+		} else if c.template.IsZero() {
+			return current{}, fmt.Errorf("%w: %s: a template without an edition is %q", blazedb.ErrCorrupt, currentName, noEdition)
+		}
+	}
+	return c, nil
+}
+
+// parseGenName returns the number of the generation named name.
+func parseGenName(name string) (int, bool) {
 	digits, ok := strings.CutPrefix(name, genPrefix)
 	n, err := strconv.Atoi(digits)
-	if !ok || err != nil || n < 1 || genName(n) != name {
-		return current{}, fmt.Errorf("%w: %s names %q, not a generation", blazedb.ErrCorrupt, currentName, name)
-	}
-	c.gen = n
-	return c, nil
+	return n, ok && err == nil && n >= 1 && genName(n) == name
 }
 
 type spareGen struct {
@@ -196,8 +205,7 @@ func (p *Provider) newestGeneration() (int, error) {
 	}
 	newest := 0
 	for _, name := range names {
-		digits, ok := strings.CutPrefix(name, genPrefix)
-		if n, err := strconv.Atoi(digits); ok && err == nil && genName(n) == name {
+		if n, ok := parseGenName(name); ok {
 			newest = max(newest, n)
 		}
 	}

@@ -56,7 +56,9 @@
 // template edition that can be trusted: Open logs an error and resets,
 // rather than refuse to serve the arena. So it does when the generation
 // CURRENT names does not open whole (blazedb.ErrCorrupt: durable data
-// lost, its log's header destroyed).
+// lost, its log's header destroyed). A CURRENT of a version this build
+// does not read, newer or from before the first release, is no damage:
+// Open refuses it (blazedb.ErrVersion) and changes nothing.
 package overlay
 
 import (
@@ -222,7 +224,7 @@ func (p *Provider) open() error {
 		return err
 	}
 	tmpl := p.templateEdition()
-	if cur.gen != 0 && !cutShort && (!cur.known || cur.template == tmpl) {
+	if cur.gen != 0 && !cutShort && cur.template == tmpl {
 		db, err := p.openGeneration(cur.gen, false, p.reg)
 		if err == nil {
 			p.gen, p.cur = cur.gen, db
