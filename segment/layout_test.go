@@ -53,10 +53,11 @@ func TestSegmentSizeKept(t *testing.T) {
 	}
 }
 
-// A world made before the layout record existed is opened with the size
-// given, once its columns are found where that size puts them, and records
-// it; with a size that puts them elsewhere it is refused.
-func TestSegmentSizeOfOlderWorld(t *testing.T) {
+// Issue 37: a world made before the layout record existed, a development
+// format no release wrote, is refused with blazedb.ErrOldVersion whatever
+// the size given, and nothing is recorded. Before, it was opened with the
+// size given once its columns were found where that size puts them.
+func TestSegmentedWorldWithoutLayoutRefused(t *testing.T) {
 	dir := t.TempDir()
 	p := openSeg(t, dir, Config{SegmentSize: 4})
 	at := world.ChunkPos{5, 0}
@@ -64,31 +65,29 @@ func TestSegmentSizeOfOlderWorld(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Close()
-	forget := func() { // as a world made before the record existed
-		root, err := provider.Config{Log: quiet, SegmentRoot: true}.Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := root.Engine().DeleteNamed(layoutName); err != nil {
-			t.Fatal(err)
-		}
-		if err := root.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	forget()
-	if _, err := (Config{Log: quiet}).Open(dir); !errors.Is(err, blazedb.ErrInvalidOptions) {
-		t.Fatalf("an older world of size 4 opened with the default: %v, want ErrInvalidOptions", err)
-	}
-	p = openSeg(t, dir, Config{SegmentSize: 4})
-	if _, err := p.LoadColumn(at, world.Overworld); err != nil {
+	root, err := provider.Config{Log: quiet, SegmentRoot: true}.Open(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	p.Close()
-	// Recorded now: the default would have been refused above.
-	p = openSeg(t, dir, Config{})
-	if _, err := p.LoadColumn(at, world.Overworld); err != nil {
+	if err := root.Engine().DeleteNamed(layoutName); err != nil { // as a world made before the record existed
 		t.Fatal(err)
+	}
+	if err := root.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int{0, 4} {
+		_, err := (Config{Log: quiet, SegmentSize: size}).Open(dir)
+		if !errors.Is(err, blazedb.ErrOldVersion) || errors.Is(err, blazedb.ErrCorrupt) {
+			t.Fatalf("a world without a layout record, opened with SegmentSize %d: %v, want ErrOldVersion", size, err)
+		}
+	}
+	root, err = provider.Config{Log: quiet, SegmentRoot: true, ReadOnly: true}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if _, err := root.Engine().GetNamed(layoutName); !errors.Is(err, blazedb.ErrNotFound) {
+		t.Fatalf("a refused open recorded a layout: %v", err)
 	}
 }
 
