@@ -52,24 +52,23 @@ import (
 // in-batch kinds are distinct so that a recovery scan resynchronising after
 // damage can never mistake an entry inside a batch for a record of its own.
 //
-// A sync mark has no key, sequence number 0 and codec
-// none; its value is 8 bytes, a uint64 LE S: when it was written, the first
-// S bytes of this file were known durable. Each fsync is followed by one,
+// A sync mark has no key, sequence number 0 and codec none; its value is
+// 8 bytes, a uint64 LE S: when it was written, the first S bytes of this
+// file were known durable. Each fsync is followed by one,
 // appended alone (sync.go, markSynced) and synced by the next fsync; when
 // a writer got there first, the first append after the fsync (or after
 // Open, which syncs) carries it in front of its record, in the same write.
 // Close, after its last fsync, appends one for the whole log (unless the
 // last mark already covers it) and syncs it, and compaction ends the file
 // it writes with one. A sync mark may instead carry a value of 32 bytes,
-// a time mark, which also dates the writes (timeline.go).
-// Recovery uses marks to tell damage apart (recover.go):
-// damage that a later mark shows was synced is decay of durable data, and
-// is skipped; any other damage is a write a crash left unsynced, so the log
-// ends there.
+// a time mark, which also dates the writes (timeline.go). Recovery uses
+// marks to tell damage apart (recover.go): damage that a later mark shows
+// was synced is decay of durable data, and is skipped; any other damage
+// is a write a crash left unsynced, so the log ends there.
 //
-// The header copy, the record at offset 40 of every
-// log, has no key, sequence number 0 and codec none; its value is the 40
-// bytes of the file header, which it repeats exactly:
+// The header copy, the record at offset 40 of every log, has no key,
+// sequence number 0 and codec none; its value is the 40 bytes of the file
+// header, which it repeats exactly:
 //
 //	+--------+------+-------------------------------------------------+
 //	| offset | size | field                                           |
