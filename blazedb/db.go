@@ -88,8 +88,9 @@ type DB struct {
 
 // Open opens the database in dir, creating it if dir is empty or missing
 // (unless opts.ReadOnly). It refuses a directory holding anything but
-// Blaze's own files (ErrNotBlaze), a newer format (ErrVersion), a
-// database another DB holds open (ErrLocked), and, unless
+// Blaze's own files (ErrNotBlaze), a newer format (ErrVersion) or one
+// no release wrote (ErrOldVersion, which wraps it), a database another
+// DB holds open (ErrLocked), and, unless
 // opts.AcceptDurableLoss, one that lost bytes index.dat shows were durable
 // (ErrDurableLoss), its whole log included (lostlog.go); in each of these
 // cases it changes nothing on disk.
