@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -110,6 +112,9 @@ func (b *bot) column(cx, cz int32) [][][]uint32 {
 		b.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 		for {
 			pk, err := b.conn.ReadPacket()
+			if errors.Is(err, context.DeadlineExceeded) {
+				break // no answer yet on a loaded machine: ask again
+			}
 			if err != nil {
 				b.t.Fatalf("read: %v", err)
 			}
