@@ -103,6 +103,12 @@ type Report struct {
 	From, To string // "leveldb" or "blaze"
 	Columns  int    // columns written and verified
 	Players  int    // player spawns copied
+	// ColumnRecords and WorldRecords count the LevelDB records carried
+	// besides the columns (extras.go): those kept with a column, and the
+	// world's.
+	ColumnRecords, WorldRecords int
+	// FailedRecords are the LevelDB records that could not be carried.
+	FailedRecords []string
 	Failed   []Failure
 	// FailedPlayers are the player spawns that could not be read.
 	FailedPlayers []PlayerFailure
@@ -271,6 +277,7 @@ type place = provider.Place
 // pair is the two sides of a conversion.
 type pair struct {
 	from, to world.Provider
+	stored   func(place, *chunk.Column) // called with each column stored, if set
 }
 
 // copyColumns copies every place from p.from to p.to, counting them on bar
@@ -297,6 +304,9 @@ func copyColumns(p pair, places []place, o Options, r *Report, bar *progress.Bar
 			o.Log.Warn("cannot read column", "pos", pl.Pos, "dim", fmt.Sprint(pl.Dim), "err", err)
 		} else {
 			written = append(written, pl)
+			if p.stored != nil {
+				p.stored(pl, col)
+			}
 		}
 		bar.Add()
 	}
@@ -416,8 +426,10 @@ func fromLevelDB(src, dst string, o Options) (*Report, error) {
 		bz.Close()
 		return nil, fmt.Errorf("open source: %w", err)
 	}
-	defer mc.Close()
-	if err := copyColumns(pair{mc, bz}, places, o, r, nil); err != nil {
+	defer func() { mc.Close() }()
+	cols := map[place]written{}
+	store := func(pl place, col *chunk.Column) { cols[pl] = writtenOf(col) }
+	if err := copyColumns(pair{mc, bz, store}, places, o, r, nil); err != nil {
 		bz.Close()
 		return r, err
 	}
@@ -437,6 +449,25 @@ func fromLevelDB(src, dst string, o Options) (*Report, error) {
 		r.Players++
 	}
 	bz.SaveSettings(mc.Settings())
+	// The keys the columns do not carry are read with the database to
+	// themselves: Dragonfly's provider holds it open.
+	var x *extras
+	if err = mc.Close(); err == nil {
+		x, err = readExtras(filepath.Join(tmp, "db"), cols)
+	}
+	if err == nil {
+		err = storeExtras(bz, x, r)
+	}
+	if err == nil {
+		var again *mcdb.DB
+		if again, err = (mcdb.Config{Log: o.Log}).Open(tmp); err == nil {
+			mc = again
+		}
+	}
+	if err != nil {
+		bz.Close()
+		return r, err
+	}
 	if err := bz.Close(); err != nil {
 		return r, fmt.Errorf("close destination: %w", err)
 	}
@@ -445,7 +476,10 @@ func fromLevelDB(src, dst string, o Options) (*Report, error) {
 		return r, fmt.Errorf("reopen destination: %w", err)
 	}
 	defer check.Close()
-	return r, verify(mc, check, places, r.Failed, nil)
+	if err := verify(mc, check, places, r.Failed, nil); err != nil {
+		return r, err
+	}
+	return r, verifyExtras(check, x)
 }
 
 // scanLevelDB lists the columns and players of a LevelDB database by its
@@ -505,6 +539,11 @@ func fromBlaze(src, dst string, o Options) (*Report, error) {
 	if err := copyFileIfExists(filepath.Join(src, "level.dat"), filepath.Join(dst, "level.dat")); err != nil {
 		return nil, err
 	}
+	// The world's records first: the player spawns below go into
+	// Bedrock's player data among them.
+	if err := writeWorldExtras(bz, dst, r); err != nil {
+		return r, err
+	}
 	mc, err := mcdb.Config{Log: o.Log}.Open(dst)
 	if err != nil {
 		return nil, fmt.Errorf("open destination: %w", err)
@@ -552,7 +591,7 @@ func fromBlaze(src, dst string, o Options) (*Report, error) {
 	if err := mc.Close(); err != nil {
 		return r, fmt.Errorf("close destination: %w", err)
 	}
-	return r, nil
+	return r, writeColumnExtras(bz, regions, dst, o, r)
 }
 
 // copyFromBlaze copies every column of the Blaze database bz to mc,
@@ -565,7 +604,7 @@ func copyFromBlaze(bz *provider.DB, mc *mcdb.DB, o Options, r *Report, bar *prog
 	if len(places) == 0 {
 		return nil
 	}
-	if err := copyColumns(pair{bz, mc}, places, o, r, bar); err != nil {
+	if err := copyColumns(pair{bz, mc, nil}, places, o, r, bar); err != nil {
 		return err
 	}
 	return verify(bz, mc, places, r.Failed, LevelDBView)
