@@ -344,11 +344,22 @@ func recovered(err *error) {
 
 // LevelDBView returns what a column becomes after a round trip through
 // Dragonfly's LevelDB provider, which cannot hold everything Blaze does:
-// mcdb overwrites every entity's UniqueID with the entity's ID, and keeps
-// the scheduled-update tick only when there are scheduled updates, as an
-// int32. col is not modified.
+// mcdb overwrites every entity's UniqueID with the entity's ID and every
+// block entity's x, y and z with its position (which a block entity that
+// Dragonfly encoded itself does not hold), and keeps the scheduled-update
+// tick only when there are scheduled updates, as an int32. col is not
+// modified.
 func LevelDBView(col *chunk.Column) *chunk.Column {
 	out := *col
+	out.BlockEntities = make([]chunk.BlockEntity, len(col.BlockEntities))
+	for i, b := range col.BlockEntities {
+		data := make(map[string]any, len(b.Data)+3)
+		for k, v := range b.Data {
+			data[k] = v
+		}
+		data["x"], data["y"], data["z"] = int32(b.Pos[0]), int32(b.Pos[1]), int32(b.Pos[2])
+		out.BlockEntities[i] = chunk.BlockEntity{Pos: b.Pos, Data: data}
+	}
 	out.Entities = make([]chunk.Entity, len(col.Entities))
 	for i, e := range col.Entities {
 		data := make(map[string]any, len(e.Data)+1)
