@@ -109,7 +109,7 @@ type Report struct {
 	ColumnRecords, WorldRecords int
 	// FailedRecords are the LevelDB records that could not be carried.
 	FailedRecords []string
-	Failed   []Failure
+	Failed        []Failure
 	// FailedPlayers are the player spawns that could not be read.
 	FailedPlayers []PlayerFailure
 	// Leftover is the directory a conversion to the same destination cut
