@@ -66,6 +66,7 @@ fuzz-smoke:
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzLoadEntry$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzReadLevelDat$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzParseLevelCopy$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
+	$(GO) test ./provider -run '^$$' -fuzz '^FuzzDecodeExtras$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./overlay -run '^$$' -fuzz '^FuzzParseCurrent$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./segment -run '^$$' -fuzz '^FuzzParseLayout$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 

@@ -103,13 +103,7 @@ type Report struct {
 	From, To string // "leveldb" or "blaze"
 	Columns  int    // columns written and verified
 	Players  int    // player spawns copied
-	// ColumnRecords and WorldRecords count the LevelDB records carried
-	// besides the columns (extras.go): those kept with a column, and the
-	// world's.
-	ColumnRecords, WorldRecords int
-	// FailedRecords are the LevelDB records that could not be carried.
-	FailedRecords []string
-	Failed        []Failure
+	Failed   []Failure
 	// FailedPlayers are the player spawns that could not be read.
 	FailedPlayers []PlayerFailure
 	// Leftover is the directory a conversion to the same destination cut
@@ -117,6 +111,12 @@ type Report struct {
 	// before this one began; empty when there was none.
 	Leftover string
 	Took     time.Duration
+	// ColumnRecords and WorldRecords count the LevelDB records carried
+	// besides the columns (extras.go): those kept with a column, and the
+	// world's.
+	ColumnRecords, WorldRecords int
+	// FailedRecords are the LevelDB records that could not be carried.
+	FailedRecords []string
 }
 
 // engineDir is the directory of a Blaze world that holds its engine
