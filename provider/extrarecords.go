@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/df-mc/dragonfly/server/world"
@@ -290,3 +291,16 @@ type ExtraCarrier interface {
 }
 
 var _ ExtraCarrier = (*DB)(nil)
+
+// WorldExtraCount counts the world's extra records from the index alone,
+// reading none. Safe for concurrent use.
+func (db *DB) WorldExtraCount() (int, error) {
+	names, err := db.eng.Names()
+	n := 0
+	for _, name := range names {
+		if strings.HasPrefix(name, extraNamePrefix) {
+			n++
+		}
+	}
+	return n, err
+}

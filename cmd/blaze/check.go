@@ -61,6 +61,9 @@ func runCheck(out, progress io.Writer, dir string) int {
 	if n := len(r.Databases); n != 1 {
 		dbs = fmt.Sprintf("%d databases (the world's and its regions')", n)
 	}
+	if r.ColumnExtras+r.WorldExtras > 0 {
+		fmt.Fprintf(out, "%d LevelDB records kept for conversion back read: %d with columns, %d of the world\n", r.ColumnExtras+r.WorldExtras, r.ColumnExtras, r.WorldExtras)
+	}
 	fmt.Fprintf(out, "%s: %d columns and %d player spawns read from %s in %v", dir, r.Columns, r.Players, dbs, r.Took.Round(1e6))
 	if r.Damaged() {
 		fmt.Fprintf(out, "; %d unreadable\n", len(r.Failed))

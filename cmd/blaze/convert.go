@@ -22,6 +22,12 @@ func runConvert(src, dst string, quiet bool) int {
 		}
 		fmt.Printf("%s -> %s: %d columns and %d player spawns copied and verified in %v\n",
 			r.From, r.To, r.Columns, r.Players, r.Took.Round(1e6))
+		if n := r.ColumnRecords + r.WorldRecords; n > 0 {
+			fmt.Printf("%d LevelDB records Blaze does not read carried: %d with columns, %d of the world\n", n, r.ColumnRecords, r.WorldRecords)
+		}
+		for _, f := range r.FailedRecords {
+			fmt.Println("could not carry", f)
+		}
 		if r.To == "leveldb" {
 			fmt.Println("note: LevelDB keeps each entity's UniqueID equal to its ID, and the scheduled-update tick only with scheduled updates")
 		}
@@ -36,7 +42,7 @@ func runConvert(src, dst string, quiet bool) int {
 		fmt.Fprintln(os.Stderr, "blaze convert:", err)
 		return 1
 	}
-	if len(r.Failed) > 0 || len(r.FailedPlayers) > 0 {
+	if len(r.Failed) > 0 || len(r.FailedPlayers) > 0 || len(r.FailedRecords) > 0 {
 		return 2
 	}
 	return 0

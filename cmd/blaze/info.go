@@ -17,6 +17,8 @@ type worldInfo struct {
 	databases int
 	columns   [3]int // by dimension: overworld, nether, end
 	players   int
+	extraCols int      // columns (or positions) carrying LevelDB records
+	extraWld  int      // the world's LevelDB records
 	logBytes  int64    // the size of every chunks.dat
 	live      int64    // of which records that hold live values
 	garbage   int64    // of which what compaction would drop
@@ -82,6 +84,9 @@ func (w *worldInfo) add(dir string, region bool) error {
 		return err
 	}
 	w.players += len(players)
+	if err := w.addExtras(db); err != nil {
+		return err
+	}
 	s, rec := db.Engine().Stats(), db.Engine().Recovery()
 	w.logBytes, w.live, w.garbage = w.logBytes+s.LogBytes, w.live+s.LiveBytes, w.garbage+s.GarbageBytes
 	if !rec.IndexLoaded {
@@ -108,6 +113,9 @@ func (w *worldInfo) print(out io.Writer, dir string) {
 	total := w.columns[0] + w.columns[1] + w.columns[2]
 	fmt.Fprintf(out, "  columns:       %d (overworld %d, nether %d, end %d)\n", total, w.columns[0], w.columns[1], w.columns[2])
 	fmt.Fprintf(out, "  player spawns: %d\n", w.players)
+	if w.extraCols+w.extraWld > 0 {
+		fmt.Fprintf(out, "  LevelDB records kept for conversion back: with %d columns, %d of the world\n", w.extraCols, w.extraWld)
+	}
 	logs := "chunks.dat:   "
 	if w.databases > 1 {
 		logs = "logs:         "
@@ -139,4 +147,15 @@ func (w *worldInfo) print(out io.Writer, dir string) {
 	if w.torn > 0 {
 		fmt.Fprintf(out, "  torn tail:     %s of writes a crash left unsynced, cut when a server next opens the world\n", size(w.torn))
 	}
+}
+
+// addExtras adds the LevelDB records db carries to w, from its index.
+func (w *worldInfo) addExtras(db *provider.DB) error {
+	places, err := db.ExtraColumns()
+	if err != nil {
+		return err
+	}
+	n, err := db.WorldExtraCount()
+	w.extraCols, w.extraWld = w.extraCols+len(places), w.extraWld+n
+	return err
 }

@@ -89,6 +89,10 @@ type Report struct {
 	Databases []Database
 	// Columns and Players count what was read back.
 	Columns, Players int
+	// ColumnExtras and WorldExtras count the LevelDB records carried for
+	// conversion back (provider/extrarecords.go) that were read back:
+	// those kept with columns, and the world's.
+	ColumnExtras, WorldExtras int
 	// Failed lists everything that could not be read.
 	Failed []Failure
 	Took   time.Duration
@@ -193,6 +197,26 @@ func check(r *Report, dir string, region bool, bar *progress.Bar, o Options) err
 		} else {
 			r.Players++
 		}
+	}
+	return checkExtras(r, db)
+}
+
+// checkExtras reads back the LevelDB records db carries and adds them to r.
+func checkExtras(r *Report, db *provider.DB) error {
+	places, err := db.ExtraColumns()
+	if err != nil {
+		return err
+	}
+	for _, pl := range places {
+		recs, err := db.ColumnExtras(pl.Pos, pl.Dim)
+		if err != nil {
+			r.Failed = append(r.Failed, Failure{fmt.Sprintf("LevelDB records of column %v (%v)", pl.Pos, pl.Dim), err})
+		}
+		r.ColumnExtras += len(recs)
+	}
+	// One that does not read stops the reading: the rest are not counted.
+	if err := db.WorldExtras(func(provider.ExtraRecord) error { r.WorldExtras++; return nil }); err != nil {
+		r.Failed = append(r.Failed, Failure{"LevelDB records of the world", err})
 	}
 	return nil
 }
