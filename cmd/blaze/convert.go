@@ -8,8 +8,9 @@ import (
 )
 
 // runConvert converts src to dst and prints a summary; it returns the exit
-// status: 0 when everything was converted, 2 when some columns or player
-// spawns could not be read, 1 when the conversion stopped.
+// status: 0 when everything was converted, 2 when some columns, player
+// spawns or LevelDB records could not be read or carried, 1 when the
+// conversion stopped.
 func runConvert(src, dst string, quiet bool) int {
 	var o convert.Options
 	if !quiet {

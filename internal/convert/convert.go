@@ -1,5 +1,6 @@
 // Package convert copies a world between Dragonfly's LevelDB format (mcdb)
-// and Blaze, in either direction: every column, level.dat and player spawns.
+// and Blaze, in either direction: every column, level.dat and player spawns,
+// and every other LevelDB key, carried as extra records (extras.go).
 // A segmented Blaze world (package segment) converts whole, every region's
 // columns into the one LevelDB world. It never changes the source (a
 // LevelDB source is read from a temporary copy, since opening a LevelDB
