@@ -39,10 +39,11 @@ test: lint test-race test-norace fuzz-smoke
 # Tests that are single-threaded by design and heavy, which run many times
 # faster without the race detector: the crash simulations and crash loops,
 # the checks that go over every column of the real worlds (about 190 s
-# of CPU under it, 15 s without) and the damage sweep over every file of a
-# world (tests/damage_test.go). The concurrency of what they drive is
-# tested under the race detector elsewhere.
-NORACE      := ^(TestCrashSimulation|TestEditionCrash|TestBackupCrash|TestRawStorageMatchesNetworkDecode|TestSnapshotSubChunksAreCopies|TestConvertRealWorldsBothWays|TestDamageSweep)$$
+# of CPU under it, 15 s without), the round trips of their LevelDB keys
+# and the damage sweep over every file of a world (tests/damage_test.go).
+# The concurrency of what they drive is tested under the race detector
+# elsewhere.
+NORACE      := ^(TestCrashSimulation|TestEditionCrash|TestBackupCrash|TestRawStorageMatchesNetworkDecode|TestSnapshotSubChunksAreCopies|TestConvertRealWorldsBothWays|TestConvertKeepsEveryLevelDBKey|TestConvertExtrasFollowColumns|TestDamageSweep)$$
 NORACE_PKGS := ./blazedb ./provider ./segment ./internal/convert ./tests
 
 # Everything under the race detector except NORACE.
