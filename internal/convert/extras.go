@@ -304,8 +304,38 @@ func writeWorldExtras(bz *provider.DB, dst string, r *Report) error {
 		return fmt.Errorf("open destination database: %w", err)
 	}
 	r.WorldRecords += batch.Len()
-	return errors.Join(ldb.Write(&batch, nil), ldb.Close())
+	if err = ldb.Write(&batch, nil); err == nil {
+		err = verifyWritten(ldb, &batch)
+	}
+	return errors.Join(err, ldb.Close())
 }
+
+// verifyWritten reads back every record batch put into ldb.
+func verifyWritten(ldb *leveldb.DB, batch *leveldb.Batch) error {
+	v := &verifier{ldb: ldb}
+	if err := batch.Replay(v); err != nil {
+		return err
+	}
+	return v.err
+}
+
+// verifier reads back each record a batch puts, keeping the first
+// difference.
+type verifier struct {
+	ldb *leveldb.DB
+	err error
+}
+
+func (v *verifier) Put(k, want []byte) {
+	if v.err != nil {
+		return
+	}
+	if got, err := v.ldb.Get(k, nil); err != nil || !bytes.Equal(got, want) {
+		v.err = fmt.Errorf("verify: LevelDB record %q differs after conversion (%v)", k, err)
+	}
+}
+
+func (v *verifier) Delete([]byte) {}
 
 // writeColumnExtras writes the columns' extra records of bz and of the
 // regions in regions into the LevelDB world in dst, after its columns:
@@ -357,6 +387,9 @@ func writeExtrasOf(db *provider.DB, ldb *leveldb.DB, r *Report) error {
 			r.ColumnRecords++
 		}
 		if err := ldb.Write(&batch, nil); err != nil {
+			return err
+		}
+		if err := verifyWritten(ldb, &batch); err != nil {
 			return err
 		}
 	}

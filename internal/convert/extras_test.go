@@ -3,6 +3,7 @@ package convert_test
 import (
 	"bytes"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,7 +11,11 @@ import (
 
 	"github.com/blazeworld/blaze/internal/convert"
 	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/blazeworld/blaze/provider"
+	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/goleveldb/leveldb"
+	"github.com/google/uuid"
+	"github.com/sandertv/gophertunnel/minecraft/nbt"
 )
 
 // levelDBKeys returns every key of the LevelDB world in dir with its value.
@@ -123,5 +128,66 @@ func TestConvertKeepsEveryLevelDBKey(t *testing.T) {
 			}
 			t.Logf("%d keys kept (%d records carried); values Dragonfly re-encoded: %v", len(want), carried, differ)
 		})
+	}
+}
+
+// Issue 38 item 3: Bedrock's player data and the world's records come back
+// from a round trip through Blaze, and the spawn a server on Blaze saved
+// goes into Bedrock's player data, as Dragonfly's LevelDB provider puts it.
+func TestConvertKeepsBedrockPlayerData(t *testing.T) {
+	id := uuid.New()
+	server := "player_server_" + id.String()
+	extra := map[string][]byte{
+		"~local_player":   []byte("single-player NBT"),
+		"portals":         []byte("portal NBT"),
+		"map_-4294967295": []byte("map NBT"),
+		"actorprefix\x07\x00\x00\x00\x00\x00\x00\x00":  []byte("an entity no column lists"),
+		string([]byte{1, 0, 0, 0, 0, 0, 0, 0, 0x39}):   []byte("structure bounds"),
+		string([]byte{50, 0, 0, 0, 50, 0, 0, 0, 0x36}): {2, 0, 0, 0}, // a position without a column
+	}
+	src := levelDBWorld(t, func(ldb *leveldb.DB) {
+		for k, v := range extra {
+			if err := ldb.Put([]byte(k), v, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pd, err := nbt.MarshalEncoding(map[string]any{"SpawnX": int32(1), "SpawnY": int32(2), "SpawnZ": int32(3), "Inventory": []any{map[string]any{"Name": "minecraft:diamond"}}}, nbt.LittleEndian)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ldb.Put([]byte(server), pd, nil); err != nil {
+			t.Fatal(err)
+		}
+	}, id)
+	bz := filepath.Join(t.TempDir(), "blaze")
+	if _, err := convert.Convert(src, bz, convert.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := provider.Config{Log: slog.New(slog.DiscardHandler)}.Open(bz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SavePlayerSpawnPosition(id, cube.Pos{7, 8, 9}); err != nil { // the player moved on Blaze
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	back := filepath.Join(t.TempDir(), "back")
+	if _, err := convert.Convert(bz, back, convert.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	got := levelDBKeys(t, back)
+	for k, v := range extra {
+		if !bytes.Equal(got[k], v) {
+			t.Fatalf("%q: %q, want %q", k, got[k], v)
+		}
+	}
+	var d map[string]any
+	if err := nbt.UnmarshalEncoding(got[server], &d, nbt.LittleEndian); err != nil {
+		t.Fatal(err)
+	}
+	if d["SpawnX"] != int32(7) || d["SpawnY"] != int32(8) || d["SpawnZ"] != int32(9) || d["Inventory"] == nil {
+		t.Fatalf("Bedrock's player data after the round trip: %v", d)
 	}
 }
