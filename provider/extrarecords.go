@@ -27,8 +27,13 @@ import (
 // template's, and compaction, backups and checks treat them as any record.
 // The world's are named engine records, one a LevelDB key.
 //
-//	column's records  chunk key, dim extraDimFlag | dimension id, x, z
-//	world's record    named key, extraNamePrefix + the LevelDB key
+//	+-------------------+--------------------------------------------------+
+//	| record            | engine key                                       |
+//	+-------------------+--------------------------------------------------+
+//	| a column's        | chunk key: dim extraDimFlag | Dragonfly's id     |
+//	|                   | (0x40000000, 0x40000001, 0x40000002), x, z       |
+//	| one of the world's| named key: extraNamePrefix + the LevelDB key     |
+//	+-------------------+--------------------------------------------------+
 //
 // The value of a column's extra records:
 //
