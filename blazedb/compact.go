@@ -164,14 +164,16 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	var hc *historyCopy
 	var kept map[rkey]carried
 	var keptBytes int64
+	var rc *recompressor
 	for {
 		var newly map[rkey]carried
 		nix, kept = newIndex(), map[rkey]carried{}
+		rc = db.recompressor()
 		hc = db.historyCopy(snap, nix, start)
-		if err := hc.writeHistory(db, old, w); err != nil {
+		if err := hc.writeHistory(db, old, w, rc); err != nil {
 			return err
 		}
-		newly, keptBytes, err = db.copySnapshot(old, snap, carry, w, nix, kept)
+		newly, keptBytes, err = db.copySnapshot(old, snap, carry, w, nix, kept, rc)
 		if err != nil {
 			return err
 		}
@@ -270,6 +272,9 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	db.carried.Store(cs)
 	damage := standingDamage(cs, nix, nl.gen)
 	db.mu.Unlock()
+	for _, k := range rc.recoded {
+		db.cache.remove(k) // its value is now Recode's
+	}
 	if len(damage) > 0 {
 		db.carriedFresh.Store(true)
 		keys := make([]string, len(damage))
@@ -305,7 +310,7 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	locked = false
 	// ix, not nix: writers go on changing nix, the index, from here.
 	db.opts.Logger.Info("blazedb: compacted chunks.dat", "dir", db.dir, "generation", nl.gen, "took", took,
-		"bytes_before", end, "bytes_after", w.off, "keys", ix.count)
+		"bytes_before", end, "bytes_after", w.off, "keys", ix.count, "recompressed", rc.n)
 	if err := db.writeIndex(ix, meta); err != nil {
 		// The log is complete without it; the next Open scans instead.
 		return fmt.Errorf("after compaction: %w", err)
@@ -370,7 +375,7 @@ func (db *DB) renamedHandle(f vfs.File) vfs.File {
 // returns the damaged live records carry did not hold; when there are
 // any, w is incomplete (the pass only looks for more once it meets the
 // first) and the copy must start again.
-func (db *DB) copySnapshot(old *logFile, snap *index, carry map[rkey]carried, w *appender, nix *index, kept map[rkey]carried) (newly map[rkey]carried, keptBytes int64, err error) {
+func (db *DB) copySnapshot(old *logFile, snap *index, carry map[rkey]carried, w *appender, nix *index, kept map[rkey]carried, rc *recompressor) (newly map[rkey]carried, keptBytes int64, err error) {
 	newly = map[rkey]carried{}
 	var buf []byte
 	snap.each(func(k rkey, e entry) bool {
@@ -401,7 +406,12 @@ func (db *DB) copySnapshot(old *logFile, snap *index, carry map[rkey]carried, w 
 			newly[k] = carried{e: e, reason: bad.Error()}
 			return true
 		}
-		if len(newly) == 0 {
+		if len(newly) > 0 {
+			return true
+		}
+		if nr, ok := rc.rewrite(k, &r); ok {
+			err = writeRewritten(w, nix, k, &nr)
+		} else {
 			err = writeLive(w, nix, k, e, &r, buf)
 		}
 		return err == nil

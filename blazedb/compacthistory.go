@@ -54,8 +54,9 @@ func (db *DB) historyCopy(snap, nix *index, now time.Time) *historyCopy {
 	return hc
 }
 
-// writeHistory writes the time marks and history records kept into w.
-func (hc *historyCopy) writeHistory(db *DB, old *logFile, w *appender) error {
+// writeHistory writes the time marks and history records kept into w,
+// the records as rc rewrites them.
+func (hc *historyCopy) writeHistory(db *DB, old *logFile, w *appender, rc *recompressor) error {
 	for _, p := range trimPoints(hc.src.points, hc.floor) {
 		if err := w.write(appendTimeMark(nil, w.pos(), p, hc.floor)); err != nil {
 			return fmt.Errorf("write %s: %w", compactName, err)
@@ -112,6 +113,9 @@ func (hc *historyCopy) writeHistory(db *DB, old *logFile, w *appender) error {
 					return corruptf(logName, v.off, "a version of %v the history keeps cannot be compacted (Repair, or blaze repair, drops it): %v", k, err)
 				}
 				r.kind = kindPut
+				if nr, ok := rc.rewrite(k, &r); ok {
+					r = nr
+				}
 				out = appendRecord(out[:0], &r)
 				hc.nh.appendVersion(k, version{seq: r.seq, off: at, size: uint32(len(out)), vsum: r.vsum})
 			}

@@ -72,6 +72,18 @@ type Options struct {
 	// Compression is the codec for new values. Default CompressionLZ4. Every
 	// record stores its codec, so changing this never affects old records.
 	Compression Compression
+	// Recompress has compaction bring every put it copies to Compression
+	// (recompress.go): a value stored in another codec, or raw, is stored
+	// again in Compression (raw still when Compression does not shrink
+	// it). Each record's raw value and its checksum are unchanged. Off,
+	// compaction copies records in the codec they were written in.
+	Recompress bool
+	// Recoder, when set, is given the raw value of every chunk record
+	// compaction copies, to store the value it returns in its place: for
+	// an owner whose values hold compressed parts of their own (package
+	// provider's frames), to bring those to its codec. Default nil: values
+	// are copied as they are.
+	Recoder Recoder
 	// CacheBytes is the byte budget of the value cache. Default 128 MiB.
 	// Negative disables the cache.
 	CacheBytes int64
