@@ -28,6 +28,13 @@ type Config struct {
 	// compresses each part of a column record on its own (see codec.go),
 	// so the engine itself stores records as they are.
 	Compression blazedb.Compression
+	// Recompress has every compaction (blaze compact -recompress) bring
+	// the frames of the column records it copies to Compression, the
+	// history's versions too (see frameRecoder). Default false: a frame
+	// keeps the codec it was written in, and a store compresses only the
+	// parts of a column that changed, so a world changes codec part by
+	// part.
+	Recompress bool
 	// CacheBytes is the engine's cache of records. Default 32 MiB (less than
 	// the engine's own default: the column cache already keeps recently used
 	// columns, and a second full copy of them would double the memory);
@@ -109,9 +116,23 @@ func (c Config) engineOptions() blazedb.Options {
 		History:      c.History,
 		ReadOnly:     c.ReadOnly,
 
+		Recoder:             c.recoder(),
 		ExternalMaintenance: c.ExternalMaintenance,
 		AcceptDurableLoss:   c.AcceptDurableLoss,
 		FS:                  c.FS,
 		Logger:              c.Log,
 	}
+}
+
+// recoder is the engine's Recoder: with Recompress, one that brings
+// frames to Compression (LZ4 by default).
+func (c Config) recoder() blazedb.Recoder {
+	if !c.Recompress {
+		return nil
+	}
+	comp := c.Compression
+	if comp == blazedb.CompressionDefault {
+		comp = blazedb.CompressionLZ4
+	}
+	return frameRecoder{comp}
 }

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -84,4 +85,97 @@ func framesRawLen(b []byte, n int) int {
 		sum += raw
 	}
 	return sum
+}
+
+// frameRecoder brings the frames of column records to one codec when
+// compaction copies them (blazedb.Options.Recoder; Config.Recompress). It
+// is a plain value, safe for concurrent use.
+type frameRecoder struct{ comp blazedb.Compression }
+
+// Recode returns the column record rec with every frame that is not in
+// r.comp compressed again with it (or stored raw where it would not
+// shrink), or nil when that changes nothing. Only the frames change: the
+// record reads as the same column. A record of another version (version 1
+// records are compressed whole, by the engine), or one that does not read,
+// is kept as it is: telling damage is for loads and blaze check.
+func (r frameRecoder) Recode(_ blazedb.Key, rec []byte) []byte {
+	if len(rec) < 5 || string(rec[:3]) != recordSignature || rec[3] != recordVersion {
+		return nil
+	}
+	rd := &reader{b: rec, off: 5}
+	n := rd.count(maxSubChunks)
+	if rd.err != nil {
+		return nil
+	}
+	out := append(make([]byte, 0, len(rec)), rec[:rd.off]...)
+	changed := false
+	var buf []byte
+	for range n + 2 { // the sub-chunks, the biomes, block entities and entities
+		start := rd.off
+		c := rd.byte()
+		rd.off = start
+		raw, inDst := readFrame(rd, buf[:0])
+		if rd.err != nil {
+			return nil
+		}
+		if inDst {
+			buf = raw
+		}
+		if frameCodecs[c] == r.comp {
+			out = append(out, rec[start:rd.off]...)
+			continue
+		}
+		before := len(out)
+		var err error
+		if out, err = appendFrame(out, r.comp, raw); err != nil {
+			return nil
+		}
+		changed = changed || !bytes.Equal(out[before:], rec[start:rd.off])
+	}
+	if !changed {
+		return nil
+	}
+	return append(out, rec[rd.off:]...)
+}
+
+// FrameCodecs counts the frames of the live column records by codec (a
+// version 1 record, compressed whole by the engine, counts as none): how
+// the world's column data is compressed, which blaze compact -recompress
+// brings to one codec (CompressionNone counts frames that no codec
+// shrinks). It reads every column record. Safe for concurrent use; a
+// column stored meanwhile may be counted either way.
+func (db *DB) FrameCodecs() (map[blazedb.Compression]int, error) {
+	places, err := db.Columns()
+	if err != nil {
+		return nil, err
+	}
+	n := map[blazedb.Compression]int{}
+	for _, pl := range places {
+		k, err := key(pl.Pos, pl.Dim)
+		if err != nil {
+			return nil, err
+		}
+		rec, err := db.eng.GetShared(k)
+		if err != nil {
+			return nil, fmt.Errorf("column %v (%v): %w", pl.Pos, pl.Dim, err)
+		}
+		if len(rec) < 5 || string(rec[:3]) != recordSignature || rec[3] != recordVersion {
+			continue
+		}
+		r := &reader{b: rec, off: 5}
+		frames := r.count(maxSubChunks) + 2
+		for range frames {
+			c := r.byte()
+			r.count(maxFrameLen)
+			r.bytes(r.count(len(rec)))
+			if r.err == nil && int(c) >= len(frameCodecs) {
+				r.fail("frame codec %d", c)
+			}
+			if r.err != nil {
+				return nil, fmt.Errorf("%w: column %v (%v): %v", ErrColumnCorrupt, pl.Pos, pl.Dim, r.err)
+			}
+			n[frameCodecs[c]]++
+		}
+	}
+	return n, nil
 }
