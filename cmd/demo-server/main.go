@@ -51,6 +51,8 @@ func run() error {
 	addr := flag.String("addr", "0.0.0.0:19132", "address to listen on (UDP)")
 	dir := flag.String("world", "build/demo-world", "world directory (created if missing)")
 	mode := flag.String("durability", "balanced", "fast, balanced, safe or safebatch (see README)")
+	var compression blazedb.Compression
+	flag.TextVar(&compression, "compression", blazedb.CompressionLZ4, "codec of new column data: lz4, zstd (smaller, slower to write), snappy or none")
 	offline := flag.Bool("offline", false, "turn Xbox Live authentication off (for local testing)")
 	importFrom := flag.String("import", "", "an .mcworld file to convert into -world when -world does not exist yet")
 	arena := flag.String("arena", "", "arena mode: a Blaze world to use read-only as the map; -world then holds the match's changes, forgotten at every start")
@@ -66,7 +68,7 @@ func run() error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	r, err := demo.Config{Addr: *addr, Dir: *dir, Durability: durability, Offline: *offline, Import: *importFrom, ArenaTemplate: *arena,
+	r, err := demo.Config{Addr: *addr, Dir: *dir, Durability: durability, Compression: compression, Offline: *offline, Import: *importFrom, ArenaTemplate: *arena,
 		BackupDir: *backupDir, BackupEvery: *backupEvery, BackupKeep: *backupKeep, Metrics: *metricsAddr,
 		Operators: strings.FieldsFunc(*ops, func(r rune) bool { return r == ',' }), Log: log}.New()
 	if err != nil {

@@ -77,6 +77,10 @@ type Options struct {
 	Progress io.Writer
 	// Log receives warnings. Default: discarded.
 	Log *slog.Logger
+	// Compression is the codec of a Blaze destination's column data
+	// (provider.Config.Compression). Default LZ4. A LevelDB destination
+	// compresses as Dragonfly's LevelDB provider does.
+	Compression blazedb.Compression
 }
 
 // Failure is a column that could not be converted: a plain value, safe to
@@ -429,7 +433,7 @@ func fromLevelDB(src, dst string, o Options) (*Report, error) {
 	// The destination first: opening it checks the level.dat just copied,
 	// which Dragonfly's reader takes on trust (a damaged length in its
 	// header panics).
-	bz, err := provider.Config{Log: o.Log, Durability: blazedb.DurabilityFast}.Open(dst)
+	bz, err := provider.Config{Log: o.Log, Durability: blazedb.DurabilityFast, Compression: o.Compression}.Open(dst)
 	if err != nil {
 		return nil, fmt.Errorf("open destination, with the source's level.dat: %w", err)
 	}

@@ -29,8 +29,13 @@ type Config struct {
 	Addr       string             // UDP address to listen on
 	Dir        string             // world directory
 	Durability blazedb.Durability // Blaze's fsync policy
-	Offline    bool               // Xbox Live authentication off
-	Import     string             // an .mcworld to convert into Dir if Dir does not exist
+	// Compression is the codec of the world's column data, and of an
+	// import's (provider.Config.Compression). Default LZ4. Columns keep
+	// the codec they were stored in until stored again or until blaze
+	// compact -recompress. An arena's overlay, disposable, uses LZ4.
+	Compression blazedb.Compression
+	Offline     bool   // Xbox Live authentication off
+	Import      string // an .mcworld to convert into Dir if Dir does not exist
 	// ArenaTemplate, when set, is a Blaze world used read-only as the
 	// template of an arena: Dir then holds the overlay, which is reset at
 	// every start, so each start is a fresh match on the same map.
@@ -134,14 +139,14 @@ func (c Config) New() (*Running, error) {
 		return nil, err
 	}
 	if _, err := os.Stat(c.Dir); c.Import != "" && errors.Is(err, os.ErrNotExist) {
-		if err := importWorld(c.Import, c.Dir, c.Log); err != nil {
+		if err := importWorld(c.Import, c.Dir, c.Compression, c.Log); err != nil {
 			return nil, fmt.Errorf("import %s: %w", c.Import, err)
 		}
 	}
 	if c.ArenaTemplate != "" {
 		return c.newArena()
 	}
-	db, err := provider.Config{Log: c.Log, Durability: c.Durability}.Open(c.Dir)
+	db, err := provider.Config{Log: c.Log, Durability: c.Durability, Compression: c.Compression}.Open(c.Dir)
 	switch {
 	case errors.Is(err, provider.ErrLevelDBWorld):
 		// The provider's error says which folder is LevelDB's and what
@@ -153,7 +158,7 @@ func (c Config) New() (*Running, error) {
 		return nil, fmt.Errorf("cannot open the world in %s: %w", c.Dir, err)
 	}
 	abs, _ := filepath.Abs(c.Dir)
-	c.Log.Info("Blaze world opened", "dir", abs, "durability", c.Durability.String(), "columns", db.Engine().Stats().ChunkKeys)
+	c.Log.Info("Blaze world opened", "dir", abs, "durability", c.Durability.String(), "compression", c.Compression.String(), "columns", db.Engine().Stats().ChunkKeys)
 	srv, pl, err := c.server(db)
 	if err != nil {
 		db.Close()
@@ -306,7 +311,7 @@ func (c Config) checkDirs() error {
 const importSuffix = ".import-tmp"
 
 // importWorld converts a Bedrock .mcworld into a new Blaze world at dir.
-func importWorld(file, dir string, log *slog.Logger) error {
+func importWorld(file, dir string, comp blazedb.Compression, log *slog.Logger) error {
 	tmp, err := os.MkdirTemp("", "blaze-import-*")
 	if err != nil {
 		return err
@@ -328,7 +333,7 @@ func importWorld(file, dir string, log *slog.Logger) error {
 	}
 	var r *convert.Report
 	err = vfs.BuildDir(vfs.Default, dir, importSuffix, func(build string) (err error) {
-		r, err = convert.Convert(tmp, build, convert.Options{Log: log})
+		r, err = convert.Convert(tmp, build, convert.Options{Log: log, Compression: comp})
 		return err
 	})
 	if err != nil {

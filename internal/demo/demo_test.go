@@ -381,3 +381,21 @@ func TestRefusesAmbiguousInputs(t *testing.T) {
 		})
 	}
 }
+
+// Issue 38 item 4: the demo's compression choice reaches the world it
+// imports and opens.
+func TestImportCompression(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "w")
+	r, err := Config{Addr: "127.0.0.1:0", Dir: dir, Offline: true, Import: worldtest.Worlds(t)[1], Compression: blazedb.CompressionZstd, Log: quiet}.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeUnserved(r)
+	codecs, err := r.World.FrameCodecs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if codecs[blazedb.CompressionZstd] == 0 || codecs[blazedb.CompressionLZ4] != 0 {
+		t.Fatalf("imported with zstd: frames %v", codecs)
+	}
+}
