@@ -385,6 +385,11 @@ func LevelDBView(col *chunk.Column) *chunk.Column {
 // verify reloads every written column from both sides and compares them,
 // the source side seen through view (nil: as it is).
 func verify(from, to world.Provider, places []place, failed []Failure, view func(*chunk.Column) *chunk.Column) error {
+	return verifyCounting(from, to, places, failed, view, nil)
+}
+
+// verifyCounting is verify counting each column it compares on bar.
+func verifyCounting(from, to world.Provider, places []place, failed []Failure, view func(*chunk.Column) *chunk.Column, bar *progress.Bar) error {
 	skip := map[place]bool{}
 	for _, f := range failed {
 		skip[place{Pos: f.Pos, Dim: f.Dim}] = true
@@ -407,6 +412,7 @@ func verify(from, to world.Provider, places []place, failed []Failure, view func
 		if err := colcmp.Compare(a, b); err != nil {
 			return fmt.Errorf("verify: column %v (%v) differs after conversion: %w", pl.Pos, pl.Dim, err)
 		}
+		bar.Add()
 	}
 	return nil
 }
@@ -492,9 +498,11 @@ func fromLevelDB(src, dst string, o Options) (*Report, error) {
 		return r, fmt.Errorf("reopen destination: %w", err)
 	}
 	defer check.Close()
-	if err := verify(mc, check, places, r.Failed, nil); err != nil {
+	bar := progress.New(o.Progress, len(places)-len(r.Failed), "verifying")
+	if err := verifyCounting(mc, check, places, r.Failed, nil, bar); err != nil {
 		return r, err
 	}
+	bar.Finish()
 	return r, verifyExtras(check, x)
 }
 
@@ -565,12 +573,13 @@ func fromBlaze(src, dst string, o Options) (*Report, error) {
 		return nil, fmt.Errorf("open destination: %w", err)
 	}
 	// One bar for the whole world: a segmented world's total is only
-	// known region by region.
+	// known region by region. It counts the columns copied, and says when
+	// a region's are verified.
 	var bar *progress.Bar
 	if len(regions) > 0 {
 		bar = progress.New(o.Progress, -1, "converting")
 	}
-	if err := copyFromBlaze(bz, mc, o, r, bar); err != nil {
+	if err := copyFromBlaze(bz, src, mc, o, r, bar); err != nil {
 		mc.Close()
 		return r, err
 	}
@@ -580,7 +589,7 @@ func fromBlaze(src, dst string, o Options) (*Report, error) {
 			mc.Close()
 			return r, fmt.Errorf("open source region: %w", err)
 		}
-		err = errors.Join(copyFromBlaze(reg, mc, o, r, bar), reg.Close())
+		err = errors.Join(copyFromBlaze(reg, dir, mc, o, r, bar), reg.Close())
 		if err != nil {
 			mc.Close()
 			return r, err
@@ -611,8 +620,9 @@ func fromBlaze(src, dst string, o Options) (*Report, error) {
 }
 
 // copyFromBlaze copies every column of the Blaze database bz to mc,
-// counting them on bar (nil: a bar of its own), and verifies each.
-func copyFromBlaze(bz *provider.DB, mc *mcdb.DB, o Options, r *Report, bar *progress.Bar) error {
+// counting them on bar (nil: a bar of its own), and verifies each (on a
+// bar of its own, or retitling bar while it does); dir names bz.
+func copyFromBlaze(bz *provider.DB, dir string, mc *mcdb.DB, o Options, r *Report, bar *progress.Bar) error {
 	places, err := bz.Columns()
 	if err != nil {
 		return err
@@ -620,10 +630,26 @@ func copyFromBlaze(bz *provider.DB, mc *mcdb.DB, o Options, r *Report, bar *prog
 	if len(places) == 0 {
 		return nil
 	}
+	if bar != nil {
+		bar.Describe("converting " + dir)
+	}
 	if err := copyColumns(pair{bz, mc, nil}, places, o, r, bar); err != nil {
 		return err
 	}
-	return verify(bz, mc, places, r.Failed, LevelDBView)
+	vbar := bar
+	if bar == nil {
+		vbar = progress.New(o.Progress, len(places)-len(r.Failed), "verifying")
+	} else {
+		bar.Describe("verifying " + dir)
+		vbar = nil // the count is of columns copied
+	}
+	if err := verifyCounting(bz, mc, places, r.Failed, LevelDBView, vbar); err != nil {
+		return err
+	}
+	if bar == nil {
+		vbar.Finish()
+	}
+	return nil
 }
 
 func copyFileIfExists(from, to string) error {

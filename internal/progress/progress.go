@@ -1,29 +1,62 @@
-// Package progress draws the progress bars of Blaze's command-line tools.
+// Package progress shows the progress of Blaze's command-line tools: a bar
+// redrawn in place on a terminal, plain lines anywhere else (a log file, a
+// pipe), so that no carriage-return frames end up in redirected output.
 package progress
 
 import (
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
 )
 
-// Bar is a progress bar over a count of columns. A nil *Bar draws nothing,
-// so callers need not check. Not safe for concurrent use.
-type Bar struct{ b *progressbar.ProgressBar }
+// Bar shows the progress of one phase over a count of columns: a bar on a
+// terminal, else a line when the phase starts, one every LineEvery while
+// it goes on and one when it ends. A nil *Bar shows nothing, so callers
+// need not check. Not safe for concurrent use.
+type Bar struct {
+	b *progressbar.ProgressBar // on a terminal
 
-// New returns a bar of n columns titled what, drawn on w (columns done,
-// columns a second, time left, redrawn at most ten times a second); nil
-// when w is nil. With n < 0 the total is unknown (a segmented world's,
-// whose regions are counted one at a time): the bar shows the count, the
-// rate and the time elapsed.
+	w           io.Writer // elsewhere: lines
+	what        string
+	n, done     int
+	start, last time.Time
+}
+
+// LineEvery is how often a phase that goes on is reported by a line when
+// the output is not a terminal.
+const LineEvery = 10 * time.Second
+
+// terminal reports whether w is a terminal; tests replace it.
+var terminal = func(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// New returns a bar of n columns titled what (converting, verifying), shown
+// on w: on a terminal, columns done, columns a second and time left,
+// redrawn at most ten times a second. Nil when w is nil. With n < 0 the
+// total is unknown (a segmented world's, whose regions are counted one at
+// a time): the bar shows the count, the rate and the time elapsed.
 func New(w io.Writer, n int, what string) *Bar {
 	if w == nil {
 		return nil
 	}
 	n = max(n, -1)
-	return &Bar{progressbar.NewOptions(n,
+	if !terminal(w) {
+		b := &Bar{w: w, what: what, n: n, start: time.Now()}
+		b.last = b.start
+		if n >= 0 {
+			fmt.Fprintf(w, "%s: %d columns\n", what, n)
+		} else {
+			fmt.Fprintf(w, "%s\n", what)
+		}
+		return b
+	}
+	return &Bar{b: progressbar.NewOptions(n,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(what),
 		progressbar.OptionShowCount(),
@@ -37,14 +70,44 @@ func New(w io.Writer, n int, what string) *Bar {
 
 // Add counts one more column done.
 func (b *Bar) Add() {
-	if b != nil {
+	switch {
+	case b == nil:
+	case b.b != nil:
 		b.b.Add(1)
+	default:
+		b.done++
+		if now := time.Now(); now.Sub(b.last) >= LineEvery {
+			b.last = now
+			if b.n >= 0 {
+				fmt.Fprintf(b.w, "%s: %d of %d columns\n", b.what, b.done, b.n)
+			} else {
+				fmt.Fprintf(b.w, "%s: %d columns\n", b.what, b.done)
+			}
+		}
+	}
+}
+
+// Describe retitles the bar, for a phase that goes on counting on the
+// same bar (verifying a region after copying it); elsewhere than on a
+// terminal it is a line of its own.
+func (b *Bar) Describe(what string) {
+	switch {
+	case b == nil:
+	case b.b != nil:
+		b.b.Describe(what)
+	default:
+		b.what = what
+		fmt.Fprintf(b.w, "%s\n", what)
 	}
 }
 
 // Finish draws the bar complete and ends its line.
 func (b *Bar) Finish() {
-	if b != nil {
+	switch {
+	case b == nil:
+	case b.b != nil:
 		b.b.Finish()
+	default:
+		fmt.Fprintf(b.w, "%s: %d columns done in %v\n", b.what, b.done, time.Since(b.start).Round(time.Millisecond))
 	}
 }
