@@ -13,7 +13,10 @@ import (
 // runCompact compacts the Blaze world in dir, every region of it when it is
 // segmented, and prints the sizes of its logs before and after on out; it
 // returns the exit status.
-func runCompact(out io.Writer, dir string) int {
+func runCompact(out io.Writer, dir string) int { return runCompactWith(out, dir, compactOptions{}) }
+
+// runCompactWith is runCompact with blaze compact's flags.
+func runCompactWith(out io.Writer, dir string, o compactOptions) int {
 	dbs, err := databases(dir)
 	if err != nil {
 		return failed("compact", err)
@@ -21,7 +24,7 @@ func runCompact(out io.Writer, dir string) int {
 	var before, after, live int64
 	damaged := false
 	for _, d := range dbs {
-		b, a, l, err := compact(d)
+		b, a, l, err := compact(d, o)
 		if blazedb.IsDamageReport(err) {
 			// Compacted around records that stay damaged.
 			for _, e := range findings(err) {
@@ -38,6 +41,9 @@ func runCompact(out io.Writer, dir string) int {
 		what = fmt.Sprintf("the logs of the world and its %d regions", len(dbs)-1)
 	}
 	fmt.Fprintf(out, "%s: %s %s -> %s (%s of live records)\n", dir, what, size(before), size(after), size(live))
+	if o.recompress {
+		fmt.Fprintf(out, "column data recompressed with %v\n", o.codec())
+	}
 	if damaged {
 		fmt.Fprintf(out, "the damaged columns were kept as they are, with their newest intact older versions where there are any: blaze repair %s puts each back at that version, or removes it when there is none\n", dir)
 		return exitDamaged
@@ -45,11 +51,26 @@ func runCompact(out io.Writer, dir string) int {
 	return exitOK
 }
 
-// compact compacts the database in dir and returns the size of its log
-// before and after, and of its live records. The settings are the
+// compactOptions are blaze compact's flags.
+type compactOptions struct {
+	recompress  bool
+	compression blazedb.Compression
+}
+
+// codec is the codec -recompress brings column data to.
+func (o compactOptions) codec() blazedb.Compression {
+	if o.compression == blazedb.CompressionDefault {
+		return blazedb.CompressionLZ4
+	}
+	return o.compression
+}
+
+// compact compacts the database in dir (recompressing as o asks) and
+// returns the size of its log before and after, and of its live records. The settings are the
 // server's: level.dat is neither read nor rewritten.
-func compact(dir string) (before, after, live int64, err error) {
-	db, err := provider.Config{Log: slog.New(slog.DiscardHandler), ExternalMaintenance: true, NoLevelDat: true, SegmentRoot: true}.Open(dir) // compaction generates nothing
+func compact(dir string, o compactOptions) (before, after, live int64, err error) {
+	db, err := provider.Config{Log: slog.New(slog.DiscardHandler), ExternalMaintenance: true, NoLevelDat: true, SegmentRoot: true,
+		Recompress: o.recompress, Compression: o.codec()}.Open(dir) // compaction generates nothing
 	if err != nil {
 		return 0, 0, 0, err
 	}

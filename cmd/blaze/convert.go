@@ -1,28 +1,89 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 
+	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/convert"
+	"github.com/blazeworld/blaze/internal/mcworld"
 )
+
+// convertOptions are blaze convert's flags.
+type convertOptions struct {
+	quiet          bool
+	compression    blazedb.Compression
+	compressionSet bool // -compression was given
+}
+
+// isMcworld reports whether path names an .mcworld file.
+func isMcworld(path string) bool { return strings.EqualFold(filepath.Ext(path), ".mcworld") }
 
 // runConvert converts src to dst and prints a summary; it returns the exit
 // status: 0 when everything was converted, 2 when some columns, player
 // spawns or LevelDB records could not be read or carried, 1 when the
-// conversion stopped.
-func runConvert(src, dst string, quiet bool) int {
-	var o convert.Options
-	if !quiet {
-		o.Progress = os.Stderr
+// conversion stopped. An .mcworld
+// src is unpacked first (as the demo server's -import does, with
+// mcworld.Unpack); an .mcworld dst is converted to a directory beside it,
+// then zipped (mcworld.Pack).
+func runConvert(src, dst string, o convertOptions) int {
+	if isMcworld(src) {
+		tmp, err := os.MkdirTemp("", "blaze-convert-mcworld-*")
+		if err != nil {
+			return failed("convert", err)
+		}
+		defer os.RemoveAll(tmp)
+		if err := mcworld.Unpack(src, tmp); err != nil {
+			return failed("convert", fmt.Errorf("unpack %s: %w", src, err))
+		}
+		src = tmp
 	}
-	r, err := convert.Convert(src, dst, o)
+	kind, err := convert.Kind(src)
+	if err != nil {
+		return failed("convert", err)
+	}
+	if o.compressionSet && kind != "leveldb" {
+		return failed("convert", fmt.Errorf("-compression is the codec of a Blaze world made from a LevelDB one: %s is a Blaze world", src))
+	}
+	zipTo := ""
+	if isMcworld(dst) {
+		if kind != "blaze" {
+			return failed("convert", fmt.Errorf("an .mcworld holds a LevelDB world: %s is one already; give a directory to make a Blaze world in", src))
+		}
+		if _, err := os.Lstat(dst); !errors.Is(err, fs.ErrNotExist) {
+			return failed("convert", fmt.Errorf("%w: %s exists", convert.ErrDestinationNotEmpty, dst))
+		}
+		tmp, err := os.MkdirTemp(filepath.Dir(dst), ".blaze-convert-mcworld-*")
+		if err != nil {
+			return failed("convert", err)
+		}
+		defer os.RemoveAll(tmp)
+		zipTo, dst = dst, filepath.Join(tmp, "world")
+	}
+	co := convert.Options{Compression: o.compression}
+	if !o.quiet {
+		co.Progress = os.Stderr
+	}
+	r, err := convert.Convert(src, dst, co)
+	if err == nil && zipTo != "" {
+		if err = mcworld.Pack(dst, zipTo); err != nil {
+			err = fmt.Errorf("write %s: %w", zipTo, err)
+		}
+	}
 	if r != nil {
 		if r.Leftover != "" {
 			fmt.Printf("deleted %s, which a conversion cut short had left\n", r.Leftover)
 		}
+		to := r.To
+		if zipTo != "" {
+			to += " (" + zipTo + ")"
+		}
 		fmt.Printf("%s -> %s: %d columns and %d player spawns copied and verified in %v\n",
-			r.From, r.To, r.Columns, r.Players, r.Took.Round(1e6))
+			r.From, to, r.Columns, r.Players, r.Took.Round(1e6))
 		if n := r.ColumnRecords + r.WorldRecords; n > 0 {
 			fmt.Printf("%d LevelDB records Blaze does not read carried: %d with columns, %d of the world\n", n, r.ColumnRecords, r.WorldRecords)
 		}
@@ -41,10 +102,10 @@ func runConvert(src, dst string, quiet bool) int {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "blaze convert:", err)
-		return 1
+		return exitFailed
 	}
 	if len(r.Failed) > 0 || len(r.FailedPlayers) > 0 || len(r.FailedRecords) > 0 {
-		return 2
+		return exitDamaged
 	}
-	return 0
+	return exitOK
 }

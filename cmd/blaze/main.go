@@ -58,15 +58,22 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/blazeworld/blaze/blazedb"
 )
 
 // commands lists blaze's commands in the order the usage shows them, each
 // with its part of the usage (blaze CMD -h prints it alone).
 var commands = []command{
-	{"convert", `  blaze convert [-q] SRC DST
+	{"convert", `  blaze convert [-q] [-compression lz4|zstd|snappy|none] SRC DST
       Copies the world in SRC to DST, which must be missing or empty and not
       inside SRC: a LevelDB world (SRC/db) becomes a Blaze world, a Blaze
-      world (SRC/blaze) a LevelDB one; SRC may not hold both. Every column,
+      world (SRC/blaze) a LevelDB one; SRC may not hold both. SRC may be a
+      Bedrock .mcworld file; a DST ending in .mcworld is written as one
+      (a LevelDB world, zipped). -compression is the codec of a Blaze
+      DST's column data (default lz4; zstd is smaller, slower to write).
+      The progress display is drawn on a terminal; otherwise each phase
+      is logged as a line (-q: neither). Every column,
       level.dat and player spawns are copied and every column is verified
       after writing, in DST.convert-tmp, renamed to DST when done (a run cut
       short leaves no DST; the next run deletes DST.convert-tmp). SRC is
@@ -80,10 +87,12 @@ var commands = []command{
       damaged stretches of chunks.dat an earlier open skipped, until
       compaction or repair drops them; the exit status is then 2.
 `},
-	{"compact", `  blaze compact DIR
+	{"compact", `  blaze compact [-recompress [-compression lz4|zstd|snappy|none]] DIR
       Rewrites DIR's chunks.dat without the records that newer ones replaced
       (a server also does this by itself, in the background) and prints the
-      sizes before and after. A column whose newest record is damaged is
+      sizes before and after. -recompress also brings every column's data,
+      the versions the history keeps too, to the codec -compression names
+      (default lz4): a column keeps the codec it was stored in otherwise. A column whose newest record is damaged is
       kept as it is, with its newest intact older version, and named; the
       exit status is then 2 (blaze repair mends it).
 `},
@@ -306,12 +315,16 @@ func parse(name string, args []string, n int, quiet *bool) ([]string, int, bool)
 }
 
 func convertCmd(args []string) int {
-	var quiet bool
-	ops, code, ok := parse("convert", args, 2, &quiet)
+	var o convertOptions
+	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
+	fs.BoolVar(&o.quiet, "q", false, "no progress display")
+	fs.TextVar(&o.compression, "compression", blazedb.CompressionDefault, "codec of a Blaze destination")
+	ops, code, ok := parseArgs(fs, args, 2)
 	if !ok {
 		return code
 	}
-	return runConvert(ops[0], ops[1], quiet)
+	fs.Visit(func(f *flag.Flag) { o.compressionSet = o.compressionSet || f.Name == "compression" })
+	return runConvert(ops[0], ops[1], o)
 }
 
 func checkCmd(args []string) int {
@@ -328,11 +341,21 @@ func checkCmd(args []string) int {
 }
 
 func compactCmd(args []string) int {
-	ops, code, ok := parse("compact", args, 1, nil)
+	var o compactOptions
+	fs := flag.NewFlagSet("compact", flag.ContinueOnError)
+	fs.BoolVar(&o.recompress, "recompress", false, "bring column data to -compression")
+	fs.TextVar(&o.compression, "compression", blazedb.CompressionDefault, "codec for -recompress")
+	ops, code, ok := parseArgs(fs, args, 1)
 	if !ok {
 		return code
 	}
-	return runCompact(os.Stdout, ops[0])
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "compression" })
+	if set && !o.recompress {
+		fmt.Fprintln(os.Stderr, "blaze compact: -compression is the codec -recompress brings column data to: give -recompress too")
+		return usageError("compact")
+	}
+	return runCompactWith(os.Stdout, ops[0], o)
 }
 
 func infoCmd(args []string) int {

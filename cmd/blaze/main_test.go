@@ -242,14 +242,14 @@ func TestConvertExitStatus(t *testing.T) {
 		}
 	}
 	db.Close()
-	if got := runConvert(src, filepath.Join(t.TempDir(), "out"), true); got != exitOK {
+	if got := runConvert(src, filepath.Join(t.TempDir(), "out"), convertOptions{quiet: true}); got != exitOK {
 		t.Fatalf("an intact world: exit %d", got)
 	}
 	full := t.TempDir()
 	if err := os.WriteFile(filepath.Join(full, "something"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := runConvert(src, full, true); got != exitFailed {
+	if got := runConvert(src, full, convertOptions{quiet: true}); got != exitFailed {
 		t.Fatalf("into a directory that is not empty: exit %d", got)
 	}
 	log := filepath.Join(src, "blaze", "chunks.dat")
@@ -261,7 +261,7 @@ func TestConvertExitStatus(t *testing.T) {
 	if err := os.WriteFile(log, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := runConvert(src, filepath.Join(t.TempDir(), "out"), true); got != exitDamaged {
+	if got := runConvert(src, filepath.Join(t.TempDir(), "out"), convertOptions{quiet: true}); got != exitDamaged {
 		t.Fatalf("a world with a damaged column: exit %d", got)
 	}
 }

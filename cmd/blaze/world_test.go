@@ -31,7 +31,7 @@ func TestToolsRefuseBothKindsOfWorld(t *testing.T) {
 	if _, err := databases(dir); !errors.Is(err, convert.ErrAmbiguousWorld) {
 		t.Fatalf("the tools' error: %v", err)
 	}
-	if got := runConvert(dir, filepath.Join(t.TempDir(), "out"), true); got != exitFailed {
+	if got := runConvert(dir, filepath.Join(t.TempDir(), "out"), convertOptions{quiet: true}); got != exitFailed {
 		t.Fatalf("convert: status %d", got)
 	}
 }
