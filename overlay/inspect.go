@@ -17,9 +17,8 @@ type State struct {
 	Generation string
 	// Template is the edition of the template the match began on (see
 	// provider.DB.Edition); zero when the template has none (a LevelDB
-	// world) or when CURRENT predates its recording (TemplateKnown).
-	Template      provider.Edition
-	TemplateKnown bool
+	// world).
+	Template provider.Edition
 }
 
 // ReadState reads the overlay in dir without opening it, changing
@@ -36,5 +35,5 @@ func ReadState(dir string) (State, error) {
 	if err != nil {
 		return State{}, fmt.Errorf("overlay %s: %w", dir, err)
 	}
-	return State{Generation: filepath.Join(dir, genName(c.gen)), Template: c.template, TemplateKnown: c.known}, nil
+	return State{Generation: filepath.Join(dir, genName(c.gen)), Template: c.template}, nil
 }

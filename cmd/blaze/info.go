@@ -4,9 +4,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/blazeworld/blaze/overlay"
 	"github.com/blazeworld/blaze/provider"
+	"github.com/blazeworld/blaze/segment"
 	"github.com/df-mc/dragonfly/server/world"
 )
 
@@ -17,23 +21,65 @@ type worldInfo struct {
 	databases int
 	columns   [3]int // by dimension: overworld, nether, end
 	players   int
-	extraCols int      // columns (or positions) carrying LevelDB records
-	extraWld  int      // the world's LevelDB records
-	logBytes  int64    // the size of every chunks.dat
-	live      int64    // of which records that hold live values
-	garbage   int64    // of which what compaction would drop
-	scanned   []string // the databases whose index.dat was not used, and why
-	damaged   int      // damaged stretches skipped by opening
-	torn      int64    // bytes of torn tails (a crash's unsynced writes)
-	settings  error    // what was wrong with level.dat or its copy, if anything
-	lost      int64    // bytes that were durable and are gone (blazedb.Recovery.LostBytes)
-	lostKeys  int      // keys they cost
-	headers   int      // logs whose header or its copy is damaged
+	extraCols int          // columns (or positions) carrying LevelDB records
+	extraWld  int          // the world's LevelDB records
+	logBytes  int64        // the size of every chunks.dat
+	live      int64        // of which records that hold live values
+	garbage   int64        // of which what compaction would drop
+	scanned   []string     // the databases whose index.dat was not used, and why
+	damaged   int          // damaged stretches skipped by opening
+	torn      int64        // bytes of torn tails (a crash's unsynced writes)
+	settings  error        // what was wrong with level.dat or its copy, if anything
+	lost      int64        // bytes that were durable and are gone (blazedb.Recovery.LostBytes)
+	lostKeys  int          // keys they cost
+	headers   int          // logs whose header or its copy is damaged
+	extents   [3]extent    // by dimension, of every database's columns
+	regions   []regionInfo // a segmented world's, in the order segment.Regions gives
+}
+
+// extent is where a set of columns lies: its count and the least and
+// greatest chunk X and Z.
+type extent struct {
+	n                      int
+	minX, maxX, minZ, maxZ int32
+}
+
+func (e *extent) add(x, z int32) {
+	if e.n == 0 {
+		e.minX, e.maxX, e.minZ, e.maxZ = x, x, z, z
+	}
+	e.n++
+	e.minX, e.maxX, e.minZ, e.maxZ = min(e.minX, x), max(e.maxX, x), min(e.minZ, z), max(e.maxZ, z)
+}
+
+func (e extent) String() string {
+	if e.n == 0 {
+		return "0 columns"
+	}
+	return fmt.Sprintf("%s, chunk x %d..%d, z %d..%d", count(e.n, "column", "columns"), e.minX, e.maxX, e.minZ, e.maxZ)
+}
+
+// regionInfo is one region of a segmented world: its directory and the
+// extent of its columns (all in one dimension).
+type regionInfo struct {
+	dir    string
+	dim    string
+	extent extent
 }
 
 // runInfo prints on out what the Blaze world in dir holds, without writing
 // to it, and returns the exit status.
-func runInfo(out io.Writer, dir string) int {
+func runInfo(out io.Writer, dir string) int { return runInfoWith(out, dir, "") }
+
+// runInfoWith is runInfo where dir may be an arena overlay over the world
+// template (which may be empty), described as one.
+func runInfoWith(out io.Writer, dir, template string) int {
+	if isOverlay(dir) {
+		return infoOverlay(out, dir, template)
+	}
+	if template != "" {
+		return failed("info", fmt.Errorf("-template names the template of an arena overlay, and %s is not an overlay", dir))
+	}
 	dbs, err := databases(dir)
 	if err != nil {
 		return failed("info", err)
@@ -74,10 +120,18 @@ func (w *worldInfo) add(dir string, region bool) error {
 	if err != nil {
 		return err
 	}
+	var reg regionInfo
 	for _, p := range places {
 		if id, ok := world.DimensionID(p.Dim); ok && id >= 0 && id < len(w.columns) {
 			w.columns[id]++
+			w.extents[id].add(p.Pos[0], p.Pos[1])
+			reg.dim = dimNames[id]
 		}
+		reg.extent.add(p.Pos[0], p.Pos[1])
+	}
+	if region {
+		reg.dir = dir
+		w.regions = append(w.regions, reg)
 	}
 	players, err := db.PlayerSpawns()
 	if err != nil {
@@ -104,14 +158,21 @@ func (w *worldInfo) add(dir string, region bool) error {
 	return db.Close()
 }
 
+// dimNames are the dimensions' names, by id.
+var dimNames = [3]string{"overworld", "nether", "end"}
+
 func (w *worldInfo) print(out io.Writer, dir string) {
 	what := "a Blaze world"
 	if w.databases > 1 {
 		what = fmt.Sprintf("a segmented Blaze world of %s", count(w.databases-1, "region", "regions"))
 	}
 	fmt.Fprintf(out, "%s: %s, %q\n", dir, what, w.name)
-	total := w.columns[0] + w.columns[1] + w.columns[2]
-	fmt.Fprintf(out, "  columns:       %d (overworld %d, nether %d, end %d)\n", total, w.columns[0], w.columns[1], w.columns[2])
+	w.printBody(out)
+}
+
+// printBody prints what print does after its first line.
+func (w *worldInfo) printBody(out io.Writer) {
+	w.printColumns(out)
 	fmt.Fprintf(out, "  player spawns: %d\n", w.players)
 	if w.extraCols+w.extraWld > 0 {
 		fmt.Fprintf(out, "  LevelDB records kept for conversion back: with %d columns, %d of the world\n", w.extraCols, w.extraWld)
@@ -158,4 +219,79 @@ func (w *worldInfo) addExtras(db *provider.DB) error {
 	n, err := db.WorldExtraCount()
 	w.extraCols, w.extraWld = w.extraCols+len(places), w.extraWld+n
 	return err
+}
+
+// printColumns prints the columns of each dimension and where they lie,
+// and a segmented world's regions.
+func (w *worldInfo) printColumns(out io.Writer) {
+	total := w.columns[0] + w.columns[1] + w.columns[2]
+	fmt.Fprintf(out, "  columns:       %d (overworld %d, nether %d, end %d)\n", total, w.columns[0], w.columns[1], w.columns[2])
+	for id, e := range w.extents {
+		if e.n > 0 {
+			fmt.Fprintf(out, "  %-14s %v\n", dimNames[id]+":", e)
+		}
+	}
+	for _, r := range w.regions {
+		fmt.Fprintf(out, "  region:        %s (%s): %v\n", r.dir, r.dim, r.extent)
+	}
+}
+
+// isOverlay reports whether dir is an arena overlay (package overlay): a
+// CURRENT beside generations, none of them a world by itself.
+func isOverlay(dir string) bool {
+	gens, _ := filepath.Glob(filepath.Join(dir, "gen-*"))
+	_, err := os.Stat(filepath.Join(dir, "CURRENT"))
+	return err == nil && len(gens) > 0 && !provider.Config{}.Exists(dir)
+}
+
+// infoOverlay prints on out what the arena overlay in dir holds: the
+// changes of its match, which template edition they began on and, given
+// the template, whether it is that one. It returns the exit status.
+func infoOverlay(out io.Writer, dir, template string) int {
+	st, err := overlay.ReadState(dir)
+	if err != nil {
+		return failed("info", fmt.Errorf("%w (the next start of the arena forgets the match)", err))
+	}
+	var w worldInfo
+	if err := w.add(st.Generation, false); err != nil {
+		return failed("info", err)
+	}
+	fmt.Fprintf(out, "%s: an arena overlay, the changes of a match over a template (reset: forgotten)\n", dir)
+	fmt.Fprintf(out, "  changes:       %s, a Blaze world\n", st.Generation)
+	began := "edition " + st.Template.String()
+	if st.Template.IsZero() {
+		began = "a template without an edition (a LevelDB world)"
+	}
+	if template == "" {
+		fmt.Fprintf(out, "  template:      %s (-template DIR compares a world with it)\n", began)
+	} else {
+		ed, err := editionOf(template)
+		if err != nil {
+			return failed("info", err)
+		}
+		same := "the one the match began on"
+		if ed != st.Template {
+			same = "the match began on " + began + ": the next start of the arena forgets the match"
+		}
+		fmt.Fprintf(out, "  template:      %s, edition %v (%s)\n", template, ed, same)
+	}
+	fmt.Fprintln(out, "  the columns the match changed:")
+	w.printBody(out)
+	return exitOK
+}
+
+// editionOf returns the edition of the plain Blaze world in dir, opened
+// read-only.
+func editionOf(dir string) (provider.Edition, error) {
+	if regions, err := segment.Regions(dir); err != nil {
+		return provider.Edition{}, err
+	} else if len(regions) > 0 {
+		return provider.Edition{}, fmt.Errorf("%s is a segmented world, whose edition blaze info does not compute: open the arena to compare", dir)
+	}
+	db, err := provider.Config{Log: slog.New(slog.DiscardHandler), ReadOnly: true, CacheBytes: -1, ColumnCacheBytes: -1, ExternalMaintenance: true}.Open(dir)
+	if err != nil {
+		return provider.Edition{}, fmt.Errorf("template: %w", err)
+	}
+	defer db.Close()
+	return db.Edition(), nil
 }

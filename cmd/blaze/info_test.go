@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -10,7 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/blazeworld/blaze/overlay"
 	"github.com/blazeworld/blaze/provider"
+	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/google/uuid"
 )
@@ -95,4 +99,62 @@ func TestInfo(t *testing.T) {
 func TestInfoSegmentedWorld(t *testing.T) {
 	out := info(t, segmentedGarbageWorld(t), "a segmented Blaze world of 2 regions", "columns:       8 (overworld 8,", "logs:")
 	garbageShare(t, out, 60, 80) // three stores in four replaced
+}
+
+// Issue 38 item 5: info shows where each dimension's columns lie, and
+// lists a segmented world's regions, each with its own.
+func TestInfoExtents(t *testing.T) {
+	info(t, garbageWorld(t), "overworld:     16 columns, chunk x 0..15, z 0..0")
+	dir := segmentedGarbageWorld(t)
+	info(t, dir, "overworld:     8 columns, chunk x 0..7, z 0..0",
+		"region:        "+filepath.Join(dir, "regions", "0", "r.0.0")+" (overworld): 4 columns, chunk x 0..3, z 0..0",
+		"region:        "+filepath.Join(dir, "regions", "0", "r.1.0")+" (overworld): 4 columns, chunk x 4..7, z 0..0")
+}
+
+// Issue 38 item 5: info describes an arena overlay as an overlay over its
+// template (it called one "not a Blaze world"): the columns its match
+// changed, where they lie, and whether a template given is the one the
+// match began on.
+func TestInfoOverlay(t *testing.T) {
+	tdir := garbageWorld(t)
+	tmpl, err := provider.Config{Log: slog.New(slog.DiscardHandler), ReadOnly: true}.Open(tdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ed := tmpl.Edition()
+	odir := filepath.Join(t.TempDir(), "arena")
+	o, err := overlay.Config{Log: slog.New(slog.DiscardHandler)}.Open(tmpl, odir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := worldtest.Synthetic(1, world.Overworld, world.DefaultBlockRegistry)
+	for _, pos := range []world.ChunkPos{{100, 5}, {101, 7}} {
+		if err := o.StoreColumn(pos, world.Overworld, col); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := errors.Join(o.Shutdown(), tmpl.Close()); err != nil {
+		t.Fatal(err)
+	}
+
+	info(t, odir, "an arena overlay", "edition "+ed.String(), "overworld:     2 columns, chunk x 100..101, z 5..7")
+	var out bytes.Buffer
+	if code := runInfoWith(&out, odir, tdir); code != exitOK || !strings.Contains(out.String(), "the one the match began on") {
+		t.Fatalf("info -template: status %d: %s", code, out.String())
+	}
+	// The template changes: the next start forgets the match.
+	db, err := provider.Config{Log: slog.New(slog.DiscardHandler)}.Open(tdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(db.StoreColumn(world.ChunkPos{50, 50}, world.Overworld, col), db.Close()); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := runInfoWith(&out, odir, tdir); code != exitOK || !strings.Contains(out.String(), "forgets the match") {
+		t.Fatalf("info -template of a changed template: status %d: %s", code, out.String())
+	}
+	if code := runInfoWith(&out, tdir, odir); code != exitFailed {
+		t.Fatalf("-template with a world that is no overlay: status %d", code)
+	}
 }

@@ -104,12 +104,17 @@ var commands = []command{
       compacts, leaving the damaged bytes behind. Prints each thing it
       changed.
 `},
-	{"info", `  blaze info DIR
+	{"info", `  blaze info [-template TEMPLATE] DIR
       Prints what the Blaze world in DIR holds without writing to it: its
-      columns in each dimension, player spawns, and the size of its logs,
-      live and garbage (what compaction drops); whether index.dat was used
-      and what opening found damaged or torn. It reads the index and the
-      block dictionary, not the columns: blaze check verifies those.
+      columns in each dimension and where they lie (the least and greatest
+      chunk x and z), a segmented world's regions each with theirs, player
+      spawns, and the size of its logs, live and garbage (what compaction
+      drops); whether index.dat was used and what opening found damaged or
+      torn. An arena overlay (demo-server -arena TEMPLATE -world DIR) is
+      described as one: the columns its match changed, and the template
+      edition it began on, compared with TEMPLATE's when given. It reads
+      the index and the block dictionary, not the columns: blaze check
+      verifies those.
 `},
 	{"render", `  blaze render [-dim overworld|nether|end] DIR OUT.png
       Draws a top-down map of the Blaze world in DIR into OUT.png without
@@ -359,11 +364,14 @@ func compactCmd(args []string) int {
 }
 
 func infoCmd(args []string) int {
-	ops, code, ok := parse("info", args, 1, nil)
+	var template string
+	fs := flag.NewFlagSet("info", flag.ContinueOnError)
+	fs.StringVar(&template, "template", "", "the template of the arena overlay DIR")
+	ops, code, ok := parseArgs(fs, args, 1)
 	if !ok {
 		return code
 	}
-	return runInfo(os.Stdout, ops[0])
+	return runInfoWith(os.Stdout, ops[0], template)
 }
 
 func repairCmd(args []string) int {
