@@ -14,8 +14,8 @@ import (
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/overlay"
 	"github.com/blazeworld/blaze/provider"
-	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/block/cube"
+	"github.com/df-mc/dragonfly/server/world"
 	"github.com/google/uuid"
 )
 
