@@ -201,8 +201,9 @@ func TestConvertSegmentedWorld(t *testing.T) {
 	if err != nil || r.Columns != 11 || r.Players != 1 || len(r.Failed) != 0 {
 		t.Fatalf("convert: %+v %v", r, err)
 	}
-	// One progress bar for the whole world, not one a region.
-	if n := bytes.Count(bar.Bytes(), []byte("\n")); n != 1 || !bytes.Contains(bar.Bytes(), []byte("converting")) {
+	// One progress bar for the whole world, not one a region: redirected,
+	// a line at its start and one at its end.
+	if n := bytes.Count(bar.Bytes(), []byte("\n")); n != 2 || !bytes.Contains(bar.Bytes(), []byte("converting: 11 columns done")) {
 		t.Fatalf("%d progress bars drawn: %q", n, bar.String())
 	}
 	if after := hashTree(t, src); !maps.Equal(before, after) {

@@ -21,7 +21,7 @@ type Bar struct {
 	b *progressbar.ProgressBar // on a terminal
 
 	w           io.Writer // elsewhere: lines
-	what        string
+	title, what string    // as New named it, and as Describe retitled it
 	n, done     int
 	start, last time.Time
 }
@@ -47,7 +47,7 @@ func New(w io.Writer, n int, what string) *Bar {
 	}
 	n = max(n, -1)
 	if !terminal(w) {
-		b := &Bar{w: w, what: what, n: n, start: time.Now()}
+		b := &Bar{w: w, title: what, what: what, n: n, start: time.Now()}
 		b.last = b.start
 		if n >= 0 {
 			fmt.Fprintf(w, "%s: %d columns\n", what, n)
@@ -88,8 +88,10 @@ func (b *Bar) Add() {
 }
 
 // Describe retitles the bar, for a phase that goes on counting on the
-// same bar (verifying a region after copying it); elsewhere than on a
-// terminal it is a line of its own.
+// same bar (verifying a region after copying it). Elsewhere than on a
+// terminal the lines that report the count say it, and the last line
+// names the bar as New did: a world of many regions logs no line for
+// each.
 func (b *Bar) Describe(what string) {
 	switch {
 	case b == nil:
@@ -97,7 +99,6 @@ func (b *Bar) Describe(what string) {
 		b.b.Describe(what)
 	default:
 		b.what = what
-		fmt.Fprintf(b.w, "%s\n", what)
 	}
 }
 
@@ -108,6 +109,6 @@ func (b *Bar) Finish() {
 	case b.b != nil:
 		b.b.Finish()
 	default:
-		fmt.Fprintf(b.w, "%s: %d columns done in %v\n", b.what, b.done, time.Since(b.start).Round(time.Millisecond))
+		fmt.Fprintf(b.w, "%s: %d columns done in %v\n", b.title, b.done, time.Since(b.start).Round(time.Millisecond))
 	}
 }

@@ -19,8 +19,8 @@ func TestLinesUnlessTerminal(t *testing.T) {
 	bar.Describe("verifying r.0.0")
 	bar.Finish()
 	out := b.String()
-	if strings.Contains(out, "\r") || !strings.Contains(out, "verifying: 3 columns\n") || !strings.Contains(out, "verifying r.0.0\n") ||
-		!strings.Contains(out, "verifying r.0.0: 3 columns done in ") {
+	if strings.Contains(out, "\r") || !strings.Contains(out, "verifying: 3 columns\n") || strings.Contains(out, "r.0.0") ||
+		!strings.Contains(out, "verifying: 3 columns done in ") || strings.Count(out, "\n") != 2 {
 		t.Fatalf("not a terminal: %q", out)
 	}
 
