@@ -1,9 +1,10 @@
 // Command blaze is Blaze's tool for server owners.
 //
-//	blaze convert SRC DST
+//	blaze convert [-compression C] SRC DST
 //
 // copies the world in SRC to DST: a LevelDB (Dragonfly mcdb or Bedrock)
-// world becomes a Blaze world and a Blaze world a LevelDB one. See package
+// world, or an .mcworld file, becomes a Blaze world and a Blaze world a
+// LevelDB one, zipped when DST ends in .mcworld (convert.go). See package
 // internal/convert for what it promises.
 //
 //	blaze check DIR
@@ -11,19 +12,19 @@
 // verifies the Blaze world in DIR without writing to it (package
 // internal/worldcheck), and
 //
-//	blaze compact DIR
+//	blaze compact [-recompress [-compression C]] DIR
 //
 // rewrites its chunks.dat without the garbage that overwritten columns
-// leave, and
+// leave, bringing column data to one codec with -recompress, and
 //
 //	blaze repair DIR
 //
 // mends the damage check finds (provider.Config.Repair), and
 //
-//	blaze info DIR
+//	blaze info [-template T] DIR
 //
-// prints what the world holds and how much of its logs compaction would
-// drop, without writing to it, and
+// prints what the world (or arena overlay) holds, where, and how much of
+// its logs compaction would drop, without writing to it, and
 //
 //	blaze render [-dim D] DIR OUT.png
 //
