@@ -26,10 +26,9 @@ func isMcworld(path string) bool { return strings.EqualFold(filepath.Ext(path), 
 // runConvert converts src to dst and prints a summary; it returns the exit
 // status: 0 when everything was converted, 2 when some columns, player
 // spawns or LevelDB records could not be read or carried, 1 when the
-// conversion stopped. An .mcworld
-// src is unpacked first (as the demo server's -import does, with
-// mcworld.Unpack); an .mcworld dst is converted to a directory beside it,
-// then zipped (mcworld.Pack).
+// conversion stopped. An .mcworld src is unpacked first (as the demo
+// server's -import does, with mcworld.Unpack); an .mcworld dst is
+// converted to a directory beside it, then zipped (mcworld.Pack).
 func runConvert(src, dst string, o convertOptions) int {
 	if isMcworld(src) {
 		tmp, err := os.MkdirTemp("", "blaze-convert-mcworld-*")
