@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/provider/internal/nbt"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
@@ -84,8 +85,8 @@ func (s *snapshot) column() (*chunk.Column, error) {
 	if err := s.build(); err != nil {
 		return nil, err
 	}
-	return &chunk.Column{Chunk: s.chunk.Clone(), Tick: s.tick, BlockEntities: cloneBlockEntities(s.blockEntities),
-		Entities: cloneEntities(s.entities), ScheduledBlocks: slices.Clone(s.scheduled)}, nil
+	return &chunk.Column{Chunk: s.chunk.Clone(), Tick: s.tick, BlockEntities: nbt.CloneBlockEntities(s.blockEntities),
+		Entities: nbt.CloneEntities(s.entities), ScheduledBlocks: slices.Clone(s.scheduled)}, nil
 }
 
 func newColumnCache(budget int64) *columnCache {

@@ -9,9 +9,9 @@ import (
 	"sync"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/provider/internal/nbt"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world/chunk"
-	"github.com/sandertv/gophertunnel/minecraft/nbt"
 )
 
 // A column record is the engine value of one chunk column. Block data keeps
@@ -160,7 +160,7 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 		}
 		sameBiomes = bytes.Equal(*sp, prev.biomes)
 		// Encoding NBT is slow and these rarely change: compare the values.
-		sameNBT = equalBlockEntities(col.BlockEntities, prev.blockEntities) && equalEntities(col.Entities, prev.entities)
+		sameNBT = nbt.EqualBlockEntities(col.BlockEntities, prev.blockEntities) && nbt.EqualEntities(col.Entities, prev.entities)
 	}
 	tail, err := appendTail(nil, col, func(rid uint32) (uint64, error) {
 		d.mu.Lock()
@@ -400,27 +400,13 @@ func appendPos(b []byte, p cube.Pos) []byte {
 func appendNBT(b []byte, m map[string]any) ([]byte, error) {
 	sp := scratchBufs.Get().(*[]byte)
 	defer scratchBufs.Put(sp)
-	v, ok := appendCanonicalNBT((*sp)[:0], m)
-	if ok {
-		*sp = v
-	} else {
-		var err error
-		if v, err = slowCanonicalNBT(m); err != nil {
-			return nil, err
-		}
-	}
-	b = binary.AppendUvarint(b, uint64(len(v)))
-	return append(b, v...), nil
-}
-
-// slowCanonicalNBT encodes m through gophertunnel and canonicalNBT: what
-// appendCanonicalNBT gives when it can.
-func slowCanonicalNBT(m map[string]any) ([]byte, error) {
-	v, err := nbt.MarshalEncoding(m, nbt.LittleEndian)
+	v, err := nbt.AppendCanonical((*sp)[:0], m)
 	if err != nil {
 		return nil, err
 	}
-	return canonicalNBT(v)
+	*sp = v
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...), nil
 }
 
 func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }

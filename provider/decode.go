@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/blazeworld/blaze/provider/internal/nbt"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
@@ -300,5 +301,5 @@ func readNBT(r *reader) (map[string]any, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	return decodeNBT(b)
+	return nbt.Decode(b)
 }

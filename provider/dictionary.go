@@ -14,6 +14,7 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	blazenbt "github.com/blazeworld/blaze/provider/internal/nbt"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/sandertv/gophertunnel/minecraft/nbt"
@@ -519,12 +520,12 @@ func loadEntry(v []byte) (*dictEntry, error) {
 
 // decodeEntry decodes a persisted entry: the NBT compound marshalEntry
 // writes, with the name, the states and the version and nothing else. It
-// uses decodeNBT, which is safe on any bytes (gophertunnel's decoder
+// uses blazenbt.Decode, which is safe on any bytes (gophertunnel's decoder
 // panics on some damaged lengths), and refuses state properties of a type
 // no block state has: Dragonfly's registry takes uint8, int32 and string
 // values (an entry holds a bool as a byte) and panics on any other.
 func decodeEntry(v []byte) (dictEntry, error) {
-	m, err := decodeNBT(v)
+	m, err := blazenbt.Decode(v)
 	if err != nil {
 		return dictEntry{}, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/provider/internal/nbt"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/mcdb/leveldat"
 )
@@ -52,7 +53,7 @@ const (
 // safely: its header (a version and the length of the NBT that follows,
 // each an int32 LE) is used to allocate before anything is checked, so a
 // damaged length panics or allocates up to 2 GiB, and gophertunnel's NBT
-// decoder panics on some damaged NBT. decodeNBT checks the NBT first, as
+// decoder panics on some damaged NBT. nbt.Decode checks the NBT first, as
 // the decoders agree on what they accept.
 func checkLevelDat(b []byte) error {
 	if len(b) < 8 {
@@ -62,7 +63,7 @@ func checkLevelDat(b []byte) error {
 	if n < 0 || n > int64(len(b)-8) {
 		return fmt.Errorf("%w: level.dat declares %d bytes of NBT and holds %d", blazedb.ErrCorrupt, n, len(b)-8)
 	}
-	if _, err := decodeNBT(b[8 : 8+n]); err != nil {
+	if _, err := nbt.Decode(b[8 : 8+n]); err != nil {
 		return fmt.Errorf("%w: level.dat: %v", blazedb.ErrCorrupt, err)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/provider/internal/nbt"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/df-mc/dragonfly/server/world/mcdb/leveldat"
@@ -415,7 +416,7 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 		// Snapshots are never modified: the new one shares prev's copies.
 		snap.blockEntities, snap.entities = prev.blockEntities, prev.entities
 	} else {
-		snap.blockEntities, snap.entities = cloneBlockEntities(col.BlockEntities), cloneEntities(col.Entities)
+		snap.blockEntities, snap.entities = nbt.CloneBlockEntities(col.BlockEntities), nbt.CloneEntities(col.Entities)
 	}
 	cols.put(snap)
 	return nil

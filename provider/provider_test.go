@@ -19,6 +19,7 @@ import (
 	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/internal/fsutil"
 	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/blazeworld/blaze/provider/internal/nbt"
 	"github.com/df-mc/dragonfly/server/block"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world"
@@ -729,8 +730,8 @@ func TestConcurrentDimensions(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				want[d][pos] = &chunk.Column{Chunk: col.Chunk.Clone(), Tick: col.Tick, BlockEntities: cloneBlockEntities(col.BlockEntities),
-					Entities: cloneEntities(col.Entities), ScheduledBlocks: slices.Clone(col.ScheduledBlocks)}
+				want[d][pos] = &chunk.Column{Chunk: col.Chunk.Clone(), Tick: col.Tick, BlockEntities: nbt.CloneBlockEntities(col.BlockEntities),
+					Entities: nbt.CloneEntities(col.Entities), ScheduledBlocks: slices.Clone(col.ScheduledBlocks)}
 				col.Chunk.SetBlock(uint8(i%16), int16(dim.Range()[0]+i), 1, 0, obsidian) // after the store
 				if len(col.BlockEntities) > 0 {
 					col.BlockEntities[0].Data["x"] = int32(i)

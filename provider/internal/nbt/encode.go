@@ -1,14 +1,41 @@
-package provider
+package nbt
 
 import (
 	"encoding/binary"
 	"math"
 	"reflect"
 	"slices"
+
+	"github.com/sandertv/gophertunnel/minecraft/nbt"
 )
 
-// appendCanonicalNBT appends m as little-endian NBT exactly as
-// canonicalNBT(nbt.MarshalEncoding(m, nbt.LittleEndian)) gives it (every
+// AppendCanonical appends m as canonical little-endian NBT (every
+// compound's entries sorted by name), exactly as gophertunnel's encoder
+// followed by Canonical gives it, or returns gophertunnel's error. A
+// float32 keeps its bits (see appendCanonicalFast).
+func AppendCanonical(dst []byte, m map[string]any) ([]byte, error) {
+	if out, ok := appendCanonicalFast(dst, m); ok {
+		return out, nil
+	}
+	v, err := slowCanonical(m)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, v...), nil
+}
+
+// slowCanonical encodes m through gophertunnel and Canonical: what
+// appendCanonicalFast gives when it can.
+func slowCanonical(m map[string]any) ([]byte, error) {
+	v, err := nbt.MarshalEncoding(m, nbt.LittleEndian)
+	if err != nil {
+		return nil, err
+	}
+	return Canonical(v)
+}
+
+// appendCanonicalFast appends m as little-endian NBT exactly as
+// Canonical(nbt.MarshalEncoding(m, nbt.LittleEndian)) gives it (every
 // compound's entries sorted by name), in one pass and without reflection
 // for everything but the array tags, with one difference: a float32 keeps
 // its bits, where gophertunnel passes it through float64, which turns a
@@ -22,11 +49,11 @@ import (
 // deep nesting) makes it report false, and the caller encodes m the slow
 // way, which gives the exact result or error gophertunnel gives.
 // FuzzCanonicalNBT and a test on the real worlds compare the two.
-func appendCanonicalNBT(dst []byte, m map[string]any) ([]byte, bool) {
+func appendCanonicalFast(dst []byte, m map[string]any) ([]byte, bool) {
 	return appendCompound(append(dst, tagCompound, 0, 0), m, 0)
 }
 
-// maxFastNBTDepth bounds the nesting appendCanonicalNBT encodes itself.
+// maxFastNBTDepth bounds the nesting appendCanonicalFast encodes itself.
 const maxFastNBTDepth = 64
 
 func appendCompound(dst []byte, m map[string]any, depth int) ([]byte, bool) {

@@ -1,4 +1,4 @@
-package provider
+package nbt
 
 import (
 	"encoding/binary"
@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 )
 
-// decodeNBT decodes little-endian NBT whose root is a compound into the Go
+// Decode decodes little-endian NBT whose root is a compound into the Go
 // values gophertunnel's decoder gives for a map[string]any: uint8, int16,
 // int32, int64, float32, float64, string, map[string]any, []any, []byte,
 // []int32, []int64, and arrays ([N]byte, [N]int32, [N]int64) for the array
@@ -24,7 +24,7 @@ import (
 // before anything is allocated for it (gophertunnel's decoder allocates
 // what a damaged length declares, gigabytes if need be, which kills the
 // process), and nesting is bounded.
-func decodeNBT(b []byte) (map[string]any, error) {
+func Decode(b []byte) (map[string]any, error) {
 	d := nbtDecoders.Get().(*nbtDecoder)
 	defer func() {
 		clear(d.pairs[:cap(d.pairs)]) // keep no decoded value alive

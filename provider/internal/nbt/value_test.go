@@ -1,4 +1,4 @@
-package provider
+package nbt
 
 import (
 	"math"
@@ -10,7 +10,7 @@ import (
 	"github.com/sandertv/gophertunnel/minecraft/nbt"
 )
 
-// equalValue may only call values equal that encode to the same NBT: the
+// EqualValue may only call values equal that encode to the same NBT: the
 // encoder then reuses the old bytes.
 func TestEqualValue(t *testing.T) {
 	chest := func() map[string]any {
@@ -24,7 +24,7 @@ func TestEqualValue(t *testing.T) {
 			"Bytes": []byte{1, 2}, "Ints": []int32{7}, "Longs": []int64{8}, "UniqueID": int64(42),
 		}
 	}
-	if !equalValue(chest(), chest()) {
+	if !EqualValue(chest(), chest()) {
 		t.Fatal("equal compounds called different")
 	}
 	differ := []struct {
@@ -46,32 +46,32 @@ func TestEqualValue(t *testing.T) {
 	for _, d := range differ {
 		m := chest()
 		d.edit(m)
-		if equalValue(chest(), m) || equalValue(m, chest()) {
+		if EqualValue(chest(), m) || EqualValue(m, chest()) {
 			t.Errorf("%s: called equal", d.name)
 		}
-		// Whatever equalValue calls equal, the NBT encoder writes the same.
+		// Whatever EqualValue calls equal, the NBT encoder writes the same.
 		a, _ := nbt.MarshalEncoding(chest(), nbt.LittleEndian)
 		b, _ := nbt.MarshalEncoding(m, nbt.LittleEndian)
-		ca, _ := canonicalNBT(a)
-		cb, _ := canonicalNBT(b)
+		ca, _ := Canonical(a)
+		cb, _ := Canonical(b)
 		if reflect.DeepEqual(ca, cb) {
 			t.Errorf("%s: the edit does not change the encoding, the test proves nothing", d.name)
 		}
 	}
 
 	bes := []chunk.BlockEntity{{Pos: cube.Pos{1, 64, -3}, Data: chest()}}
-	if !equalBlockEntities(bes, cloneBlockEntities(bes)) {
+	if !EqualBlockEntities(bes, CloneBlockEntities(bes)) {
 		t.Fatal("a block entity differs from its clone")
 	}
-	moved := cloneBlockEntities(bes)
+	moved := CloneBlockEntities(bes)
 	moved[0].Pos[1]++
-	if equalBlockEntities(bes, moved) {
+	if EqualBlockEntities(bes, moved) {
 		t.Fatal("moved block entity called equal")
 	}
 	es := []chunk.Entity{{ID: 5, Data: chest()}}
-	other := cloneEntities(es)
+	other := CloneEntities(es)
 	other[0].ID = 6
-	if !equalEntities(es, cloneEntities(es)) || equalEntities(es, other) || equalEntities(es, nil) {
+	if !EqualEntities(es, CloneEntities(es)) || EqualEntities(es, other) || EqualEntities(es, nil) {
 		t.Fatal("entity equality wrong")
 	}
 }
@@ -120,11 +120,11 @@ func TestCloneMapDeep(t *testing.T) {
 	for i, edit := range edits {
 		src := orig()
 		cp := cloneMap(src)
-		if !equalValue(cp, src) {
+		if !EqualValue(cp, src) {
 			t.Fatalf("edit %d: the copy differs from its original before any edit", i)
 		}
 		edit(cp)
-		if !equalValue(src, orig()) {
+		if !EqualValue(src, orig()) {
 			t.Fatalf("edit %d: editing the copy changed the original", i)
 		}
 	}

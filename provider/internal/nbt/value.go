@@ -1,4 +1,4 @@
-package provider
+package nbt
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 // needs to know whether they changed since the last store, so it can reuse
 // their encoded bytes instead of encoding NBT again.
 
-func cloneBlockEntities(in []chunk.BlockEntity) []chunk.BlockEntity {
+func CloneBlockEntities(in []chunk.BlockEntity) []chunk.BlockEntity {
 	if in == nil {
 		return nil
 	}
@@ -27,7 +27,7 @@ func cloneBlockEntities(in []chunk.BlockEntity) []chunk.BlockEntity {
 	return out
 }
 
-func cloneEntities(in []chunk.Entity) []chunk.Entity {
+func CloneEntities(in []chunk.Entity) []chunk.Entity {
 	if in == nil {
 		return nil
 	}
@@ -116,15 +116,15 @@ func cloneValue(v any) any {
 	return v
 }
 
-// equalBlockEntities reports whether a and b would encode to the same
+// EqualBlockEntities reports whether a and b would encode to the same
 // bytes. It may call equal lists different (then they are encoded again),
 // never the reverse.
-func equalBlockEntities(a, b []chunk.BlockEntity) bool {
+func EqualBlockEntities(a, b []chunk.BlockEntity) bool {
 	return slices.EqualFunc(a, b, func(x, y chunk.BlockEntity) bool { return x.Pos == y.Pos && equalMap(x.Data, y.Data) })
 }
 
-// equalEntities is equalBlockEntities for entities.
-func equalEntities(a, b []chunk.Entity) bool {
+// EqualEntities is EqualBlockEntities for entities.
+func EqualEntities(a, b []chunk.Entity) bool {
 	return slices.EqualFunc(a, b, func(x, y chunk.Entity) bool { return x.ID == y.ID && equalMap(x.Data, y.Data) })
 }
 
@@ -134,18 +134,18 @@ func equalMap(a, b map[string]any) bool {
 	}
 	for k, va := range a {
 		vb, ok := b[k]
-		if !ok || !equalValue(va, vb) {
+		if !ok || !EqualValue(va, vb) {
 			return false
 		}
 	}
 	return true
 }
 
-// equalValue compares NBT values by type and exact value: int32(1) and
+// EqualValue compares NBT values by type and exact value: int32(1) and
 // int64(1) differ, and so do 0.0 and -0.0 (which reflect.DeepEqual calls
 // equal although they encode differently). Types NBT decoding does not
 // produce fall back to reflect.DeepEqual.
-func equalValue(a, b any) bool {
+func EqualValue(a, b any) bool {
 	switch x := a.(type) {
 	case uint8:
 		y, ok := b.(uint8)
@@ -177,7 +177,7 @@ func equalValue(a, b any) bool {
 			return false
 		}
 		for i := range x {
-			if !equalValue(x[i], y[i]) {
+			if !EqualValue(x[i], y[i]) {
 				return false
 			}
 		}

@@ -1,4 +1,4 @@
-package provider
+package nbt
 
 import (
 	"bytes"
@@ -7,32 +7,32 @@ import (
 	"testing"
 )
 
-// agreeEncoding fails unless appendCanonicalNBT either declines m or gives
-// exactly what gophertunnel's encoder and canonicalNBT give; it reports
+// agreeEncoding fails unless appendCanonicalFast either declines m or gives
+// exactly what gophertunnel's encoder and Canonical give; it reports
 // whether it encoded m itself.
 func agreeEncoding(t testing.TB, what string, m map[string]any) bool {
 	t.Helper()
-	fast, ok := appendCanonicalNBT(nil, m)
+	fast, ok := appendCanonicalFast(nil, m)
 	if !ok {
 		return false
 	}
 	// Its bytes decode, and the values decoded encode to them again.
-	back, err := decodeNBT(fast)
+	back, err := Decode(fast)
 	if err != nil {
-		t.Fatalf("%s: appendCanonicalNBT's bytes do not decode: %v", what, err)
+		t.Fatalf("%s: appendCanonicalFast's bytes do not decode: %v", what, err)
 	}
-	if again, ok := appendCanonicalNBT(nil, back); !ok || !bytes.Equal(again, fast) {
-		t.Fatalf("%s: appendCanonicalNBT's bytes decode to values that encode differently", what)
+	if again, ok := appendCanonicalFast(nil, back); !ok || !bytes.Equal(again, fast) {
+		t.Fatalf("%s: appendCanonicalFast's bytes decode to values that encode differently", what)
 	}
 	// gophertunnel passes a float32 through float64, which quiets a
 	// signalling NaN; with those quieted, the two ways agree byte for byte.
-	slow, err := slowCanonicalNBT(m)
+	slow, err := slowCanonical(m)
 	if err != nil {
-		t.Fatalf("%s: appendCanonicalNBT encoded what gophertunnel refuses: %v", what, err)
+		t.Fatalf("%s: appendCanonicalFast encoded what gophertunnel refuses: %v", what, err)
 	}
-	quiet, _ := appendCanonicalNBT(nil, quietNaNs(m).(map[string]any))
+	quiet, _ := appendCanonicalFast(nil, quietNaNs(m).(map[string]any))
 	if !bytes.Equal(quiet, slow) {
-		t.Fatalf("%s: appendCanonicalNBT gives\n%x\ngophertunnel and canonicalNBT\n%x", what, quiet, slow)
+		t.Fatalf("%s: appendCanonicalFast gives\n%x\ngophertunnel and Canonical\n%x", what, quiet, slow)
 	}
 	return true
 }
@@ -74,7 +74,7 @@ func quietNaNs(v any) any {
 //go:noinline
 func widen(f float32) float64 { return float64(f) }
 
-// appendCanonicalNBT encodes every block entity and entity of the real
+// appendCanonicalFast encodes every block entity and entity of the real
 // worlds itself, exactly as the slow way does, and every Go type it knows.
 func TestAppendCanonicalNBTMatchesSlowWay(t *testing.T) {
 	for name, all := range realWorldNBT(t) {
@@ -109,7 +109,7 @@ func TestAppendCanonicalNBTMatchesSlowWay(t *testing.T) {
 		"list of named type": {"l": []named{1}},
 	} {
 		if agreeEncoding(t, what, m) {
-			t.Fatalf("%s: encoded by appendCanonicalNBT", what)
+			t.Fatalf("%s: encoded by appendCanonicalFast", what)
 		}
 	}
 }

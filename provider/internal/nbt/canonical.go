@@ -1,4 +1,4 @@
-package provider
+package nbt
 
 import (
 	"encoding/binary"
@@ -7,12 +7,12 @@ import (
 	"strings"
 )
 
-// canonicalNBT rewrites little-endian NBT so that the entries of every
+// Canonical rewrites little-endian NBT so that the entries of every
 // compound are sorted by name. The NBT encoder walks Go maps in random
 // order, so the same block entity encodes differently from call to call;
 // canonical bytes make an unchanged column encode to identical bytes, which
 // is what lets an autosave of an unchanged column append nothing.
-func canonicalNBT(b []byte) ([]byte, error) {
+func Canonical(b []byte) ([]byte, error) {
 	c := &canon{b: b}
 	out, err := c.named(nil, 0)
 	if err != nil {

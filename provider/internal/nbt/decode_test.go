@@ -1,4 +1,4 @@
-package provider
+package nbt
 
 import (
 	"bytes"
@@ -12,18 +12,18 @@ import (
 	"github.com/sandertv/gophertunnel/minecraft/nbt"
 )
 
-// agree checks that decodeNBT and gophertunnel's decoder agree on b: both
+// agree checks that Decode and gophertunnel's decoder agree on b: both
 // fail, or both give equal values.
 func agree(t *testing.T, what string, b []byte) {
 	t.Helper()
 	var want map[string]any
 	werr := nbt.UnmarshalEncoding(b, &want, nbt.LittleEndian)
-	got, err := decodeNBT(b)
+	got, err := Decode(b)
 	if (werr == nil) != (err == nil) {
-		t.Fatalf("%s: gophertunnel says %v, decodeNBT %v", what, werr, err)
+		t.Fatalf("%s: gophertunnel says %v, Decode %v", what, werr, err)
 	}
-	if werr == nil && !equalValue(want, got) {
-		t.Fatalf("%s: decodeNBT gives %#v, gophertunnel %#v", what, got, want)
+	if werr == nil && !EqualValue(want, got) {
+		t.Fatalf("%s: Decode gives %#v, gophertunnel %#v", what, got, want)
 	}
 }
 
@@ -52,7 +52,7 @@ func realWorldNBT(t testing.TB) map[string][]map[string]any {
 	return out
 }
 
-// decodeNBT decodes every block entity and entity of the real worlds as
+// Decode decodes every block entity and entity of the real worlds as
 // gophertunnel does, and refuses what gophertunnel refuses.
 func TestDecodeNBTMatchesGophertunnel(t *testing.T) {
 	for name, all := range realWorldNBT(t) {
@@ -75,11 +75,11 @@ func TestDecodeNBTMatchesGophertunnel(t *testing.T) {
 	tooLong := []byte{tagCompound, 0, 0, tagString, 1, 0, 's', 0, 0}
 	binary.LittleEndian.PutUint16(tooLong[7:], 40000)
 	tooLong = append(append(tooLong, bytes.Repeat([]byte("a"), 40000)...), tagEnd)
-	if _, err := canonicalNBT(tooLong); err != nil {
+	if _, err := Canonical(tooLong); err != nil {
 		t.Fatal(err)
 	}
 	agree(t, "40000-byte string", tooLong)
-	if _, err := decodeNBT(tooLong); err == nil {
+	if _, err := Decode(tooLong); err == nil {
 		t.Fatal("a 40000-byte string decoded; gophertunnel refuses it")
 	}
 	lists := map[string]any{}
@@ -88,12 +88,12 @@ func TestDecodeNBTMatchesGophertunnel(t *testing.T) {
 	}
 	deep, _ := nbt.MarshalEncoding(lists, nbt.LittleEndian)
 	agree(t, "600 byte lists", deep)
-	if _, err := decodeNBT(deep); err == nil {
+	if _, err := Decode(deep); err == nil {
 		t.Fatal("600 byte lists decoded; gophertunnel refuses them")
 	}
 }
 
-// A damaged length never makes decodeNBT allocate what it declares (the
+// A damaged length never makes Decode allocate what it declares (the
 // crash gophertunnel's decoder has): a list claiming 1.7 billion compounds
 // in 13 bytes is refused.
 func TestDecodeNBTBoundsLengths(t *testing.T) {
@@ -102,7 +102,7 @@ func TestDecodeNBTBoundsLengths(t *testing.T) {
 		{tagCompound, 0, 0, tagIntArray, 1, 0, 'a', 0x69, 0x69, 0x69, 0x69, tagEnd},
 		{tagCompound, 0, 0, tagList, 1, 0, 'l', tagInt, 0x69, 0x69, 0x69, 0x69, tagEnd},
 	} {
-		if _, err := decodeNBT(b); err == nil {
+		if _, err := Decode(b); err == nil {
 			t.Fatalf("%x decoded", b)
 		}
 	}
@@ -112,7 +112,7 @@ func TestDecodeNBTBoundsLengths(t *testing.T) {
 		deep = append(deep, tagList, 1, 0, 0, 0)
 	}
 	deep = append(deep, tagEnd, 0, 0, 0, 0, tagEnd)
-	if _, err := decodeNBT(deep); err == nil {
+	if _, err := Decode(deep); err == nil {
 		t.Fatal("100,000 nested lists decoded")
 	}
 }
@@ -124,7 +124,7 @@ func BenchmarkDecodeNBT(b *testing.B) {
 	size := 0
 	for _, ms := range realWorldNBT(b) {
 		for _, m := range ms {
-			enc, ok := appendCanonicalNBT(nil, m)
+			enc, ok := appendCanonicalFast(nil, m)
 			if !ok {
 				b.Fatal("not encodable in one pass")
 			}
@@ -136,7 +136,7 @@ func BenchmarkDecodeNBT(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, enc := range all {
-			if _, err := decodeNBT(enc); err != nil {
+			if _, err := Decode(enc); err != nil {
 				b.Fatal(err)
 			}
 		}
