@@ -10,6 +10,7 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/provider/internal/nbt"
+	"github.com/blazeworld/blaze/provider/internal/rawchunk"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
@@ -208,21 +209,21 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 	defer scratchBufs.Put(np)
 	// The snapshot's copies of the changed sub-chunks come from one arena,
 	// each of its blocks sized to hold all of theirs.
-	var a *columnArena
+	var a *rawchunk.Arena
 	if d.raw != nil {
-		a = &columnArena{}
+		a = &rawchunk.Arena{}
 		for i, sub := range subs {
 			if sameSub[i] {
 				continue
 			}
-			a.subBlock++
-			a.layerBlock += len(sub.Layers())
+			a.SubBlock++
+			a.LayerBlock += len(sub.Layers())
 			for _, l := range sub.Layers() {
-				a.wordBlock += len(d.raw.indicesOf(l))
-				a.valueBlock += l.Palette().Len()
+				a.WordBlock += len(d.raw.Words(l))
+				a.ValueBlock += l.Palette().Len()
 			}
 		}
-		a.storageBlock = a.layerBlock
+		a.StorageBlock = a.LayerBlock
 	}
 	for i, sub := range subs {
 		if sameSub[i] {
@@ -246,7 +247,7 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 				return nil, err
 			}
 			if a != nil {
-				e.subs[i] = d.raw.clone(a, sub)
+				e.subs[i] = d.raw.Clone(a, sub)
 			} else {
 				e.subs[i] = sub.Clone()
 			}
@@ -310,7 +311,7 @@ func checkShape(c *chunk.Chunk) error {
 // appendSubChunk appends sub-chunk i of c in Dragonfly's network encoding.
 func (d *dictionary) appendSubChunk(dst []byte, c *chunk.Chunk, i int) []byte {
 	if d.raw != nil {
-		return d.raw.appendSubChunk(dst, c, i)
+		return d.raw.AppendSubChunk(dst, c, i)
 	}
 	return append(dst, chunk.EncodeSubChunk(c, chunk.NetworkEncoding, i)...)
 }
@@ -318,7 +319,7 @@ func (d *dictionary) appendSubChunk(dst []byte, c *chunk.Chunk, i int) []byte {
 // appendBiomes appends the biomes of c in Dragonfly's network encoding.
 func (d *dictionary) appendBiomes(dst []byte, c *chunk.Chunk) []byte {
 	if d.raw != nil {
-		return d.raw.appendBiomes(dst, c)
+		return d.raw.AppendBiomes(dst, c)
 	}
 	return append(dst, chunk.EncodeBiomes(c, chunk.NetworkEncoding)...)
 }
@@ -458,7 +459,7 @@ func walkLayers(r *reader, layers int, read func(*reader) uint64, tr func(uint32
 	for l := 0; l < layers && r.err == nil; l++ {
 		hdr := r.byte()
 		bits := hdr >> 1
-		words, ok := indexWords(bits)
+		words, ok := rawchunk.IndexWords(bits)
 		if !ok {
 			r.fail("layer %d has %d bits per index", l, bits)
 			break

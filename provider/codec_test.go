@@ -11,6 +11,7 @@ import (
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/fsutil"
 	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/blazeworld/blaze/provider/internal/rawchunk"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
@@ -119,14 +120,14 @@ func FuzzDecodeColumn(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		col, err := d.decodeColumn(b, world.Overworld.Range())
 		// Both ways of building sub-chunks accept the same records and
-		// build the same chunks (rawstorage.go).
+		// build the same chunks (rawbuild.go).
 		want, serr := decodeSlow(d, b, world.Overworld.Range())
 		if (err == nil) != (serr == nil) {
-			t.Fatalf("with rawStorage: %v; with NetworkDecode: %v", err, serr)
+			t.Fatalf("with rawchunk: %v; with NetworkDecode: %v", err, serr)
 		}
 		if err == nil {
 			if err := sameChunk(want.Chunk.Clone(), col.Chunk.Clone()); err != nil {
-				t.Fatalf("rawStorage and NetworkDecode differ: %v", err)
+				t.Fatalf("rawchunk and NetworkDecode differ: %v", err)
 			}
 			if err := sameEncoding(d, col); err != nil {
 				t.Fatal(err)
@@ -171,7 +172,7 @@ func TestIndicesBelowMatchesScalar(t *testing.T) {
 		return true
 	}
 	for _, bits := range []byte{1, 2, 3, 4, 5, 6, 8, 16} {
-		words, _ := indexWords(bits)
+		words, _ := rawchunk.IndexWords(bits)
 		for trial := 0; trial < 300; trial++ {
 			n := 1 + rng.IntN(1<<bits)
 			buf := make([]byte, words*4)

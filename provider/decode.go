@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/blazeworld/blaze/provider/internal/nbt"
+	"github.com/blazeworld/blaze/provider/internal/rawchunk"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
@@ -101,26 +102,26 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*
 	if br == nil {
 		return nil, lay, nil, errors.New("no block registry")
 	}
-	// With rawStorage each sub-chunk is built as it is read (subs, ys);
+	// With raw each sub-chunk is built as it is read (subs, ys);
 	// without, it is rewritten into buf in the network encoding for
 	// NetworkDecode.
 	var (
 		subs []*chunk.SubChunk
 		ys   []byte
-		a    *columnArena
+		a    *rawchunk.Arena
 		air  = br.AirRuntimeID()
 		bp   *[]byte
 		buf  []byte
 	)
 	if d.raw != nil {
 		subs, ys = make([]*chunk.SubChunk, n), make([]byte, n)
-		a = &columnArena{}
+		a = &rawchunk.Arena{}
 		if framed {
 			// Index words are most of the sub-chunks' raw bytes: one block
 			// of words holds them all. The frames' lengths are not yet
 			// checked, so a damaged record may declare any: the hint is
 			// capped (above what a real column holds).
-			a.wordBlock = min(framesRawLen(rec[r.off:], n)/4, maxWordBlock)
+			a.WordBlock = min(framesRawLen(rec[r.off:], n)/4, maxWordBlock)
 		}
 	} else {
 		bp = netBufs.Get().(*[]byte)
@@ -145,7 +146,7 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*
 		}
 		var err error
 		if d.raw != nil {
-			subs[i], ys[i], err = d.raw.sub(a, sr, air, readUvarint, toRID)
+			subs[i], ys[i], err = buildSub(d.raw, a, sr, air, readUvarint, toRID)
 		} else {
 			buf, err = rewriteSub(buf, sr, readUvarint, appendVarint32, toRID)
 		}
@@ -178,8 +179,8 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*
 	var c *chunk.Chunk
 	var err error
 	if d.raw != nil {
-		a.wordBlock = len(biomes) / 4 // the biomes' words, in one more block
-		c, err = d.raw.chunk(a, tmpl, subs, ys, biomes)
+		a.WordBlock = len(biomes) / 4 // the biomes' words, in one more block
+		c, err = buildChunk(d.raw, a, tmpl, subs, ys, biomes)
 	} else {
 		repeats := false
 		err = walkBiomes(biomes, rng.Height()>>4+1, func(_ int, _ byte, _ []byte, palette []uint32) {

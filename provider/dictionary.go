@@ -15,6 +15,7 @@ import (
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
 	blazenbt "github.com/blazeworld/blaze/provider/internal/nbt"
+	"github.com/blazeworld/blaze/provider/internal/rawchunk"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/sandertv/gophertunnel/minecraft/nbt"
@@ -71,13 +72,14 @@ type dictionary struct {
 	ridToID []int32  // runtime id -> dictionary id, -1 when not yet assigned
 	idToRID []uint32 // dictionary id -> runtime id, or noRID
 	// raw builds decoded sub-chunks directly; nil when its probe refused
-	// this Dragonfly (rawstorage.go). Set once, before any use.
-	raw *rawStorage
+	// this Dragonfly or the build forces the public path
+	// (internal/rawchunk). Set once, before any use.
+	raw *rawchunk.Builder
 	// brShared reports whether br may key sharedEntries' resolutions
 	// (its dynamic type is comparable).
 	brShared bool
 	// chunks holds an empty chunk of br for each range decoded, the
-	// template rawStorage copies decoded chunks from. Never modified.
+	// template raw copies decoded chunks from. Never modified.
 	chunks map[cube.Range]*chunk.Chunk
 	// copied is the number of entries dictionary.dat holds, if they are
 	// exactly the persisted ones; else copyStale, or copyUnread when the
@@ -95,7 +97,8 @@ const (
 )
 
 func newDictionary() *dictionary {
-	return &dictionary{byKey: map[string]int32{}, raw: rawStorageOnce()}
+	raw, _ := rawchunk.Get() // Open reports a refusal
+	return &dictionary{byKey: map[string]int32{}, raw: raw}
 }
 
 // stateKey renders a state canonically: name, then properties sorted, each

@@ -17,11 +17,12 @@
 // and dictionary entries are named engine records.
 //
 // Decoding builds Dragonfly's paletted storages straight from a record's
-// index words (rawstorage.go), a column's storages from a few shared
-// allocations (arena.go), through eight private fields of Dragonfly's chunk
-// types that a probe (probe.go) proves against Dragonfly's own decoder when
-// the process starts;
-// if it refuses, decoding goes through NetworkDecode.
+// index words (rawbuild.go), a column's storages from a few shared
+// allocations, through eight private fields of Dragonfly's chunk types
+// (package internal/rawchunk, the provider's only use of unsafe) that a
+// probe proves against Dragonfly's own decoder when the process starts; if
+// it refuses, or the build has the blaze_safe tag, decoding goes through
+// NetworkDecode and encoding through Dragonfly's encoders.
 //
 // A cold load reads its record into a pooled buffer, hands the decoded
 // column to the caller and queues the key for the snapshot worker

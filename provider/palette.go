@@ -3,27 +3,14 @@ package provider
 import (
 	"bytes"
 	"encoding/binary"
+
+	"github.com/blazeworld/blaze/provider/internal/rawchunk"
 )
 
 // The checks in this file guard the packed paletted storages of the
 // network encoding (sub-chunk layers and biomes). Dragonfly's decoder does
 // not check that every index lies inside its palette, and an index past it
 // would panic later, inside the World, so every record is checked here.
-
-// Palette bit sizes a storage may have, and their index word counts.
-func indexWords(bits byte) (int, bool) {
-	switch bits {
-	case 0:
-		return 0, true
-	case 1, 2, 3, 4, 5, 6, 8, 16:
-		n := 4096 / (32 / int(bits))
-		if bits == 3 || bits == 5 || bits == 6 {
-			n++
-		}
-		return n, true
-	}
-	return 0, false
-}
 
 // indicesBelow reports whether the first 4096 indices packed in words (bits
 // each, little-endian uint32 words) are all below n. Dragonfly does not
@@ -144,7 +131,7 @@ func walkBiomes(b []byte, subs int, fn func(i int, bits byte, words []byte, pale
 			continue
 		}
 		bits := hdr >> 1
-		words, ok := indexWords(bits)
+		words, ok := rawchunk.IndexWords(bits)
 		if !ok {
 			r.fail("biome storage %d has %d bits per index", i, bits)
 			break

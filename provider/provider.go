@@ -15,6 +15,7 @@ import (
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
 	"github.com/blazeworld/blaze/provider/internal/nbt"
+	"github.com/blazeworld/blaze/provider/internal/rawchunk"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/df-mc/dragonfly/server/world/mcdb/leveldat"
@@ -141,6 +142,12 @@ func (conf Config) open(dir string) (*DB, error) {
 	}
 	db := &DB{conf: conf, dir: dir, eng: eng, dict: newDictionary(), copier: newCopyKeeper(), ldat: ldat, settingsRec: sr.rec, quarantine: newQuarantine(), born: time.Now()}
 	db.quiet.Store(int64(snapshotQuiet))
+	if _, err := rawchunk.Get(); err != nil {
+		// Every column still loads and stores, through Dragonfly's own
+		// decoder and encoders, only slower: a Dragonfly upgrade changed
+		// what the fast path relies on (docs/PROVIDER.md).
+		conf.Log.Warn("blaze: fast chunk building is off, columns go through Dragonfly's decoder", "reason", err)
+	}
 	if conf.ColumnCacheBytes > 0 {
 		db.cols = newColumnCache(conf.ColumnCacheBytes)
 	}

@@ -8,17 +8,22 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/blazeworld/blaze/provider/internal/rawchunk"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
 
-// On the Dragonfly this module pins, the probe accepts: if an upgrade
-// changes what rawstorage.go relies on, this fails rather than cold loads
-// quietly becoming slower.
-func TestRawStorageProbeAccepts(t *testing.T) {
-	if rawStorageOnce() == nil {
-		t.Fatal("rawStorage's probe refused this Dragonfly: decodes fall back to NetworkDecode (see rawstorage.go)")
+// needRaw skips a test of the fast path when the build forces the public
+// one (blaze_safe); otherwise the dictionaries have a Builder
+// (rawchunk's TestProbeAccepts fails if the probe refuses).
+func needRaw(t *testing.T, d *dictionary) {
+	t.Helper()
+	if rawchunk.Forced {
+		t.Skip("built with blaze_safe: no fast path to compare")
+	}
+	if d.raw == nil {
+		t.Fatal("the probe refused this Dragonfly")
 	}
 }
 
@@ -36,7 +41,7 @@ func withoutRaw[T any](d *dictionary, f func() (T, error)) (T, error) {
 	return f()
 }
 
-// sameEncoding fails unless encoding col with rawStorage gives the record
+// sameEncoding fails unless encoding col with rawchunk gives the record
 // Dragonfly's encoders give.
 func sameEncoding(d *dictionary, col *chunk.Column) error {
 	fast, err := d.encodeColumn(col, nil, blazedb.CompressionLZ4)
@@ -48,7 +53,7 @@ func sameEncoding(d *dictionary, col *chunk.Column) error {
 		return err
 	}
 	if !bytes.Equal(fast.rec, slow.rec) || !bytes.Equal(fast.biomes, slow.biomes) {
-		return fmt.Errorf("rawStorage encodes the column differently")
+		return fmt.Errorf("rawchunk encodes the column differently")
 	}
 	return nil
 }
@@ -93,12 +98,13 @@ func sameChunk(a, b *chunk.Chunk) error {
 	return nil
 }
 
-// Decoding with rawStorage builds exactly what NetworkDecode builds, and
+// Decoding with rawchunk builds exactly what NetworkDecode builds, and
 // encoding with it gives the record Dragonfly's encoders give, on
 // synthetic columns of every dimension, every record codec and both
 // record versions, and on every column of the real worlds.
 func TestRawStorageMatchesNetworkDecode(t *testing.T) {
 	br, d := testDictionary()
+	needRaw(t, d)
 	check := func(t *testing.T, what string, rec []byte, rng cube.Range) {
 		t.Helper()
 		fast, err1 := d.decodeColumn(rec, rng)
@@ -153,14 +159,16 @@ func TestRawStorageMatchesNetworkDecode(t *testing.T) {
 // sharing nothing with them, whichever side then sets blocks.
 func TestSnapshotSubChunksAreCopies(t *testing.T) {
 	br, d := testDictionary()
-	rs := rawStorageOnce()
-	if rs == nil {
-		t.Fatal("probe refused")
+	// The proved Builder reads the layers' words and palettes, whichever
+	// way the snapshot was copied (blaze_safe: by SubChunk.Clone).
+	rs, err := rawchunk.Probe()
+	if err != nil {
+		t.Fatal(err)
 	}
 	subBytes := func(s *chunk.SubChunk) []byte {
 		var b []byte
 		for _, l := range s.Layers() {
-			b = rs.appendStorage(b, l)
+			b = rs.AppendStorage(b, l)
 		}
 		return b
 	}
