@@ -50,14 +50,11 @@ import (
 //	|  uvar | stored length, then the stored bytes                       |
 //	+-------+------------------------------------------------------------+
 //
-// uvar/svar are Go's unsigned/zig-zag varints. Version 1 had the same
-// parts, unframed (the engine compressed the whole record), in the order
-// sub-chunks, uvar biome length and biomes, tick, block entities, entities,
-// scheduled updates; it is still read. Part of the on-disk format.
+// uvar/svar are Go's unsigned/zig-zag varints. Only version 2 is read:
+// version 1 (unframed) was never released. Part of the on-disk format.
 const (
 	recordSignature = "BZC"
 	recordVersion   = 2
-	recordVersion1  = 1
 	maxSubChunks    = 64
 	maxListLen      = 1 << 20
 	maxFrameLen     = 16 << 20

@@ -2,14 +2,13 @@ package provider
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb"
-	"github.com/blazeworld/blaze/internal/fsutil"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider/internal/rawchunk"
 	"github.com/df-mc/dragonfly/server/world"
@@ -49,54 +48,18 @@ func TestRuntimeIDsMove(t *testing.T) {
 	}
 }
 
-// toVersion1 rewrites a version 2 record in the version 1 layout (parts
-// unframed, tick before the entities).
-func toVersion1(t testing.TB, rec []byte) []byte {
-	t.Helper()
-	r := &reader{b: rec}
-	out := append([]byte(nil), r.bytes(3)...)
-	r.byte()
-	out = append(out, recordVersion1, r.byte())
-	n := r.count(maxSubChunks)
-	out = binary.AppendUvarint(out, uint64(n))
-	for range n {
-		raw, _ := readFrame(r, nil)
-		out = append(out, raw...)
-	}
-	biomes, _ := readFrame(r, nil)
-	out = binary.AppendUvarint(out, uint64(len(biomes)))
-	out = append(out, biomes...)
-	entities, _ := readFrame(r, nil)
-	out = binary.AppendVarint(out, r.varint())
-	out = append(out, entities...)
-	out = append(out, r.b[r.off:]...)
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	return out
-}
-
-// Version 1 records (one unframed body, compressed by the engine) still
-// decode, to the same column as version 2.
-func TestDecodesVersion1(t *testing.T) {
+// Issue 37: version 1 records (one unframed body) were never released, and
+// are refused as damage, not read.
+func TestRefusesVersion1(t *testing.T) {
 	br, d := testDictionary()
-	for i := uint64(0); i < 4; i++ {
-		col := worldtest.Synthetic(i, world.Overworld, br)
-		enc, err := d.encodeColumn(col, nil, blazedb.CompressionLZ4)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v1 := toVersion1(t, enc.rec)
-		got, lay, _, err := d.decode(v1, world.Overworld.Range(), true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := worldtest.Compare(col, got); err != nil {
-			t.Fatal(err)
-		}
-		if lay.version != recordVersion1 || lay.rawSize != len(v1) {
-			t.Fatalf("layout %+v", lay)
-		}
+	enc, err := d.encodeColumn(worldtest.Synthetic(1, world.Overworld, br), nil, blazedb.CompressionLZ4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := bytes.Clone(enc.rec)
+	v1[3] = 1
+	if _, err := d.decodeColumn(v1, world.Overworld.Range()); !errors.Is(err, ErrColumnCorrupt) || !strings.Contains(err.Error(), "column record version 1") {
+		t.Fatalf("a version 1 record: %v", err)
 	}
 }
 
@@ -116,7 +79,6 @@ func FuzzDecodeColumn(f *testing.F) {
 	}
 	empty, _ := d.encodeColumn(&chunk.Column{Chunk: chunk.New(br, world.Overworld.Range())}, nil, blazedb.CompressionNone)
 	f.Add(empty.rec)
-	f.Add(toVersion1(f, empty.rec))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		col, err := d.decodeColumn(b, world.Overworld.Range())
 		// Both ways of building sub-chunks accept the same records and
@@ -231,58 +193,6 @@ func TestBiomeRepeatedWordsChecked(t *testing.T) {
 	}
 }
 
-// A world written with version 1 records (testdata/v1-world, made by the
-// build before frames) loads; storing a column rewrites it as version 2.
-func TestVersion1World(t *testing.T) {
-	dir := t.TempDir()
-	if err := fsutil.CopyTree("testdata/v1-world", dir, nil); err != nil {
-		t.Fatal(err)
-	}
-	want := map[world.Dimension]*chunk.Column{
-		world.Overworld: worldtest.Synthetic(3, world.Overworld, world.DefaultBlockRegistry),
-		world.Nether:    worldtest.Synthetic(4, world.Nether, world.DefaultBlockRegistry),
-	}
-	at := map[world.Dimension]world.ChunkPos{world.Overworld: {0, 0}, world.Nether: {1, -1}}
-	version := func(db *DB, dim world.Dimension) byte {
-		k, _ := key(at[dim], dim)
-		rec, err := db.Engine().Get(k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rec[3]
-	}
-	db := openDB(t, dir, Config{})
-	for dim, col := range want {
-		if v := version(db, dim); v != recordVersion1 {
-			t.Fatalf("fixture holds version %d", v)
-		}
-		got, err := db.LoadColumn(at[dim], dim)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := worldtest.Compare(col, got); err != nil {
-			t.Fatalf("%v: %v", dim, err)
-		}
-		if err := db.StoreColumn(at[dim], dim, got); err != nil {
-			t.Fatal(err)
-		}
-		if v := version(db, dim); v != recordVersion {
-			t.Fatalf("stored as version %d", v)
-		}
-	}
-	db.Close()
-	db = openDB(t, dir, Config{})
-	for dim, col := range want {
-		got, err := db.LoadColumn(at[dim], dim)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := worldtest.Compare(col, got); err != nil {
-			t.Fatalf("%v after rewrite: %v", dim, err)
-		}
-	}
-}
-
 // A decoded column shares no memory with its record: cold loads decode
 // from a pooled buffer that the next load overwrites. Records whose frames
 // are stored raw (CompressionNone) are the test: the decoder reads those
@@ -296,17 +206,16 @@ func TestDecodedColumnSharesNothingWithRecord(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for v, rec := range [][]byte{bytes.Clone(enc.rec), toVersion1(t, enc.rec)} {
-				got, err := d.decodeColumn(rec, world.Overworld.Range())
-				if err != nil {
-					t.Fatal(err)
-				}
-				for j := range rec {
-					rec[j] = 0xA5
-				}
-				if err := worldtest.Compare(col, got); err != nil {
-					t.Fatalf("compression %d, version %d: the column changed with its record: %v", comp, 2-v, err)
-				}
+			rec := bytes.Clone(enc.rec)
+			got, err := d.decodeColumn(rec, world.Overworld.Range())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := range rec {
+				rec[j] = 0xA5
+			}
+			if err := worldtest.Compare(col, got); err != nil {
+				t.Fatalf("compression %d: the column changed with its record: %v", comp, err)
 			}
 		}
 	}

@@ -22,7 +22,7 @@ const maxPooledScratch = 1 << 20
 // needs 24,576.
 const maxWordBlock = 1 << 16
 
-// decodeColumn decodes a record (either version) for a dimension of range
+// decodeColumn decodes a record for a dimension of range
 // rng. It never panics on bad bytes: they give an error wrapping
 // ErrColumnCorrupt.
 func (d *dictionary) decodeColumn(rec []byte, rng cube.Range) (col *chunk.Column, err error) {
@@ -54,13 +54,12 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*
 		return bad("no column signature")
 	}
 	v := int(r.byte())
-	if v != recordVersion && v != recordVersion1 {
+	if v != recordVersion {
 		if v > recordVersion {
 			return bad("column record version %d is newer than this build reads (%d)", v, recordVersion)
 		}
 		return bad("column record version %d", v)
 	}
-	framed := v == recordVersion
 	r.byte() // flags
 	n := r.count(maxSubChunks)
 	if r.err != nil {
@@ -116,13 +115,11 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*
 	if d.raw != nil {
 		subs, ys = make([]*chunk.SubChunk, n), make([]byte, n)
 		a = &rawchunk.Arena{}
-		if framed {
-			// Index words are most of the sub-chunks' raw bytes: one block
-			// of words holds them all. The frames' lengths are not yet
-			// checked, so a damaged record may declare any: the hint is
-			// capped (above what a real column holds).
-			a.WordBlock = min(framesRawLen(rec[r.off:], n)/4, maxWordBlock)
-		}
+		// Index words are most of the sub-chunks' raw bytes: one block of
+		// words holds them all. The frames' lengths are not yet checked,
+		// so a damaged record may declare any: the hint is capped (above
+		// what a real column holds).
+		a.WordBlock = min(framesRawLen(rec[r.off:], n)/4, maxWordBlock)
 	} else {
 		bp = netBufs.Get().(*[]byte)
 		defer netBufs.Put(bp)
@@ -132,18 +129,15 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*
 	// a third of a decode's allocations.
 	var fr reader
 	for i := 0; i < n; i++ {
-		sr := r
-		if framed {
-			raw, inDst := frame((*sp)[:0])
-			if r.err != nil {
-				return bad("sub-chunk %d: %v", i, r.err)
-			}
-			if inDst && cap(raw) <= maxPooledScratch {
-				*sp = raw // keep the grown buffer, unless a huge frame grew it
-			}
-			fr = reader{b: raw}
-			sr = &fr
+		raw, inDst := frame((*sp)[:0])
+		if r.err != nil {
+			return bad("sub-chunk %d: %v", i, r.err)
 		}
+		if inDst && cap(raw) <= maxPooledScratch {
+			*sp = raw // keep the grown buffer, unless a huge frame grew it
+		}
+		fr = reader{b: raw}
+		sr := &fr
 		var err error
 		if d.raw != nil {
 			subs[i], ys[i], err = buildSub(d.raw, a, sr, air, readUvarint, toRID)
@@ -153,26 +147,22 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*
 		if err != nil {
 			return nil, lay, nil, fmt.Errorf("sub-chunk %d: %w", i, err)
 		}
-		if framed && sr.off != len(sr.b) {
+		if sr.off != len(sr.b) {
 			return bad("sub-chunk %d: %d bytes after it in its frame", i, len(sr.b)-sr.off)
 		}
 		lay.subEnds[i] = r.off
 	}
 	var biomes []byte
-	if framed {
-		lay.biomeStart = r.off
-		if keepBiomes {
-			biomes, _ = frame(nil) // a new slice (or the record's): the snapshot keeps it
-		} else {
-			var inDst bool
-			if biomes, inDst = frame((*sp)[:0]); inDst && cap(biomes) <= maxPooledScratch {
-				*sp = biomes
-			}
-		}
-		lay.biomeEnd = r.off
+	lay.biomeStart = r.off
+	if keepBiomes {
+		biomes, _ = frame(nil) // a new slice (or the record's): the snapshot keeps it
 	} else {
-		biomes = r.bytes(r.count(len(rec)))
+		var inDst bool
+		if biomes, inDst = frame((*sp)[:0]); inDst && cap(biomes) <= maxPooledScratch {
+			*sp = biomes
+		}
 	}
+	lay.biomeEnd = r.off
 	if r.err != nil {
 		return bad("%v", r.err)
 	}
@@ -203,29 +193,20 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*
 	}
 	col := &chunk.Column{Chunk: c}
 
-	if framed {
-		lay.nbtStart = r.off
-		raw, _ := frame(nil) // a new slice: decoded NBT may point into it
-		lay.nbtEnd = r.off
-		if r.err != nil {
-			return bad("block entities and entities: %v", r.err)
-		}
-		er := &reader{b: raw}
-		if col.BlockEntities, col.Entities, err = decodeEntities(er); err != nil {
-			return nil, lay, nil, err
-		}
-		if er.off != len(raw) {
-			return bad("%d bytes after the entities in their frame", len(raw)-er.off)
-		}
-		col.Tick = r.varint()
-	} else {
-		col.Tick = r.varint()
-		lay.nbtStart = r.off
-		if col.BlockEntities, col.Entities, err = decodeEntities(r); err != nil {
-			return nil, lay, nil, err
-		}
-		lay.nbtEnd = r.off
+	lay.nbtStart = r.off
+	raw, _ := frame(nil) // a new slice: decoded NBT may point into it
+	lay.nbtEnd = r.off
+	if r.err != nil {
+		return bad("block entities and entities: %v", r.err)
 	}
+	er := &reader{b: raw}
+	if col.BlockEntities, col.Entities, err = decodeEntities(er); err != nil {
+		return nil, lay, nil, err
+	}
+	if er.off != len(raw) {
+		return bad("%d bytes after the entities in their frame", len(raw)-er.off)
+	}
+	col.Tick = r.varint()
 	if col.ScheduledBlocks, err = d.decodeScheduled(r); err != nil {
 		return nil, lay, nil, err
 	}

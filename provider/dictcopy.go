@@ -59,7 +59,8 @@ import (
 //
 // uvar is Go's unsigned varint; LE little-endian. An entry is an NBT
 // compound of a block name, its properties and a version: far below
-// maxDictEntryLen. Version 1, without the lineage, is still read.
+// maxDictEntryLen. Only version 2 is read: version 1 (without the lineage)
+// was never released.
 //
 // The lineage tells this world's copy from another's when no entry can be
 // compared: the engine's generation starts at a random 63-bit number and
@@ -70,7 +71,6 @@ const (
 	dictCopyName      = "dictionary.dat"
 	dictCopySignature = "BZD"
 	dictCopyVersion   = 2
-	dictCopyVersion1  = 1
 	maxDictID         = 1<<31 - 1
 	maxDictEntryLen   = 1 << 20
 	// maxLineageGap is how many compactions past the copy's generation
@@ -92,7 +92,7 @@ const (
 type dictCopy struct {
 	entries    map[int32][]byte
 	lineage    uint64
-	hasLineage bool // false in a version 1 file
+	hasLineage bool // false when there is no file
 }
 
 // sameLineage reports whether an engine at generation gen can be the one
@@ -142,17 +142,14 @@ func parseDictCopy(b []byte) (dictCopy, error) {
 	}
 	var c dictCopy
 	r := &reader{b: body[4:]}
-	switch v := body[3]; v {
-	case dictCopyVersion:
-		lb := r.bytes(8)
-		if r.err != nil {
-			return bad("no lineage: %v", r.err)
-		}
-		c.lineage, c.hasLineage = binary.LittleEndian.Uint64(lb), true
-	case dictCopyVersion1:
-	default:
-		return bad("version %d, this build reads %d and %d", v, dictCopyVersion1, dictCopyVersion)
+	if v := body[3]; v != dictCopyVersion {
+		return bad("version %d, this build reads %d", v, dictCopyVersion)
 	}
+	lb := r.bytes(8)
+	if r.err != nil {
+		return bad("no lineage: %v", r.err)
+	}
+	c.lineage, c.hasLineage = binary.LittleEndian.Uint64(lb), true
 	n := r.count(len(r.b))
 	out := make(map[int32][]byte, n)
 	last := int64(-1)

@@ -336,10 +336,6 @@ func TestParseDictCopyRefuses(t *testing.T) {
 		len(cp.entries) != 2 || !cp.hasLineage || cp.lineage != 77 {
 		t.Fatalf("a valid copy: %+v, %v", cp, err)
 	}
-	// Version 1, without a lineage, is still read.
-	if cp, err := parseDictCopy(file(dictCopySignature, dictCopyVersion1, "", entry{1, "a"})); err != nil || len(cp.entries) != 1 || cp.hasLineage {
-		t.Fatalf("a valid version 1 copy: %+v, %v", cp, err)
-	}
 	for name, b := range map[string][]byte{
 		"repeated id":  file(dictCopySignature, dictCopyVersion, "", entry{1, "a"}, entry{1, "b"}),
 		"decreasing":   file(dictCopySignature, dictCopyVersion, "", entry{5, "a"}, entry{1, "b"}),
@@ -347,6 +343,8 @@ func TestParseDictCopyRefuses(t *testing.T) {
 		"trailing":     file(dictCopySignature, dictCopyVersion, "x", entry{1, "a"}),
 		"signature":    file("XYZ", dictCopyVersion, "", entry{1, "a"}),
 		"version":      file(dictCopySignature, dictCopyVersion+1, "", entry{1, "a"}),
+		// Issue 37: version 1, without a lineage, was never released.
+		"version 1": file(dictCopySignature, 1, "", entry{1, "a"}),
 	} {
 		if _, err := parseDictCopy(b); !errors.Is(err, ErrColumnCorrupt) {
 			t.Errorf("%s: %v", name, err)
@@ -536,8 +534,8 @@ func TestDictionaryCopyOfAnotherLineage(t *testing.T) {
 }
 
 // sameLineage takes the copy's own generation and the later ones a
-// compaction moves the log to, and nothing before it or far past it; a
-// version 1 copy has no lineage to check.
+// compaction moves the log to, and nothing before it or far past it; no
+// copy (no file) has no lineage to check.
 func TestSameLineage(t *testing.T) {
 	c := dictCopy{lineage: 1 << 40, hasLineage: true}
 	for gen, want := range map[uint64]bool{1 << 40: true, 1<<40 + 5: true, 1<<40 + maxLineageGap - 1: true,
@@ -547,7 +545,7 @@ func TestSameLineage(t *testing.T) {
 		}
 	}
 	if !(dictCopy{}).sameLineage(12345) {
-		t.Error("a version 1 copy refused")
+		t.Error("no copy refused")
 	}
 }
 
