@@ -94,4 +94,33 @@
 // once, beside the engine's background work, a snapshot worker (or, with
 // ExternalMaintenance, the owner's Maintain), and prefetching. Locks are
 // held only for memory work; no I/O happens under the column cache's lock.
+//
+// # Lock order
+//
+// The provider's mutexes, what each guards, and the order they are taken
+// in: a goroutine holding one takes only those below it. The engine's
+// locks come after all of them (the engine never calls back).
+//
+//  1. DB.backupMu, DB.editMu, copyKeeper.mu (DB.copier), viewPins.mu
+//     (DB.views): never two at once, and each held across engine I/O.
+//     backupMu lets one Backup run at a time; editMu is held across the
+//     first column write (or Revert's batch) after Open, which writes the
+//     new edition, so that no column reaches the log under the old one;
+//     copyKeeper.mu makes one write of dictionary.dat at a time and guards
+//     its pending error; viewPins.mu guards the Views open on each
+//     snapshot, held across DeleteSnapshot so that none opens meanwhile.
+//  2. DB.regMu: the block registry and the column cache built for it;
+//     SetBlockRegistry holds it while the dictionary resolves its entries
+//     under the new registry.
+//  3. DB.setMu: level.dat's data, the Settings, and writing level.dat.
+//  4. dictionary.mu: the dictionary's entries, both id maps, its registry
+//     and chunk templates, and the state of dictionary.dat. Taken briefly
+//     by encodes and decodes (never across encoding or I/O).
+//  5. entryCache.mu (sharedEntries, one per process): decoded entries and
+//     their resolutions by registry.
+//
+// These are leaves, under which no other lock is taken: columnCache.mu
+// (the cache's list, index and pins), quarantine.mu (the quarantined
+// columns), fillQueue.mu (the snapshot worker's jobs) and View.regMu (a
+// View's registry error).
 package provider

@@ -17,8 +17,8 @@ import (
 // tags. It accepts and refuses exactly what gophertunnel does, quirks
 // included (a string of 32 KiB or more is refused, the nesting count is
 // kept as gophertunnel keeps it); FuzzCanonicalNBT checks both agree. It
-// is several times faster, as it needs no reflection but for the arrays,
-// and NBT is a third of a cold load of a real world's columns.
+// needs no reflection but for the arrays (BenchmarkDecodeNBT;
+// docs/BENCHMARKS.md).
 //
 // It is safe on any bytes: every length is checked against the bytes left
 // before anything is allocated for it (gophertunnel's decoder allocates

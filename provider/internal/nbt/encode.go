@@ -39,9 +39,8 @@ func slowCanonical(m map[string]any) ([]byte, error) {
 // compound's entries sorted by name), in one pass and without reflection
 // for everything but the array tags, with one difference: a float32 keeps
 // its bits, where gophertunnel passes it through float64, which turns a
-// signalling NaN into a quiet one. Encoding NBT through gophertunnel's
-// reflection and then sorting it was a third of storing a real world's
-// column.
+// signalling NaN into a quiet one. It spares a store gophertunnel's
+// reflection and the sort after it (docs/BENCHMARKS.md).
 //
 // It knows the Go types gophertunnel encodes by their exact type: those
 // NBT decoding produces, bool, and slices of them. Anything else (another
