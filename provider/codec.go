@@ -228,17 +228,24 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 			e.subs[i] = prev.subs[i]
 			e.lay.rawSize += prev.subRaw(i)
 		} else {
-			*np = d.appendSubChunk((*np)[:0], col.Chunk, i)
-			raw := *np
-			r := &reader{b: raw}
-			d.mu.Lock()
-			*sp, err = rewriteSub((*sp)[:0], r, readVarint32, appendUvarint, toID)
-			d.mu.Unlock()
+			if d.raw != nil {
+				d.mu.Lock()
+				*sp, err = appendSubIDs((*sp)[:0], d.raw, col.Chunk, i, toID)
+				d.mu.Unlock()
+			} else {
+				// Dragonfly's encoding, read back, checked and rewritten
+				// with dictionary ids.
+				*np = append((*np)[:0], chunk.EncodeSubChunk(col.Chunk, chunk.NetworkEncoding, i)...)
+				r := &reader{b: *np}
+				d.mu.Lock()
+				*sp, err = rewriteSub((*sp)[:0], r, readVarint32, appendUvarint, toID)
+				d.mu.Unlock()
+				if err == nil && r.off != len(r.b) {
+					err = fmt.Errorf("%d bytes not understood", len(r.b)-r.off)
+				}
+			}
 			if err != nil {
 				return nil, fmt.Errorf("sub-chunk %d: %w", i, err)
-			}
-			if r.off != len(raw) {
-				return nil, fmt.Errorf("sub-chunk %d: %d bytes not understood", i, len(raw)-r.off)
 			}
 			if b, err = appendFrame(b, comp, *sp); err != nil {
 				return nil, err
@@ -303,14 +310,6 @@ func checkShape(c *chunk.Chunk) error {
 		}
 	}
 	return nil
-}
-
-// appendSubChunk appends sub-chunk i of c in Dragonfly's network encoding.
-func (d *dictionary) appendSubChunk(dst []byte, c *chunk.Chunk, i int) []byte {
-	if d.raw != nil {
-		return d.raw.AppendSubChunk(dst, c, i)
-	}
-	return append(dst, chunk.EncodeSubChunk(c, chunk.NetworkEncoding, i)...)
 }
 
 // appendBiomes appends the biomes of c in Dragonfly's network encoding.

@@ -1,16 +1,19 @@
 package provider
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/blazeworld/blaze/provider/internal/rawchunk"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
 
-// The decoder's fast path: the record's sub-chunks and biomes are read and
-// checked here, and built by rawchunk straight from their index words and
-// palettes, with the results NetworkDecode gives (TestRawStorageMatches
-// NetworkDecode), without rewriting them into the network encoding first.
+// The fast paths: the decoder reads and checks the record's sub-chunks and
+// biomes here, and rawchunk builds them straight from their index words
+// and palettes, with the results NetworkDecode gives; the encoder writes a
+// sub-chunk's record straight from its storages' words and palettes
+// (TestRawStorageMatchesNetworkDecode). Neither goes through the network
+// encoding.
 
 // buildSub reads one sub-chunk in the shared layout from r into a new
 // SubChunk from a whose air is air, translating palette entries (read with
@@ -67,4 +70,55 @@ func buildChunk(b *rawchunk.Builder, a *rawchunk.Arena, tmpl *chunk.Chunk, subs 
 		return nil, fmt.Errorf("biomes: %w", err)
 	}
 	return b.Chunk(a, tmpl, subs, ys, bs)
+}
+
+// appendSubIDs appends sub-chunk i of c to dst in the record's shared
+// layout (codec.go), its palette entries as dictionary ids (toID, which
+// the caller makes safe to call), straight from the storages' words and
+// palettes. It gives the bytes rewriteSub gives of the sub-chunk's network
+// encoding, and refuses what walkLayers refuses there: bits per index
+// Dragonfly does not have (or index words that do not match them), a
+// palette of no entries or more than 4096 (or of more than one at 0 bits),
+// an index beyond its palette, a runtime id past 2^31. Any of those would
+// make a record that does not read back.
+func appendSubIDs(dst []byte, b *rawchunk.Builder, c *chunk.Chunk, i int, toID func(uint32) (uint64, error)) ([]byte, error) {
+	bad := func(format string, args ...any) ([]byte, error) {
+		return nil, fmt.Errorf("%w: %s", ErrColumnCorrupt, fmt.Sprintf(format, args...))
+	}
+	layers := c.Sub()[i].Layers()
+	if len(layers) > 255 {
+		return bad("%d layers", len(layers))
+	}
+	dst = append(dst, chunk.SubChunkVersion, byte(len(layers)), uint8(i+(c.Range()[0]>>4)))
+	for l, s := range layers {
+		words := b.WordBytes(s)
+		bits := byte(min(len(words)/512, 255))
+		if n, ok := rawchunk.IndexWords(bits); !ok || 4*n != len(words) {
+			return bad("layer %d has %d bits per index", l, bits)
+		}
+		values := b.Values(s)
+		n := len(values)
+		if (bits == 0 && n != 1) || n < 1 || n > 4096 {
+			return bad("palette of %d entries", n)
+		}
+		if bits != 0 && !indicesBelow(words, bits, n) {
+			return bad("layer %d has an index beyond its palette of %d", l, n)
+		}
+		dst = append(dst, bits<<1|1)
+		dst = append(dst, words...)
+		if bits != 0 {
+			dst = binary.AppendUvarint(dst, uint64(n))
+		}
+		for _, v := range values {
+			if v > 1<<31 {
+				return bad("palette entry out of range")
+			}
+			id, err := toID(v)
+			if err != nil {
+				return nil, err
+			}
+			dst = binary.AppendUvarint(dst, id)
+		}
+	}
+	return dst, nil
 }

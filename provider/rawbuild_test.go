@@ -2,8 +2,10 @@ package provider
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb"
@@ -275,6 +277,34 @@ func TestRepeatedBiomeStoragesAreIndependent(t *testing.T) {
 		}
 		if got := col.Chunk.Biome(0, 0, 0); got != 7 {
 			t.Fatalf("%s: the biome set reads %d", name, got)
+		}
+	}
+}
+
+// Issue 37 step 3: the encoder writes a changed sub-chunk straight from its
+// storages' words and palettes, and keeps every check that stopped an
+// unreadable record being written when it went through the network
+// encoding: here, an index beyond its palette is refused both ways.
+func TestEncodeRefusesIndexBeyondPalette(t *testing.T) {
+	br, d := testDictionary()
+	b, err := rawchunk.Probe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := worldtest.Synthetic(2, world.Overworld, br)
+	n, _ := rawchunk.IndexWords(2)
+	words := make([]byte, 4*n)
+	words[0] = 3 // index 3 under a palette of 2
+	var a rawchunk.Arena
+	layers := a.Layers(1)
+	layers[0] = b.Storage(&a, 2, words, a.Palette([]uint32{br.AirRuntimeID(), 1}))
+	col.Chunk.Sub()[0] = b.SubChunk(&a, br.AirRuntimeID(), layers)
+	for name, encode := range map[string]func() (*encoded, error){
+		"fast":   func() (*encoded, error) { return d.encodeColumn(col, nil, blazedb.CompressionLZ4) },
+		"public": func() (*encoded, error) { return withoutRaw(d, func() (*encoded, error) { return d.encodeColumn(col, nil, blazedb.CompressionLZ4) }) },
+	} {
+		if _, err := encode(); !errors.Is(err, ErrColumnCorrupt) || !strings.Contains(err.Error(), "beyond its palette") {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }

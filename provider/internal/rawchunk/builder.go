@@ -129,17 +129,23 @@ func (b *Builder) Clone(a *Arena, sub *chunk.SubChunk) *chunk.SubChunk {
 
 // CopyOf returns a copy of s from a, with its own words and palette.
 func (b *Builder) CopyOf(a *Arena, s *chunk.PalettedStorage) *chunk.PalettedStorage {
-	idx := b.Words(s)
-	var words []byte
-	if len(idx) > 0 {
-		words = unsafe.Slice((*byte)(unsafe.Pointer(&idx[0])), 4*len(idx))
-	}
-	return b.Storage(a, byte(len(idx)/128), words, a.Palette(b.Values(s)))
+	words := b.WordBytes(s)
+	return b.Storage(a, byte(len(words)/512), words, a.Palette(b.Values(s)))
 }
 
 // Words returns s's index words, shared with s.
 func (b *Builder) Words(s *chunk.PalettedStorage) []uint32 {
 	return *(*[]uint32)(unsafe.Add(unsafe.Pointer(s), b.indices))
+}
+
+// WordBytes returns s's index words as little-endian bytes, shared with s
+// (the probe refuses a machine where they are not).
+func (b *Builder) WordBytes(s *chunk.PalettedStorage) []byte {
+	idx := b.Words(s)
+	if len(idx) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&idx[0])), 4*len(idx))
 }
 
 // Values returns the values of s's palette, shared with s.
@@ -180,12 +186,10 @@ func (b *Builder) AppendBiomes(dst []byte, c *chunk.Chunk) []byte {
 // what Dragonfly's decoder reads; its encoder writes the length when the
 // palette's own size is not 0, which it keeps equal to the bits.
 func (b *Builder) AppendStorage(dst []byte, s *chunk.PalettedStorage) []byte {
-	idx := b.Words(s)
-	bits := len(idx) / 128
+	words := b.WordBytes(s)
+	bits := len(words) / 512
 	dst = append(dst, byte(bits<<1|1))
-	if len(idx) > 0 {
-		dst = append(dst, unsafe.Slice((*byte)(unsafe.Pointer(&idx[0])), 4*len(idx))...)
-	}
+	dst = append(dst, words...)
 	values := b.Values(s)
 	if bits != 0 {
 		dst = AppendVarint32(dst, uint32(len(values)))
