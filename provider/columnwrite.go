@@ -2,14 +2,94 @@ package provider
 
 import (
 	"bytes"
+	"fmt"
+	"slices"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/provider/internal/nbt"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/dragonfly/server/world/chunk"
 )
 
-// The column write path: StoreColumn (provider.go) encodes a column
-// against the cache's snapshot of it (codec.go) and, unless nothing
-// changed, writes its record here, with the dictionary entries it is the
-// first to use and, once after each Open, a new edition (edition.go).
+// The column write path: StoreColumn encodes a column against the cache's
+// snapshot of it (codec.go) and, unless nothing changed (unchanged), writes
+// its record with the dictionary entries it is the first to use and, once
+// after each Open, a new edition (edition.go).
+
+// StoreColumn stores col at pos in dim. Storing a column identical to the
+// stored one appends nothing. The column is encoded, and what the cache
+// keeps of it copied, before StoreColumn returns; the caller may mutate it
+// afterwards.
+func (db *DB) StoreColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Column) error {
+	if err := db.storeColumn(pos, dim, col); err != nil {
+		return fmt.Errorf("store column %v (%v): %w", pos, dim, err)
+	}
+	return nil
+}
+
+func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Column) error {
+	k, err := key(pos, dim)
+	if err != nil {
+		return err
+	}
+	if db.conf.ReadOnly {
+		return blazedb.ErrReadOnly
+	}
+	if db.closed.Load() {
+		return blazedb.ErrClosed
+	}
+	if err := db.checkStore(k, dim); err != nil {
+		return err
+	}
+	cols, br := db.columns()
+	prev, _ := cols.peek(k)
+	enc, err := db.dict.encodeColumn(col, prev, db.conf.Compression)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidColumn, err)
+	}
+	same, cached := db.unchanged(k, prev, enc)
+	if cached {
+		return nil
+	}
+	cols.remove(k)
+	if !same {
+		if err := db.writeColumn(k, enc.rec, enc.fresh); err != nil {
+			return err
+		}
+	}
+	snap := &snapshot{key: k, rng: col.Chunk.Range(), br: br, rec: enc.rec, lay: enc.lay, subs: enc.subs, biomes: enc.biomes,
+		tick: col.Tick, scheduled: slices.Clone(col.ScheduledBlocks)}
+	if enc.sameNBT {
+		// Snapshots are never modified: the new one shares prev's copies.
+		snap.blockEntities, snap.entities = prev.blockEntities, prev.entities
+	} else {
+		snap.blockEntities, snap.entities = nbt.CloneBlockEntities(col.BlockEntities), nbt.CloneEntities(col.Entities)
+	}
+	cols.put(snap)
+	return nil
+}
+
+// unchanged is the one decision that storing enc at k changes nothing: it
+// adds no dictionary entry, and its record is byte for byte the one stored.
+// That is the cache's snapshot prev (cached) when it holds it; otherwise,
+// until the first write since Open, the engine's record is read back (as
+// after a reopen, when the cache is empty and Dragonfly stores an
+// unchanged column), so that the edition stays. encodeColumn returns
+// prev's own record when it finds nothing changed, without building one,
+// which this recognises at the cost of a pointer comparison; past the
+// first write the engine's own rule (a Put of the bytes it holds appends
+// nothing) covers a column the cache no longer holds.
+func (db *DB) unchanged(k blazedb.Key, prev *snapshot, enc *encoded) (same, cached bool) {
+	if len(enc.fresh) > 0 {
+		return false, false
+	}
+	if prev != nil && bytes.Equal(prev.rec, enc.rec) {
+		return true, true
+	}
+	// Only this key's dimension stores it, one call at a time, so nothing
+	// changes it between the read and the write that may follow.
+	return !db.edited.Load() && db.holds(k, enc.rec), false
+}
 
 // writeColumn writes a column's record: with the block dictionary entries
 // it is the first to use (fresh), and, if it is the first column written
@@ -19,11 +99,6 @@ import (
 // once after each Open.
 func (db *DB) writeColumn(k blazedb.Key, rec []byte, fresh []int32) error {
 	if !db.edited.Load() {
-		// Outside editMu: only this key's dimension stores it, one call at
-		// a time, so nothing changes it between the read and the return.
-		if len(fresh) == 0 && db.holds(k, rec) {
-			return nil // the engine would elide it: nothing changes
-		}
 		db.editMu.Lock()
 		defer db.editMu.Unlock()
 		if !db.edited.Load() {
@@ -44,11 +119,9 @@ func (db *DB) writeColumn(k blazedb.Key, rec []byte, fresh []int32) error {
 	return db.putColumn(new(blazedb.Batch), k, rec, fresh)
 }
 
-// holds reports whether the engine holds rec at k already, as after a
-// reopen, when the column cache is empty and Dragonfly stores an unchanged
-// column: the engine would elide that write, and the edition must stay.
-// Any error reads as false: the column is then written, as it would be
-// without the check.
+// holds reports whether the engine holds rec at k already (see
+// unchanged). Any error reads as false: the column is then written, as it
+// would be without the check.
 func (db *DB) holds(k blazedb.Key, rec []byte) bool {
 	rp := recBufs.Get().(*[]byte)
 	cur, err := db.eng.GetAppend(k, (*rp)[:0])

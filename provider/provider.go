@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
-	"github.com/blazeworld/blaze/provider/internal/nbt"
 	"github.com/blazeworld/blaze/provider/internal/rawchunk"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
@@ -377,56 +375,6 @@ func (db *DB) Maintain() error {
 		}
 	}
 	return errors.Join(db.copier.takeErr(), db.eng.Maintain())
-}
-
-// StoreColumn stores col at pos in dim. Storing a column identical to the
-// stored one appends nothing. The column is encoded, and what the cache
-// keeps of it copied, before StoreColumn returns; the caller may mutate it
-// afterwards.
-func (db *DB) StoreColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Column) error {
-	if err := db.storeColumn(pos, dim, col); err != nil {
-		return fmt.Errorf("store column %v (%v): %w", pos, dim, err)
-	}
-	return nil
-}
-
-func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Column) error {
-	k, err := key(pos, dim)
-	if err != nil {
-		return err
-	}
-	if db.conf.ReadOnly {
-		return blazedb.ErrReadOnly
-	}
-	if db.closed.Load() {
-		return blazedb.ErrClosed
-	}
-	if err := db.checkStore(k, dim); err != nil {
-		return err
-	}
-	cols, br := db.columns()
-	prev, _ := cols.peek(k)
-	enc, err := db.dict.encodeColumn(col, prev, db.conf.Compression)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidColumn, err)
-	}
-	if prev != nil && len(enc.fresh) == 0 && bytes.Equal(prev.rec, enc.rec) {
-		return nil // unchanged: nothing to write
-	}
-	cols.remove(k)
-	if err := db.writeColumn(k, enc.rec, enc.fresh); err != nil {
-		return err
-	}
-	snap := &snapshot{key: k, rng: col.Chunk.Range(), br: br, rec: enc.rec, lay: enc.lay, subs: enc.subs, biomes: enc.biomes,
-		tick: col.Tick, scheduled: slices.Clone(col.ScheduledBlocks)}
-	if enc.sameNBT {
-		// Snapshots are never modified: the new one shares prev's copies.
-		snap.blockEntities, snap.entities = prev.blockEntities, prev.entities
-	} else {
-		snap.blockEntities, snap.entities = nbt.CloneBlockEntities(col.BlockEntities), nbt.CloneEntities(col.Entities)
-	}
-	cols.put(snap)
-	return nil
 }
 
 // Settings returns the world settings read from level.dat. Every call

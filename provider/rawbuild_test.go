@@ -300,8 +300,10 @@ func TestEncodeRefusesIndexBeyondPalette(t *testing.T) {
 	layers[0] = b.Storage(&a, 2, words, a.Palette([]uint32{br.AirRuntimeID(), 1}))
 	col.Chunk.Sub()[0] = b.SubChunk(&a, br.AirRuntimeID(), layers)
 	for name, encode := range map[string]func() (*encoded, error){
-		"fast":   func() (*encoded, error) { return d.encodeColumn(col, nil, blazedb.CompressionLZ4) },
-		"public": func() (*encoded, error) { return withoutRaw(d, func() (*encoded, error) { return d.encodeColumn(col, nil, blazedb.CompressionLZ4) }) },
+		"fast": func() (*encoded, error) { return d.encodeColumn(col, nil, blazedb.CompressionLZ4) },
+		"public": func() (*encoded, error) {
+			return withoutRaw(d, func() (*encoded, error) { return d.encodeColumn(col, nil, blazedb.CompressionLZ4) })
+		},
 	} {
 		if _, err := encode(); !errors.Is(err, ErrColumnCorrupt) || !strings.Contains(err.Error(), "beyond its palette") {
 			t.Errorf("%s: %v", name, err)
