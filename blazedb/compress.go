@@ -273,3 +273,23 @@ func (c codec) compression() Compression {
 	}
 	return CompressionNone
 }
+
+// CodecID returns the id the engine's record headers store for c (part of
+// the on-disk format), for a caller that frames parts it compressed with
+// Compress itself and records their codec the engine's way; false for
+// CompressionDefault or an unknown c. CompressionOfID is its inverse: the
+// engine's table of codec ids is the only one.
+func (c Compression) CodecID() (byte, bool) {
+	if !c.valid() || c == CompressionDefault {
+		return 0, false
+	}
+	return byte(c.codec()), true
+}
+
+// CompressionOfID returns the Compression whose codec id (CodecID) is id.
+func CompressionOfID(id byte) (Compression, bool) {
+	if !codec(id).valid() {
+		return 0, false
+	}
+	return codec(id).compression(), true
+}

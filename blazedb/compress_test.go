@@ -182,3 +182,25 @@ func TestSnappyRefusesS2Extensions(t *testing.T) {
 		t.Fatalf("an s2 block read as Snappy: %d bytes, %v", len(out), err)
 	}
 }
+
+// Issue 37: the codec ids callers frame their parts with are the record
+// header's, from the one table; every compression but the default has one,
+// and each id gives back its compression.
+func TestCodecIDs(t *testing.T) {
+	want := map[Compression]byte{CompressionNone: 0, CompressionLZ4: 1, CompressionSnappy: 2, CompressionZstd: 3}
+	for c, id := range want {
+		got, ok := c.CodecID()
+		if !ok || got != id {
+			t.Errorf("%v: id %d, %v; want %d", c, got, ok, id)
+		}
+		if back, ok := CompressionOfID(id); !ok || back != c {
+			t.Errorf("id %d: %v, %v; want %v", id, back, ok, c)
+		}
+	}
+	if _, ok := CompressionDefault.CodecID(); ok {
+		t.Error("the default has an id")
+	}
+	if _, ok := CompressionOfID(4); ok {
+		t.Error("id 4 reads as a compression")
+	}
+}

@@ -45,7 +45,7 @@ import (
 //
 //	frame:
 //	+-------+------------------------------------------------------------+
-//	|     1 | codec: 0 none, 1 LZ4, 2 Snappy, 3 zstd                     |
+//	|     1 | codec: the engine's id, blazedb.Compression.CodecID        |
 //	|  uvar | raw length                                                 |
 //	|  uvar | stored length, then the stored bytes                       |
 //	+-------+------------------------------------------------------------+
@@ -59,15 +59,6 @@ const (
 	maxListLen      = 1 << 20
 	maxFrameLen     = 16 << 20
 )
-
-// frameCodecs maps a frame's codec byte to the engine's compression.
-// Part of the on-disk format: never renumber.
-var frameCodecs = [...]blazedb.Compression{
-	0: blazedb.CompressionNone,
-	1: blazedb.CompressionLZ4,
-	2: blazedb.CompressionSnappy,
-	3: blazedb.CompressionZstd,
-}
 
 // layout locates the parts of a record: subEnds[i] is where sub-chunk i
 // ends (sub-chunk 0 starts at subStart). In a version 2 record each span

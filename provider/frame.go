@@ -18,16 +18,11 @@ func appendFrame(b []byte, comp blazedb.Compression, raw []byte) ([]byte, error)
 		return nil, err
 	}
 	*cp = stored
-	id := -1
-	for i, c := range frameCodecs {
-		if c == used {
-			id = i
-		}
-	}
-	if id < 0 {
+	id, ok := used.CodecID()
+	if !ok {
 		return nil, fmt.Errorf("no frame codec for compression %d", used)
 	}
-	b = append(b, byte(id))
+	b = append(b, id)
 	b = binary.AppendUvarint(b, uint64(len(raw)))
 	b = binary.AppendUvarint(b, uint64(len(stored)))
 	return append(b, stored...), nil
@@ -44,18 +39,19 @@ func readFrame(r *reader, dst []byte) (raw []byte, inDst bool) {
 	if r.err != nil {
 		return nil, false
 	}
-	if int(c) >= len(frameCodecs) {
+	comp, ok := blazedb.CompressionOfID(c)
+	if !ok {
 		r.fail("frame codec %d", c)
 		return nil, false
 	}
-	if frameCodecs[c] == blazedb.CompressionNone {
+	if comp == blazedb.CompressionNone {
 		if len(stored) != n {
 			r.fail("raw frame of %d bytes, header says %d", len(stored), n)
 			return nil, false
 		}
 		return stored, false
 	}
-	out, err := blazedb.Decompress(dst, frameCodecs[c], stored, n)
+	out, err := blazedb.Decompress(dst, comp, stored, n)
 	if err != nil {
 		r.fail("frame: %v", err)
 		return nil, false
