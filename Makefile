@@ -44,7 +44,7 @@ test: lint test-race test-norace test-safe fuzz-smoke
 # The concurrency of what they drive is tested under the race detector
 # elsewhere.
 NORACE      := ^(TestCrashSimulation|TestEditionCrash|TestBackupCrash|TestRawStorageMatchesNetworkDecode|TestSnapshotSubChunksAreCopies|TestConvertRealWorldsBothWays|TestConvertKeepsEveryLevelDBKey|TestConvertExtrasFollowColumns|TestDamageSweep)$$
-NORACE_PKGS := ./blazedb ./provider ./segment ./internal/convert ./tests
+NORACE_PKGS := ./blazedb ./provider ./provider/internal/column ./segment ./internal/convert ./tests
 
 # Everything under the race detector except NORACE.
 test-race:
@@ -69,7 +69,7 @@ fuzz-smoke:
 	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecodeIndex$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecompress$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecodeSnapshot$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
-	$(GO) test ./provider -run '^$$' -fuzz '^FuzzDecodeColumn$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
+	$(GO) test ./provider/internal/column -run '^$$' -fuzz '^FuzzDecodeColumn$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider/internal/nbt -run '^$$' -fuzz '^FuzzCanonicalNBT$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzParseDictCopy$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzParseEdition$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x

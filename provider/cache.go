@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/provider/internal/column"
 	"github.com/blazeworld/blaze/provider/internal/nbt"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world/chunk"
@@ -40,7 +41,7 @@ type snapshot struct {
 	key           blazedb.Key
 	rng           cube.Range
 	rec           []byte
-	lay           layout
+	lay           column.Layout
 	subs          []*chunk.SubChunk
 	biomes        []byte // network biome encoding, uncompressed; never written
 	br            chunk.BlockRegistry
@@ -93,14 +94,19 @@ func newColumnCache(budget int64) *columnCache {
 	return &columnCache{budget: budget, lru: list.New(), items: map[blazedb.Key]*list.Element{}, pinned: map[blazedb.Key]int{}}
 }
 
-// subRaw and nbtRaw return the raw sizes of a version 2 record's frames.
-func (s *snapshot) subRaw(i int) int { return frameRawLen(s.lay.sub(s.rec, i)) }
-func (s *snapshot) nbtRaw() int      { return frameRawLen(s.rec[s.lay.nbtStart:s.lay.nbtEnd]) }
+// prev returns the snapshot as the column codec's previous version of its
+// column; none for a nil snapshot.
+func (s *snapshot) prev() column.Prev {
+	if s == nil {
+		return column.Prev{}
+	}
+	return column.Prev{Rec: s.rec, Layout: s.lay, Subs: s.subs, Biomes: s.biomes, BlockEntities: s.blockEntities, Entities: s.entities}
+}
 
 // cost charges a snapshot its record and, for the decoded column, the
 // record's raw size (a close estimate of what the column holds).
 func (c *columnCache) cost(s *snapshot) int64 {
-	return int64(len(s.rec)+s.lay.rawSize) + 512 + s.readyCost
+	return int64(len(s.rec)+s.lay.RawSize) + 512 + s.readyCost
 }
 
 // take returns the snapshot of k, which the caller must not modify, and
@@ -215,7 +221,7 @@ func (c *columnCache) giveReady(s *snapshot, ready *chunk.Column) bool {
 	if el, ok := c.items[s.key]; !ok || el.Value.(*snapshot) != s || s.ready != nil {
 		return false
 	}
-	cost := int64(s.lay.rawSize)
+	cost := int64(s.lay.RawSize)
 	c.lru.MoveToFront(c.items[s.key]) // not evicted to make room for itself
 	c.evictLocked(cost)
 	if el, ok := c.items[s.key]; !ok || el.Value.(*snapshot) != s {

@@ -72,7 +72,7 @@ func TestColumnCacheBudget(t *testing.T) {
 	// room for the copy evicts every snapshot, its own included.
 	c = newColumnCache(10_000)
 	s := snapshotOf(1, 1000)
-	s.lay.rawSize = 5000 // charged 6,000, its ready copy 5,000 more
+	s.lay.RawSize = 5000 // charged 6,000, its ready copy 5,000 more
 	c.put(s)
 	if _, ok := c.peek(s.key); !ok {
 		t.Fatal("a snapshot within the budget was not cached")

@@ -6,13 +6,14 @@ import (
 	"slices"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/provider/internal/column"
 	"github.com/blazeworld/blaze/provider/internal/nbt"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
 
 // The column write path: StoreColumn encodes a column against the cache's
-// snapshot of it (codec.go) and, unless nothing changed (unchanged), writes
+// snapshot of it (internal/column) and, unless nothing changed (unchanged), writes
 // its record with the dictionary entries it is the first to use and, once
 // after each Open, a new edition (edition.go).
 
@@ -43,7 +44,7 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 	}
 	cols, br := db.columns()
 	prev, _ := cols.peek(k)
-	enc, err := db.dict.encodeColumn(col, prev, db.conf.Compression)
+	enc, err := db.dict.codec.Encode(col, prev.prev(), db.conf.Compression)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidColumn, err)
 	}
@@ -53,13 +54,13 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 	}
 	cols.remove(k)
 	if !same {
-		if err := db.writeColumn(k, enc.rec, enc.fresh); err != nil {
+		if err := db.writeColumn(k, enc.Rec, enc.Fresh); err != nil {
 			return err
 		}
 	}
-	snap := &snapshot{key: k, rng: col.Chunk.Range(), br: br, rec: enc.rec, lay: enc.lay, subs: enc.subs, biomes: enc.biomes,
+	snap := &snapshot{key: k, rng: col.Chunk.Range(), br: br, rec: enc.Rec, lay: enc.Layout, subs: enc.Subs, biomes: enc.Biomes,
 		tick: col.Tick, scheduled: slices.Clone(col.ScheduledBlocks)}
-	if enc.sameNBT {
+	if enc.SameNBT {
 		// Snapshots are never modified: the new one shares prev's copies.
 		snap.blockEntities, snap.entities = prev.blockEntities, prev.entities
 	} else {
@@ -79,16 +80,16 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 // which this recognises at the cost of a pointer comparison; past the
 // first write the engine's own rule (a Put of the bytes it holds appends
 // nothing) covers a column the cache no longer holds.
-func (db *DB) unchanged(k blazedb.Key, prev *snapshot, enc *encoded) (same, cached bool) {
-	if len(enc.fresh) > 0 {
+func (db *DB) unchanged(k blazedb.Key, prev *snapshot, enc *column.Encoded) (same, cached bool) {
+	if len(enc.Fresh) > 0 {
 		return false, false
 	}
-	if prev != nil && bytes.Equal(prev.rec, enc.rec) {
+	if prev != nil && bytes.Equal(prev.rec, enc.Rec) {
 		return true, true
 	}
 	// Only this key's dimension stores it, one call at a time, so nothing
 	// changes it between the read and the write that may follow.
-	return !db.edited.Load() && db.holds(k, enc.rec), false
+	return !db.edited.Load() && db.holds(k, enc.Rec), false
 }
 
 // writeColumn writes a column's record: with the block dictionary entries

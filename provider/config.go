@@ -25,7 +25,7 @@ type Config struct {
 	// Default blazedb.DurabilityBalanced.
 	Durability blazedb.Durability
 	// Compression is the codec for column data. Default LZ4. The provider
-	// compresses each part of a column record on its own (see codec.go),
+	// compresses each part of a column record on its own (see internal/column/format.go),
 	// so the engine itself stores records as they are.
 	Compression blazedb.Compression
 	// Recompress has every compaction (blaze compact -recompress) bring

@@ -13,6 +13,7 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/provider/internal/column"
 )
 
 // The block dictionary is the one part of a world that no column can do
@@ -141,22 +142,22 @@ func parseDictCopy(b []byte) (dictCopy, error) {
 		return bad("no signature")
 	}
 	var c dictCopy
-	r := &reader{b: body[4:]}
+	r := column.NewCursor(body[4:])
 	if v := body[3]; v != dictCopyVersion {
 		return bad("version %d, this build reads %d", v, dictCopyVersion)
 	}
-	lb := r.bytes(8)
-	if r.err != nil {
-		return bad("no lineage: %v", r.err)
+	lb := r.Bytes(8)
+	if r.Err() != nil {
+		return bad("no lineage: %v", r.Err())
 	}
 	c.lineage, c.hasLineage = binary.LittleEndian.Uint64(lb), true
-	n := r.count(len(r.b))
+	n := r.Count(r.Left())
 	out := make(map[int32][]byte, n)
 	last := int64(-1)
 	for range n {
-		id := r.uvarint()
-		v := r.bytes(r.count(maxDictEntryLen))
-		if r.err != nil {
+		id := r.Uvarint()
+		v := r.Bytes(r.Count(maxDictEntryLen))
+		if r.Err() != nil {
 			break
 		}
 		if id > maxDictID || int64(id) <= last {
@@ -165,11 +166,11 @@ func parseDictCopy(b []byte) (dictCopy, error) {
 		last = int64(id)
 		out[int32(id)] = v
 	}
-	if r.err != nil {
-		return bad("%v", r.err)
+	if r.Err() != nil {
+		return bad("%v", r.Err())
 	}
-	if r.off != len(r.b) {
-		return bad("%d bytes after the entries", len(r.b)-r.off)
+	if r.Left() != 0 {
+		return bad("%d bytes after the entries", r.Left())
 	}
 	c.entries = out
 	return c, nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/provider/internal/column"
 	blazenbt "github.com/blazeworld/blaze/provider/internal/nbt"
 	"github.com/blazeworld/blaze/provider/internal/rawchunk"
 	"github.com/df-mc/dragonfly/server/block/cube"
@@ -61,7 +62,7 @@ type dictEntry struct {
 }
 
 // noRID marks a dictionary id the registry cannot resolve.
-const noRID = ^uint32(0)
+const noRID = column.NoRID
 
 // dictionary is safe for concurrent use.
 type dictionary struct {
@@ -71,15 +72,17 @@ type dictionary struct {
 	br      chunk.BlockRegistry
 	ridToID []int32  // runtime id -> dictionary id, -1 when not yet assigned
 	idToRID []uint32 // dictionary id -> runtime id, or noRID
-	// raw builds decoded sub-chunks directly; nil when its probe refused
-	// this Dragonfly or the build forces the public path
-	// (internal/rawchunk). Set once, before any use.
-	raw *rawchunk.Builder
+	// codec encodes and decodes column records with this dictionary's
+	// ids, through rawchunk unless its probe refused this Dragonfly or the
+	// build forces the public path. Set once, before any use (tests
+	// replace it).
+	codec *column.Codec
 	// brShared reports whether br may key sharedEntries' resolutions
 	// (its dynamic type is comparable).
 	brShared bool
 	// chunks holds an empty chunk of br for each range decoded, the
-	// template raw copies decoded chunks from. Never modified.
+	// template the codec's builder copies decoded chunks from. Never
+	// modified.
 	chunks map[cube.Range]*chunk.Chunk
 	// copied is the number of entries dictionary.dat holds, if they are
 	// exactly the persisted ones; else copyStale, or copyUnread when the
@@ -98,7 +101,57 @@ const (
 
 func newDictionary() *dictionary {
 	raw, _ := rawchunk.Get() // Open reports a refusal
-	return &dictionary{byKey: map[string]int32{}, raw: raw}
+	d := &dictionary{byKey: map[string]int32{}}
+	d.codec = column.New(d, raw)
+	return d
+}
+
+// The dictionary as the column codec's Dictionary.
+
+// Lock and Unlock take and release d.mu, around the codec's ID calls.
+func (d *dictionary) Lock()   { d.mu.Lock() }
+func (d *dictionary) Unlock() { d.mu.Unlock() }
+
+// ID returns rid's dictionary id, assigning one if need be, and whether it
+// is not yet persisted. The caller holds d.mu.
+func (d *dictionary) ID(rid uint32) (int32, bool, error) {
+	id, err := d.idFor(rid)
+	if err != nil {
+		return 0, false, err
+	}
+	return id, !d.entries[id].persisted, nil
+}
+
+// Registry returns the block registry, nil until one is set.
+func (d *dictionary) Registry() chunk.BlockRegistry {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.br
+}
+
+// Decoding returns the registry, the id to runtime id table (only ever
+// replaced, by setRegistry, or appended to, by idFor, never changed in
+// place, so that the caller reads it without the lock) and, if template,
+// the empty chunk of rng under the registry.
+func (d *dictionary) Decoding(rng cube.Range, template bool) (chunk.BlockRegistry, []uint32, *chunk.Chunk) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var tmpl *chunk.Chunk
+	if d.br != nil && template {
+		if tmpl = d.chunks[rng]; tmpl == nil {
+			tmpl = chunk.New(d.br, rng)
+			d.chunks[rng] = tmpl
+		}
+	}
+	return d.br, d.idToRID, tmpl
+}
+
+// Unknown returns the error for a dictionary id the registry does not
+// resolve (unknownState).
+func (d *dictionary) Unknown(id uint64) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.unknownState(id)
 }
 
 // stateKey renders a state canonically: name, then properties sorted, each

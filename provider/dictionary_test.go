@@ -4,7 +4,11 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/blazeworld/blaze/provider/internal/column"
 	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/dragonfly/server/world/chunk"
 )
 
 // FuzzLoadEntry: a persisted block dictionary entry that decodes is
@@ -44,4 +48,62 @@ func FuzzLoadEntry(f *testing.F) {
 		}
 		sharedEntries.resolve(br, true, e)
 	})
+}
+
+// testDictionary returns a dictionary on Dragonfly's default registry.
+func testDictionary() (world.BlockRegistry, *dictionary) {
+	br := world.DefaultBlockRegistry
+	br.Finalize()
+	d := newDictionary()
+	d.setRegistry(br)
+	return br, d
+}
+
+// Columns written under one registry load with the right blocks under
+// another whose runtime ids have all moved.
+func TestRuntimeIDsMove(t *testing.T) {
+	br, d := testDictionary()
+	col := worldtest.Synthetic(11, world.Overworld, br)
+	enc, err := d.codec.Encode(col, column.Prev{}, blazedb.CompressionLZ4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := enc.Rec
+	for _, e := range d.entries {
+		e.persisted = true
+	}
+	moved := worldtest.PermutedRegistry(5, "")
+	d.setRegistry(moved)
+	got, err := d.codec.DecodeColumn(rec, world.Overworld.Range())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := moved.CheckMoved(col, got); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A scheduled update of a state the registry does not know fails the load
+// with ErrUnknownState naming it, as a block of that state does: dropping
+// the update would lose it at the next save.
+func TestScheduledUpdateOfUnknownState(t *testing.T) {
+	br, d := testDictionary()
+	states := worldtest.States(br)
+	c := chunk.New(br, world.Overworld.Range())
+	c.SetBlock(1, 1, 1, 0, states["minecraft:stone"])
+	col := &chunk.Column{Chunk: c, ScheduledBlocks: []chunk.ScheduledBlockUpdate{
+		{Pos: [3]int{1, 2, 1}, Block: states["minecraft:water"], Tick: 7},
+	}}
+	enc, err := d.codec.Encode(col, column.Prev{}, blazedb.CompressionLZ4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range d.entries {
+		e.persisted = true
+	}
+	d.setRegistry(worldtest.PermutedRegistry(5, "minecraft:water"))
+	_, err = d.codec.DecodeColumn(enc.Rec, world.Overworld.Range())
+	if !errors.Is(err, ErrUnknownState) || !containsAll(err.Error(), "scheduled update 0", "minecraft:water") {
+		t.Fatalf("decode: %v, want ErrUnknownState naming the update and minecraft:water", err)
+	}
 }

@@ -8,16 +8,16 @@
 // blaze/, the engine (package blazedb), and dictionary.dat, a copy of the
 // block dictionary outside the engine's log (dictcopy.go). Each
 // column is one engine record keyed by (dimension, x, z) whose layout is
-// drawn in codec.go: the sub-chunks in the layout of Dragonfly's network
-// encoding, with palette entries as ids into the world's block dictionary
-// (dictionary.go), then biomes, block entities, entities and scheduled
-// updates. Each part is compressed on its own (Config.Compression), so a
+// drawn in internal/column/format.go: the sub-chunks in the layout of
+// Dragonfly's network encoding, with palette entries as ids into the
+// world's block dictionary (dictionary.go), then biomes, block entities,
+// entities and scheduled updates. Each part is compressed on its own (Config.Compression), so a
 // store compresses only the parts that changed since the column was last
 // stored or loaded; the engine stores records as they are. Player spawns
 // and dictionary entries are named engine records.
 //
 // Decoding builds Dragonfly's paletted storages straight from a record's
-// index words (rawbuild.go), a column's storages from a few shared
+// index words (internal/column/raw.go), a column's storages from a few shared
 // allocations, through eight private fields of Dragonfly's chunk types
 // (package internal/rawchunk, the provider's only use of unsafe) that a
 // probe proves against Dragonfly's own decoder when the process starts; if

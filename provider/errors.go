@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/provider/internal/column"
 )
 
 var (
@@ -19,7 +20,7 @@ var (
 	// ErrColumnCorrupt: a column record failed to decode, or uses a block
 	// dictionary entry that was lost. Errors from damaged engine records
 	// wrap blazedb.ErrCorrupt instead.
-	ErrColumnCorrupt = errors.New("provider: malformed column record")
+	ErrColumnCorrupt = column.ErrCorrupt
 	// ErrInvalidColumn: StoreColumn was given a column it cannot store
 	// so that it reads back as given: a sub-chunk or layer missing, an
 	// index beyond its palette, a runtime id the registry does not know,

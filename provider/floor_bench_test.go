@@ -6,6 +6,7 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/blazeworld/blaze/provider/internal/column"
 	"github.com/df-mc/dragonfly/server/world"
 )
 
@@ -34,11 +35,11 @@ func BenchmarkColdLoadFloor(b *testing.B) {
 		if recs[i], err = db.Engine().Get(k); err != nil {
 			b.Fatal(err)
 		}
-		enc, err := db.dict.encodeColumn(col, nil, blazedb.CompressionNone)
+		enc, err := db.dict.codec.Encode(col, column.Prev{}, blazedb.CompressionNone)
 		if err != nil {
 			b.Fatal(err)
 		}
-		plain[i] = enc.rec
+		plain[i] = enc.Rec
 	}
 	db.Close()
 	rng := world.Overworld.Range()
@@ -61,11 +62,11 @@ func BenchmarkColdLoadFloor(b *testing.B) {
 				b.Fatal(err)
 			}
 			mid := time.Now()
-			if _, err := db.dict.decodeColumn(recs[j], rng); err != nil {
+			if _, err := db.dict.codec.DecodeColumn(recs[j], rng); err != nil {
 				b.Fatal(err)
 			}
 			end := time.Now()
-			if _, err := db.dict.decodeColumn(plain[j], rng); err != nil {
+			if _, err := db.dict.codec.DecodeColumn(plain[j], rng); err != nil {
 				b.Fatal(err)
 			}
 			cold, floor, uncompressed = cold+mid.Sub(start), floor+end.Sub(mid), uncompressed+time.Since(end)

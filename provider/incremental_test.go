@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/blazeworld/blaze/provider/internal/column"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
@@ -49,11 +50,11 @@ func TestIncrementalStoreMatchesFullEncode(t *testing.T) {
 			if !ok {
 				t.Fatal("no snapshot after store")
 			}
-			full, err := db.dict.encodeColumn(col, nil, db.conf.Compression)
+			full, err := db.dict.codec.Encode(col, column.Prev{}, db.conf.Compression)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(snap.rec, full.rec) {
+			if !bytes.Equal(snap.rec, full.Rec) {
 				t.Fatalf("%v step %d: incremental record differs from a full encode", dim, step)
 			}
 			hot, err := db.LoadColumn(pos, dim)
@@ -167,18 +168,18 @@ func TestUnchangedColumnBuildsNoRecord(t *testing.T) {
 	}
 	k, _ := key(pos, world.Overworld)
 	prev, _ := db.cols.peek(k)
-	enc, err := db.dict.encodeColumn(col, prev, db.conf.Compression)
+	enc, err := db.dict.codec.Encode(col, prev.prev(), db.conf.Compression)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if &enc.rec[0] != &prev.rec[0] {
+	if &enc.Rec[0] != &prev.rec[0] {
 		t.Fatal("an unchanged column built a new record")
 	}
 	col.Tick++ // the tail alone differs: a new record
-	if enc, err = db.dict.encodeColumn(col, prev, db.conf.Compression); err != nil {
+	if enc, err = db.dict.codec.Encode(col, prev.prev(), db.conf.Compression); err != nil {
 		t.Fatal(err)
 	}
-	if &enc.rec[0] == &prev.rec[0] || bytes.Equal(enc.rec, prev.rec) {
+	if &enc.Rec[0] == &prev.rec[0] || bytes.Equal(enc.Rec, prev.rec) {
 		t.Fatal("a changed tick was taken for an unchanged column")
 	}
 }

@@ -59,7 +59,7 @@ func (db *DB) Prefetch(pos world.ChunkPos, dim world.Dimension) (bool, error) {
 	}
 	if s := db.decodeSnapshot(job); s != nil {
 		if ready, err := s.column(); err == nil {
-			s.ready, s.readyCost = ready, int64(s.lay.rawSize)
+			s.ready, s.readyCost = ready, int64(s.lay.RawSize)
 			cols.readyMade.Add(1)
 		}
 		db.install(job, s)

@@ -315,7 +315,7 @@ func (db *DB) loadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column
 	rec, err := db.eng.GetAppend(k, (*rp)[:0])
 	var col *chunk.Column
 	if err == nil {
-		col, err = db.dict.decodeColumn(rec, dim.Range())
+		col, err = db.dict.codec.DecodeColumn(rec, dim.Range())
 		if cap(rec) <= maxPooledRecord {
 			*rp = rec
 		}

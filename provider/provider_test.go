@@ -182,7 +182,7 @@ func TestPrefetchedColumnReadyOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.ready != nil || db.cols.used != charged-int64(s.lay.rawSize) {
+	if s.ready != nil || db.cols.used != charged-int64(s.lay.RawSize) {
 		t.Fatalf("the ready copy was not taken out of the cache and its charge (%d -> %d)", charged, db.cols.used)
 	}
 	if err := worldtest.Compare(want, a); err != nil {

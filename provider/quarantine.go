@@ -79,7 +79,7 @@ func (db *DB) checkStore(k blazedb.Key, dim world.Dimension) error {
 	}
 	rec, err := db.eng.Get(k)
 	if err == nil {
-		_, err = db.dict.decodeColumn(rec, dim.Range())
+		_, err = db.dict.codec.DecodeColumn(rec, dim.Range())
 	}
 	switch {
 	case err == nil, errors.Is(err, blazedb.ErrNotFound):

@@ -148,7 +148,7 @@ func (db *DB) readRecord(job *fillJob) error {
 // decodeSnapshot decodes job's record into a snapshot, or nil if it does
 // not decode (LoadColumn reports that).
 func (db *DB) decodeSnapshot(job fillJob) *snapshot {
-	col, lay, biomes, err := db.dict.decode(job.rec, job.rng, true)
+	col, lay, biomes, err := db.dict.codec.Decode(job.rec, job.rng, true)
 	if err != nil {
 		return nil
 	}

@@ -192,7 +192,7 @@ func (v *View) loadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Colum
 	if reg != v.reg {
 		return nil, fmt.Errorf("%w: its DB's block registry changed since it was opened", ErrInvalidView)
 	}
-	return v.db.dict.decodeColumn(rec, dim.Range())
+	return v.db.dict.codec.DecodeColumn(rec, dim.Range())
 }
 
 // StoreColumn fails with blazedb.ErrReadOnly: a View is read-only.

@@ -1,4 +1,4 @@
-package provider
+package column
 
 import (
 	"errors"
@@ -22,32 +22,32 @@ const maxPooledScratch = 1 << 20
 // needs 24,576.
 const maxWordBlock = 1 << 16
 
-// decodeColumn decodes a record for a dimension of range
-// rng. It never panics on bad bytes: they give an error wrapping
-// ErrColumnCorrupt.
-func (d *dictionary) decodeColumn(rec []byte, rng cube.Range) (col *chunk.Column, err error) {
-	col, _, _, err = d.decode(rec, rng, false)
+// DecodeColumn decodes a record for a dimension of range rng, into a
+// column the caller owns alone. It never panics on bad bytes: they give an
+// error wrapping ErrCorrupt.
+func (c *Codec) DecodeColumn(rec []byte, rng cube.Range) (col *chunk.Column, err error) {
+	col, _, _, err = c.Decode(rec, rng, false)
 	return col, err
 }
 
-// decode is decodeColumn that also returns the record's layout and, if
+// Decode is DecodeColumn that also returns the record's layout and, if
 // keepBiomes, its biome data, uncompressed (else they are decompressed
 // into a scratch buffer, and nil is returned). Neither shares memory that
 // is ever written.
-func (d *dictionary) decode(rec []byte, rng cube.Range, keepBiomes bool) (col *chunk.Column, lay layout, biomes []byte, err error) {
+func (c *Codec) Decode(rec []byte, rng cube.Range, keepBiomes bool) (col *chunk.Column, lay Layout, biomes []byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			col, err = nil, fmt.Errorf("%w: decoder panicked: %v", ErrColumnCorrupt, p)
+			col, err = nil, fmt.Errorf("%w: decoder panicked: %v", ErrCorrupt, p)
 		}
 	}()
-	col, lay, biomes, err = d.decodeInner(rec, rng, keepBiomes)
+	col, lay, biomes, err = c.decodeInner(rec, rng, keepBiomes)
 	return
 }
 
-func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*chunk.Column, layout, []byte, error) {
-	var lay layout
-	bad := func(format string, args ...any) (*chunk.Column, layout, []byte, error) {
-		return nil, lay, nil, fmt.Errorf("%w: %s", ErrColumnCorrupt, fmt.Sprintf(format, args...))
+func (c *Codec) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*chunk.Column, Layout, []byte, error) {
+	var lay Layout
+	bad := func(format string, args ...any) (*chunk.Column, Layout, []byte, error) {
+		return nil, lay, nil, fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
 	}
 	r := &reader{b: rec}
 	if string(r.bytes(3)) != recordSignature {
@@ -65,36 +65,23 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*
 	if r.err != nil {
 		return bad("%v", r.err)
 	}
-	lay = layout{version: v, subStart: r.off, subEnds: make([]int, n), rawSize: len(rec)}
+	lay = Layout{version: v, subStart: r.off, subEnds: make([]int, n), RawSize: len(rec)}
 	// frame reads the next frame into dst and counts what it adds to the
 	// raw size.
 	frame := func(dst []byte) ([]byte, bool) {
 		start := r.off
 		raw, inDst := readFrame(r, dst)
-		lay.rawSize += len(raw) - (r.off - start)
+		lay.RawSize += len(raw) - (r.off - start)
 		return raw, inDst
 	}
 
 	sp := scratchBufs.Get().(*[]byte)
 	defer scratchBufs.Put(sp)
 
-	// idToRID is only ever replaced (setRegistry) or appended to (idFor),
-	// never changed in place, so a snapshot of it is read without the lock.
-	d.mu.Lock()
-	br, idToRID := d.br, d.idToRID
-	var tmpl *chunk.Chunk
-	if br != nil && d.raw != nil {
-		if tmpl = d.chunks[rng]; tmpl == nil {
-			tmpl = chunk.New(br, rng)
-			d.chunks[rng] = tmpl
-		}
-	}
-	d.mu.Unlock()
+	br, idToRID, tmpl := c.dict.Decoding(rng, c.raw != nil)
 	toRID := func(id uint32) (uint64, error) {
-		if int(id) >= len(idToRID) || idToRID[id] == noRID {
-			d.mu.Lock()
-			defer d.mu.Unlock()
-			return 0, d.unknownState(uint64(id))
+		if int(id) >= len(idToRID) || idToRID[id] == NoRID {
+			return 0, c.dict.Unknown(uint64(id))
 		}
 		return uint64(idToRID[id]), nil
 	}
@@ -112,7 +99,7 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*
 		bp   *[]byte
 		buf  []byte
 	)
-	if d.raw != nil {
+	if c.raw != nil {
 		subs, ys = make([]*chunk.SubChunk, n), make([]byte, n)
 		a = &rawchunk.Arena{}
 		// Index words are most of the sub-chunks' raw bytes: one block of
@@ -139,8 +126,8 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*
 		fr = reader{b: raw}
 		sr := &fr
 		var err error
-		if d.raw != nil {
-			subs[i], ys[i], err = buildSub(d.raw, a, sr, air, readUvarint, toRID)
+		if c.raw != nil {
+			subs[i], ys[i], err = buildSub(c.raw, a, sr, air, readUvarint, toRID)
 		} else {
 			buf, err = rewriteSub(buf, sr, readUvarint, appendVarint32, toRID)
 		}
@@ -166,11 +153,11 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*
 	if r.err != nil {
 		return bad("%v", r.err)
 	}
-	var c *chunk.Chunk
+	var ch *chunk.Chunk
 	var err error
-	if d.raw != nil {
+	if c.raw != nil {
 		a.WordBlock = len(biomes) / 4 // the biomes' words, in one more block
-		c, err = buildChunk(d.raw, a, tmpl, subs, ys, biomes)
+		ch, err = buildChunk(c.raw, a, tmpl, subs, ys, biomes)
 	} else {
 		repeats := false
 		err = walkBiomes(biomes, rng.Height()>>4+1, func(_ int, _ byte, _ []byte, palette []uint32) {
@@ -179,19 +166,19 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*
 		if err == nil {
 			buf = append(buf, biomes...)
 			*bp = buf
-			c, err = chunk.NetworkDecode(br, buf, n, rng)
+			ch, err = chunk.NetworkDecode(br, buf, n, rng)
 		}
 		if err == nil && repeats {
 			// NetworkDecode makes a biome storage that repeats the one
 			// below the same storage; a clone gives each its own, as the
 			// fast path does.
-			c = c.Clone()
+			ch = ch.Clone()
 		}
 	}
 	if err != nil {
 		return bad("%v", err)
 	}
-	col := &chunk.Column{Chunk: c}
+	col := &chunk.Column{Chunk: ch}
 
 	lay.nbtStart = r.off
 	raw, _ := frame(nil) // a new slice: decoded NBT may point into it
@@ -207,7 +194,7 @@ func (d *dictionary) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*
 		return bad("%d bytes after the entities in their frame", len(raw)-er.off)
 	}
 	col.Tick = r.varint()
-	if col.ScheduledBlocks, err = d.decodeScheduled(r); err != nil {
+	if col.ScheduledBlocks, err = c.decodeScheduled(r, idToRID); err != nil {
 		return nil, lay, nil, err
 	}
 	if r.err == nil && r.off != len(r.b) {
@@ -229,7 +216,7 @@ func decodeEntities(r *reader) (bes []chunk.BlockEntity, es []chunk.Entity, err 
 		for i := 0; i < nbe && r.err == nil; i++ {
 			be := chunk.BlockEntity{Pos: readPos(r)}
 			if be.Data, err = readNBT(r); err != nil {
-				return nil, nil, fmt.Errorf("%w: block entity %d: %v", ErrColumnCorrupt, i, err)
+				return nil, nil, fmt.Errorf("%w: block entity %d: %v", ErrCorrupt, i, err)
 			}
 			bes = append(bes, be)
 		}
@@ -239,36 +226,35 @@ func decodeEntities(r *reader) (bes []chunk.BlockEntity, es []chunk.Entity, err 
 		for i := 0; i < ne && r.err == nil; i++ {
 			e := chunk.Entity{ID: r.varint()}
 			if e.Data, err = readNBT(r); err != nil {
-				return nil, nil, fmt.Errorf("%w: entity %d: %v", ErrColumnCorrupt, i, err)
+				return nil, nil, fmt.Errorf("%w: entity %d: %v", ErrCorrupt, i, err)
 			}
 			es = append(es, e)
 		}
 	}
 	if r.err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrColumnCorrupt, r.err)
+		return nil, nil, fmt.Errorf("%w: %v", ErrCorrupt, r.err)
 	}
 	return bes, es, nil
 }
 
-// decodeScheduled decodes the scheduled block updates.
-func (d *dictionary) decodeScheduled(r *reader) ([]chunk.ScheduledBlockUpdate, error) {
+// decodeScheduled decodes the scheduled block updates, their blocks through
+// idToRID.
+func (c *Codec) decodeScheduled(r *reader, idToRID []uint32) ([]chunk.ScheduledBlockUpdate, error) {
 	ns := r.count(maxListLen)
 	if ns == 0 {
 		return nil, nil
 	}
 	ss := make([]chunk.ScheduledBlockUpdate, 0, ns)
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	for i := 0; i < ns && r.err == nil; i++ {
 		s := chunk.ScheduledBlockUpdate{Pos: readPos(r)}
 		id := r.uvarint()
-		if id >= uint64(len(d.idToRID)) || d.idToRID[id] == noRID {
+		if id >= uint64(len(idToRID)) || idToRID[id] == NoRID {
 			if r.err == nil {
-				return nil, fmt.Errorf("scheduled update %d: %w", i, d.unknownState(id))
+				return nil, fmt.Errorf("scheduled update %d: %w", i, c.dict.Unknown(id))
 			}
 			break
 		}
-		s.Block, s.Tick = d.idToRID[id], r.varint()
+		s.Block, s.Tick = idToRID[id], r.varint()
 		ss = append(ss, s)
 	}
 	return ss, nil

@@ -1,4 +1,4 @@
-package provider
+package column
 
 import (
 	"bytes"
@@ -15,74 +15,41 @@ import (
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
 
-// testDictionary returns a dictionary on Dragonfly's default registry.
-func testDictionary() (world.BlockRegistry, *dictionary) {
-	br := world.DefaultBlockRegistry
-	br.Finalize()
-	d := newDictionary()
-	d.setRegistry(br)
-	return br, d
-}
-
-// Columns written under one registry load with the right blocks under
-// another whose runtime ids have all moved.
-func TestRuntimeIDsMove(t *testing.T) {
-	br, d := testDictionary()
-	col := worldtest.Synthetic(11, world.Overworld, br)
-	enc, err := d.encodeColumn(col, nil, blazedb.CompressionLZ4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := enc.rec
-	for _, e := range d.entries {
-		e.persisted = true
-	}
-	moved := worldtest.PermutedRegistry(5, "")
-	d.setRegistry(moved)
-	got, err := d.decodeColumn(rec, world.Overworld.Range())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := moved.CheckMoved(col, got); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // Issue 37: version 1 records (one unframed body) were never released, and
 // are refused as damage, not read.
 func TestRefusesVersion1(t *testing.T) {
-	br, d := testDictionary()
-	enc, err := d.encodeColumn(worldtest.Synthetic(1, world.Overworld, br), nil, blazedb.CompressionLZ4)
+	br, d := testCodec()
+	enc, err := d.Encode(worldtest.Synthetic(1, world.Overworld, br), Prev{}, blazedb.CompressionLZ4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v1 := bytes.Clone(enc.rec)
+	v1 := bytes.Clone(enc.Rec)
 	v1[3] = 1
-	if _, err := d.decodeColumn(v1, world.Overworld.Range()); !errors.Is(err, ErrColumnCorrupt) || !strings.Contains(err.Error(), "column record version 1") {
+	if _, err := d.DecodeColumn(v1, world.Overworld.Range()); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "column record version 1") {
 		t.Fatalf("a version 1 record: %v", err)
 	}
 }
 
-// FuzzDecodeColumn: any bytes either decode or fail with ErrColumnCorrupt
-// or ErrUnknownState; never a panic. What decodes re-encodes to a record
+// FuzzDecodeColumn: any bytes either decode or fail with ErrCorrupt
+// or errUnknown; never a panic. What decodes re-encodes to a record
 // that decodes to the same column.
 func FuzzDecodeColumn(f *testing.F) {
-	br, d := testDictionary()
+	br, d := testCodec()
 	for i := uint64(0); i < 3; i++ {
 		for _, c := range []blazedb.Compression{blazedb.CompressionNone, blazedb.CompressionLZ4, blazedb.CompressionZstd} {
-			enc, err := d.encodeColumn(worldtest.Synthetic(i, world.Overworld, br), nil, c)
+			enc, err := d.Encode(worldtest.Synthetic(i, world.Overworld, br), Prev{}, c)
 			if err != nil {
 				f.Fatal(err)
 			}
-			f.Add(enc.rec)
+			f.Add(enc.Rec)
 		}
 	}
-	empty, _ := d.encodeColumn(&chunk.Column{Chunk: chunk.New(br, world.Overworld.Range())}, nil, blazedb.CompressionNone)
-	f.Add(empty.rec)
+	empty, _ := d.Encode(&chunk.Column{Chunk: chunk.New(br, world.Overworld.Range())}, Prev{}, blazedb.CompressionNone)
+	f.Add(empty.Rec)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		col, err := d.decodeColumn(b, world.Overworld.Range())
+		col, err := d.DecodeColumn(b, world.Overworld.Range())
 		// Both ways of building sub-chunks accept the same records and
-		// build the same chunks (rawbuild.go).
+		// build the same chunks (raw.go).
 		want, serr := decodeSlow(d, b, world.Overworld.Range())
 		if (err == nil) != (serr == nil) {
 			t.Fatalf("with rawchunk: %v; with NetworkDecode: %v", err, serr)
@@ -96,16 +63,16 @@ func FuzzDecodeColumn(f *testing.F) {
 			}
 		}
 		if err != nil {
-			if !errors.Is(err, ErrColumnCorrupt) && !errors.Is(err, ErrUnknownState) {
+			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, errUnknown) {
 				t.Fatalf("unexpected error class: %v", err)
 			}
 			return
 		}
-		enc, err := d.encodeColumn(col, nil, blazedb.CompressionLZ4)
+		enc, err := d.Encode(col, Prev{}, blazedb.CompressionLZ4)
 		if err != nil {
 			t.Fatalf("a decoded column does not encode: %v", err)
 		}
-		col2, err := d.decodeColumn(enc.rec, world.Overworld.Range())
+		col2, err := d.DecodeColumn(enc.Rec, world.Overworld.Range())
 		if err != nil {
 			t.Fatalf("re-encoded column does not decode: %v", err)
 		}
@@ -198,16 +165,16 @@ func TestBiomeRepeatedWordsChecked(t *testing.T) {
 // are stored raw (CompressionNone) are the test: the decoder reads those
 // frames in place.
 func TestDecodedColumnSharesNothingWithRecord(t *testing.T) {
-	br, d := testDictionary()
+	br, d := testCodec()
 	for _, comp := range []blazedb.Compression{blazedb.CompressionNone, blazedb.CompressionLZ4} {
 		for i := uint64(0); i < 4; i++ {
 			col := worldtest.Synthetic(i, world.Overworld, br)
-			enc, err := d.encodeColumn(col, nil, comp)
+			enc, err := d.Encode(col, Prev{}, comp)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec := bytes.Clone(enc.rec)
-			got, err := d.decodeColumn(rec, world.Overworld.Range())
+			rec := bytes.Clone(enc.Rec)
+			got, err := d.DecodeColumn(rec, world.Overworld.Range())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -225,14 +192,14 @@ func TestDecodedColumnSharesNothingWithRecord(t *testing.T) {
 // by guessing: after its end, after a sub-chunk inside the sub-chunk's
 // frame, after the entities inside theirs.
 func TestDecodeRefusesExtraBytes(t *testing.T) {
-	_, d := testDictionary()
+	_, d := testCodec()
 	col := worldtest.Synthetic(3, world.Overworld, world.DefaultBlockRegistry)
-	enc, err := d.encodeColumn(col, nil, blazedb.CompressionNone)
+	enc, err := d.Encode(col, Prev{}, blazedb.CompressionNone)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, lay := enc.rec, enc.lay
-	if _, err := d.decodeColumn(rec, world.Overworld.Range()); err != nil {
+	rec, lay := enc.Rec, enc.Layout
+	if _, err := d.DecodeColumn(rec, world.Overworld.Range()); err != nil {
 		t.Fatal(err)
 	}
 	// grow replaces the frame rec[start:end] with one holding a byte more.
@@ -253,7 +220,7 @@ func TestDecodeRefusesExtraBytes(t *testing.T) {
 		"in a sub-chunk":   grow(lay.subStart, lay.subEnds[0]),
 		"in the entities":  grow(lay.nbtStart, lay.nbtEnd),
 	} {
-		if _, err := d.decodeColumn(b, world.Overworld.Range()); !errors.Is(err, ErrColumnCorrupt) {
+		if _, err := d.DecodeColumn(b, world.Overworld.Range()); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -262,14 +229,14 @@ func TestDecodeRefusesExtraBytes(t *testing.T) {
 // A record whose signature or version this build does not know is refused
 // as corrupt, a newer version saying so, never decoded by guessing.
 func TestDecodeRefusesUnknownVersions(t *testing.T) {
-	_, d := testDictionary()
+	_, d := testCodec()
 	col := worldtest.Synthetic(4, world.Overworld, world.DefaultBlockRegistry)
-	enc, err := d.encodeColumn(col, nil, blazedb.CompressionLZ4)
+	enc, err := d.Encode(col, Prev{}, blazedb.CompressionLZ4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	with := func(i int, b byte) []byte {
-		rec := slices.Clone(enc.rec)
+		rec := slices.Clone(enc.Rec)
 		rec[i] = b
 		return rec
 	}
@@ -279,36 +246,11 @@ func TestDecodeRefusesUnknownVersions(t *testing.T) {
 	}{
 		"newer version": {with(3, recordVersion+1), "newer than this build reads"},
 		"version 0":     {with(3, 0), "column record version 0"},
-		"no signature":  {with(0, enc.rec[0]^0xff), "no column signature"},
+		"no signature":  {with(0, enc.Rec[0]^0xff), "no column signature"},
 	} {
-		_, err := d.decodeColumn(c.rec, world.Overworld.Range())
-		if !errors.Is(err, ErrColumnCorrupt) || !containsAll(err.Error(), c.says) {
-			t.Errorf("%s: %v, want ErrColumnCorrupt saying %q", name, err, c.says)
+		_, err := d.DecodeColumn(c.rec, world.Overworld.Range())
+		if !errors.Is(err, ErrCorrupt) || !containsAll(err.Error(), c.says) {
+			t.Errorf("%s: %v, want ErrCorrupt saying %q", name, err, c.says)
 		}
-	}
-}
-
-// A scheduled update of a state the registry does not know fails the load
-// with ErrUnknownState naming it, as a block of that state does: dropping
-// the update would lose it at the next save.
-func TestScheduledUpdateOfUnknownState(t *testing.T) {
-	br, d := testDictionary()
-	states := worldtest.States(br)
-	c := chunk.New(br, world.Overworld.Range())
-	c.SetBlock(1, 1, 1, 0, states["minecraft:stone"])
-	col := &chunk.Column{Chunk: c, ScheduledBlocks: []chunk.ScheduledBlockUpdate{
-		{Pos: [3]int{1, 2, 1}, Block: states["minecraft:water"], Tick: 7},
-	}}
-	enc, err := d.encodeColumn(col, nil, blazedb.CompressionLZ4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range d.entries {
-		e.persisted = true
-	}
-	d.setRegistry(worldtest.PermutedRegistry(5, "minecraft:water"))
-	_, err = d.decodeColumn(enc.rec, world.Overworld.Range())
-	if !errors.Is(err, ErrUnknownState) || !containsAll(err.Error(), "scheduled update 0", "minecraft:water") {
-		t.Fatalf("decode: %v, want ErrUnknownState naming the update and minecraft:water", err)
 	}
 }

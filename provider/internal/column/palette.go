@@ -1,4 +1,4 @@
-package provider
+package column
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package provider
+package column
 
 import (
 	"encoding/binary"
@@ -73,7 +73,7 @@ func buildChunk(b *rawchunk.Builder, a *rawchunk.Arena, tmpl *chunk.Chunk, subs 
 }
 
 // appendSubIDs appends sub-chunk i of c to dst in the record's shared
-// layout (codec.go), its palette entries as dictionary ids (toID, which
+// layout (format.go), its palette entries as dictionary ids (toID, which
 // the caller makes safe to call), straight from the storages' words and
 // palettes. It gives the bytes rewriteSub gives of the sub-chunk's network
 // encoding, and refuses what walkLayers refuses there: bits per index
@@ -83,7 +83,7 @@ func buildChunk(b *rawchunk.Builder, a *rawchunk.Arena, tmpl *chunk.Chunk, subs 
 // make a record that does not read back.
 func appendSubIDs(dst []byte, b *rawchunk.Builder, c *chunk.Chunk, i int, toID func(uint32) (uint64, error)) ([]byte, error) {
 	bad := func(format string, args ...any) ([]byte, error) {
-		return nil, fmt.Errorf("%w: %s", ErrColumnCorrupt, fmt.Sprintf(format, args...))
+		return nil, fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
 	}
 	layers := c.Sub()[i].Layers()
 	if len(layers) > 255 {

@@ -1,4 +1,4 @@
-package provider
+package column
 
 import (
 	"encoding/binary"
@@ -85,3 +85,27 @@ func readVarint32(r *reader) uint64 {
 }
 
 func readUvarint(r *reader) uint64 { return r.uvarint() }
+
+// A Cursor reads a byte string without ever reading past its end: the
+// record decoder's cursor, for the provider's other formats. It is not
+// safe for concurrent use.
+type Cursor struct{ r reader }
+
+// NewCursor returns a Cursor at the start of b.
+func NewCursor(b []byte) *Cursor { return &Cursor{reader{b: b}} }
+
+// Bytes returns the next n bytes, a slice of b.
+func (c *Cursor) Bytes(n int) []byte { return c.r.bytes(n) }
+
+// Uvarint reads an unsigned varint.
+func (c *Cursor) Uvarint() uint64 { return c.r.uvarint() }
+
+// Count reads a list length and checks it against limit.
+func (c *Cursor) Count(limit int) int { return c.r.count(limit) }
+
+// Err returns the first error met, naming the byte it was met at; every
+// read after it returns zero values.
+func (c *Cursor) Err() error { return c.r.err }
+
+// Left returns the number of bytes not yet read.
+func (c *Cursor) Left() int { return len(c.r.b) - c.r.off }

@@ -1,4 +1,4 @@
-package provider
+package column
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"github.com/blazeworld/blaze/blazedb"
 )
 
-// appendFrame appends raw to b as a frame (see codec.go), compressed with
+// appendFrame appends raw to b as a frame (see format.go), compressed with
 // comp unless that would not make it smaller.
 func appendFrame(b []byte, comp blazedb.Compression, raw []byte) ([]byte, error) {
 	cp := scratchBufs.Get().(*[]byte)

@@ -1,4 +1,4 @@
-package provider
+package column
 
 import (
 	"bytes"
@@ -15,97 +15,27 @@ import (
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
 
-// A column record is the engine value of one chunk column. Block data keeps
-// the layout of Dragonfly's network encoding (which decodes about twenty
-// times faster than the disk encoding, whose palettes are NBT), except that
-// palette entries are dictionary ids (dictionary.go) instead of runtime ids.
-// Each part of the column is a frame, compressed on its own, so that
-// storing a column again compresses only the parts that changed:
-//
-//	+-------+------------------------------------------------------------+
-//	| bytes | field                                                      |
-//	+-------+------------------------------------------------------------+
-//	|     3 | signature "BZC"                                            |
-//	|     1 | record version (2)                                         |
-//	|     1 | flags (0)                                                  |
-//	|  uvar | n, number of sub-chunks (every one of the dimension's)     |
-//	|     … | n frames, one per sub-chunk: version 9, layer count, y;   |
-//	|       |   per layer: header byte (bits per index << 1 | 1), the   |
-//	|       |   index words as in the network encoding, then (bits > 0) |
-//	|       |   uvar palette length, then palette entries as uvar       |
-//	|       |   dictionary ids                                          |
-//	|     … | frame: the network biome encoding                         |
-//	|     … | frame: uvar block entities, each: svar x, y, z; uvar      |
-//	|       |   length; NBT (LE); then uvar entities, each: svar id;    |
-//	|       |   uvar length; NBT (LE)                                   |
-//	|  svar | current tick of the scheduled updates                      |
-//	|  uvar | scheduled updates; each: svar x, y, z; uvar dictionary id; |
-//	|       |   svar tick                                                |
-//	+-------+------------------------------------------------------------+
-//
-//	frame:
-//	+-------+------------------------------------------------------------+
-//	|     1 | codec: the engine's id, blazedb.Compression.CodecID        |
-//	|  uvar | raw length                                                 |
-//	|  uvar | stored length, then the stored bytes                       |
-//	+-------+------------------------------------------------------------+
-//
-// uvar/svar are Go's unsigned/zig-zag varints. Only version 2 is read:
-// version 1 (unframed) was never released. Part of the on-disk format.
-const (
-	recordSignature = "BZC"
-	recordVersion   = 2
-	maxSubChunks    = 64
-	maxListLen      = 1 << 20
-	maxFrameLen     = 16 << 20
-)
-
-// layout locates the parts of a record: subEnds[i] is where sub-chunk i
-// ends (sub-chunk 0 starts at subStart). In a version 2 record each span
-// is a whole frame, so an unchanged part is reused by copying its bytes.
-type layout struct {
-	version  int
-	subStart int
-	subEnds  []int
-	// biomeStart and biomeEnd bound the biome frame (version 2).
-	biomeStart, biomeEnd int
-	// nbtStart and nbtEnd bound the block entities and entities.
-	nbtStart, nbtEnd int
-	// rawSize is the record's size with every frame decompressed.
-	rawSize int
-}
-
-func (l layout) sub(rec []byte, i int) []byte {
-	start := l.subStart
-	if i > 0 {
-		start = l.subEnds[i-1]
-	}
-	return rec[start:l.subEnds[i]]
-}
-
-// encoded is the result of encoding a column.
-type encoded struct {
-	rec    []byte
-	lay    layout
-	subs   []*chunk.SubChunk // private snapshot of the sub-chunks
-	biomes []byte            // the network biome encoding, uncompressed
-	fresh  []int32           // dictionary ids not yet on disk
-	// sameNBT reports that the block entities and entities equal prev's,
-	// whose copies the new snapshot may then share.
-	sameNBT bool
-}
-
 var scratchBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
-// encodeColumn encodes col, compressing each frame with comp. When prev
-// (the cached snapshot of the same column) is a version 2 record, every
-// part equal to prev's reuses prev's frame, and prev's snapshot of each
-// equal sub-chunk; only changed parts are encoded, compressed and cloned.
+// recBufs holds the buffers new records are built in; maxPooledRecord
+// bounds what is kept.
+var recBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+const maxPooledRecord = 1 << 20
+
+// Encode encodes col, compressing each frame with comp. When there is a
+// prev (the same column's previous version), every part equal to prev's
+// reuses prev's frame, and prev's copy of each equal sub-chunk; only
+// changed parts are encoded, compressed and copied.
 // subEqual may call equal sub-chunks different, never the reverse, so
 // reuse is always exact; and compression is deterministic, so the result
 // equals a full encode byte for byte. When nothing differs, prev's record
 // itself is returned and no record is built.
-func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazedb.Compression) (*encoded, error) {
+func (c *Codec) Encode(col *chunk.Column, p Prev, comp blazedb.Compression) (*Encoded, error) {
+	var prev *Prev
+	if p.Rec != nil {
+		prev = &p
+	}
 	if col == nil || col.Chunk == nil {
 		return nil, errors.New("nil column or chunk")
 	}
@@ -113,25 +43,23 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 		return nil, err
 	}
 	subs := col.Chunk.Sub()
-	e := &encoded{}
-	if prev != nil && (prev.lay.version != recordVersion || len(prev.subs) != len(subs)) {
+	e := &Encoded{}
+	if prev != nil && (prev.Layout.version != recordVersion || len(prev.Subs) != len(subs)) {
 		prev = nil
 	}
 
-	d.mu.Lock()
-	ready := d.br != nil
-	d.mu.Unlock()
-	if !ready {
+	if c.dict.Registry() == nil {
 		return nil, errors.New("no block registry")
 	}
-	// toID needs d.mu: it is taken around each use, never across encoding.
+	// toID needs the dictionary's lock: it is taken around each use, never
+	// across encoding.
 	toID := func(rid uint32) (uint64, error) {
-		id, err := d.idFor(rid)
+		id, fresh, err := c.dict.ID(rid)
 		if err != nil {
 			return 0, err
 		}
-		if !d.entries[id].persisted {
-			e.fresh = append(e.fresh, id)
+		if fresh {
+			e.Fresh = append(e.Fresh, id)
 		}
 		return uint64(id), nil
 	}
@@ -139,30 +67,30 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 	// every autosave stores) is recognised without building a record.
 	sp := scratchBufs.Get().(*[]byte)
 	defer scratchBufs.Put(sp)
-	*sp = d.appendBiomes((*sp)[:0], col.Chunk)
+	*sp = c.appendBiomes((*sp)[:0], col.Chunk)
 	sameSub := make([]bool, len(subs))
 	sameBiomes, sameNBT, same := false, false, prev != nil
 	if prev != nil {
 		for i, sub := range subs {
-			sameSub[i] = subEqual(sub, prev.subs[i])
+			sameSub[i] = subEqual(sub, prev.Subs[i])
 			same = same && sameSub[i]
 		}
-		sameBiomes = bytes.Equal(*sp, prev.biomes)
+		sameBiomes = bytes.Equal(*sp, prev.Biomes)
 		// Encoding NBT is slow and these rarely change: compare the values.
-		sameNBT = nbt.EqualBlockEntities(col.BlockEntities, prev.blockEntities) && nbt.EqualEntities(col.Entities, prev.entities)
+		sameNBT = nbt.EqualBlockEntities(col.BlockEntities, prev.BlockEntities) && nbt.EqualEntities(col.Entities, prev.Entities)
 	}
 	tail, err := appendTail(nil, col, func(rid uint32) (uint64, error) {
-		d.mu.Lock()
-		defer d.mu.Unlock()
+		c.dict.Lock()
+		defer c.dict.Unlock()
 		return toID(rid)
 	})
 	if err != nil {
 		return nil, err
 	}
-	if same && sameBiomes && sameNBT && len(e.fresh) == 0 && bytes.Equal(tail, prev.rec[prev.lay.nbtEnd:]) {
-		return &encoded{rec: prev.rec, lay: prev.lay, subs: prev.subs, biomes: prev.biomes, sameNBT: true}, nil
+	if same && sameBiomes && sameNBT && len(e.Fresh) == 0 && bytes.Equal(tail, prev.Rec[prev.Layout.nbtEnd:]) {
+		return &Encoded{Rec: prev.Rec, Layout: prev.Layout, Subs: prev.Subs, Biomes: prev.Biomes, SameNBT: true}, nil
 	}
-	e.sameNBT = sameNBT
+	e.SameNBT = sameNBT
 	// Something changed: build a record (not before, or every autosave of
 	// an unchanged column would allocate one). A changed column's record
 	// is about as long as prev's; a new one's size is unknown, so it is
@@ -171,7 +99,7 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 	// buffers, each about a quarter larger than the last, and their copies.
 	var b []byte
 	if prev != nil {
-		b = make([]byte, 0, len(prev.rec)+2<<10) // most stores change little: no regrowth
+		b = make([]byte, 0, len(prev.Rec)+2<<10) // most stores change little: no regrowth
 	} else {
 		rp := recBufs.Get().(*[]byte)
 		defer func() {
@@ -185,12 +113,12 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 	b = append(b, recordSignature...)
 	b = append(b, recordVersion, 0)
 	b = binary.AppendUvarint(b, uint64(len(subs)))
-	e.subs = make([]*chunk.SubChunk, len(subs))
-	e.lay = layout{version: recordVersion, subStart: len(b), subEnds: make([]int, len(subs))}
+	e.Subs = make([]*chunk.SubChunk, len(subs))
+	e.Layout = Layout{version: recordVersion, subStart: len(b), subEnds: make([]int, len(subs))}
 	if sameBiomes {
-		e.biomes = prev.biomes
+		e.Biomes = prev.Biomes
 	} else {
-		e.biomes = slices.Clone(*sp)
+		e.Biomes = slices.Clone(*sp)
 	}
 
 	np := scratchBufs.Get().(*[]byte)
@@ -198,7 +126,7 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 	// The snapshot's copies of the changed sub-chunks come from one arena,
 	// each of its blocks sized to hold all of theirs.
 	var a *rawchunk.Arena
-	if d.raw != nil {
+	if c.raw != nil {
 		a = &rawchunk.Arena{}
 		for i, sub := range subs {
 			if sameSub[i] {
@@ -207,7 +135,7 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 			a.SubBlock++
 			a.LayerBlock += len(sub.Layers())
 			for _, l := range sub.Layers() {
-				a.WordBlock += len(d.raw.Words(l))
+				a.WordBlock += len(c.raw.Words(l))
 				a.ValueBlock += l.Palette().Len()
 			}
 		}
@@ -215,22 +143,22 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 	}
 	for i, sub := range subs {
 		if sameSub[i] {
-			b = append(b, prev.lay.sub(prev.rec, i)...)
-			e.subs[i] = prev.subs[i]
-			e.lay.rawSize += prev.subRaw(i)
+			b = append(b, prev.Layout.sub(prev.Rec, i)...)
+			e.Subs[i] = prev.Subs[i]
+			e.Layout.RawSize += prev.Layout.SubRaw(prev.Rec, i)
 		} else {
-			if d.raw != nil {
-				d.mu.Lock()
-				*sp, err = appendSubIDs((*sp)[:0], d.raw, col.Chunk, i, toID)
-				d.mu.Unlock()
+			if c.raw != nil {
+				c.dict.Lock()
+				*sp, err = appendSubIDs((*sp)[:0], c.raw, col.Chunk, i, toID)
+				c.dict.Unlock()
 			} else {
 				// Dragonfly's encoding, read back, checked and rewritten
 				// with dictionary ids.
 				*np = append((*np)[:0], chunk.EncodeSubChunk(col.Chunk, chunk.NetworkEncoding, i)...)
 				r := &reader{b: *np}
-				d.mu.Lock()
+				c.dict.Lock()
 				*sp, err = rewriteSub((*sp)[:0], r, readVarint32, appendUvarint, toID)
-				d.mu.Unlock()
+				c.dict.Unlock()
 				if err == nil && r.off != len(r.b) {
 					err = fmt.Errorf("%d bytes not understood", len(r.b)-r.off)
 				}
@@ -242,28 +170,28 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 				return nil, err
 			}
 			if a != nil {
-				e.subs[i] = d.raw.Clone(a, sub)
+				e.Subs[i] = c.raw.Clone(a, sub)
 			} else {
-				e.subs[i] = sub.Clone()
+				e.Subs[i] = sub.Clone()
 			}
-			e.lay.rawSize += len(*sp)
+			e.Layout.RawSize += len(*sp)
 		}
-		e.lay.subEnds[i] = len(b)
+		e.Layout.subEnds[i] = len(b)
 	}
 
-	e.lay.biomeStart = len(b)
+	e.Layout.biomeStart = len(b)
 	if sameBiomes {
-		b = append(b, prev.rec[prev.lay.biomeStart:prev.lay.biomeEnd]...)
-	} else if b, err = appendFrame(b, comp, e.biomes); err != nil {
+		b = append(b, prev.Rec[prev.Layout.biomeStart:prev.Layout.biomeEnd]...)
+	} else if b, err = appendFrame(b, comp, e.Biomes); err != nil {
 		return nil, err
 	}
-	e.lay.biomeEnd = len(b)
-	e.lay.rawSize += len(e.biomes)
+	e.Layout.biomeEnd = len(b)
+	e.Layout.RawSize += len(e.Biomes)
 
-	e.lay.nbtStart = len(b)
+	e.Layout.nbtStart = len(b)
 	if sameNBT {
-		b = append(b, prev.rec[prev.lay.nbtStart:prev.lay.nbtEnd]...)
-		e.lay.rawSize += prev.nbtRaw()
+		b = append(b, prev.Rec[prev.Layout.nbtStart:prev.Layout.nbtEnd]...)
+		e.Layout.RawSize += prev.Layout.NBTRaw(prev.Rec)
 	} else {
 		if *sp, err = appendEntities((*sp)[:0], col); err != nil {
 			return nil, err
@@ -271,15 +199,15 @@ func (d *dictionary) encodeColumn(col *chunk.Column, prev *snapshot, comp blazed
 		if b, err = appendFrame(b, comp, *sp); err != nil {
 			return nil, err
 		}
-		e.lay.rawSize += len(*sp)
+		e.Layout.RawSize += len(*sp)
 	}
-	e.lay.nbtEnd = len(b)
+	e.Layout.nbtEnd = len(b)
 	b = append(b, tail...)
-	e.lay.rawSize += e.lay.subStart + len(tail)
+	e.Layout.RawSize += e.Layout.subStart + len(tail)
 	if prev == nil {
-		e.rec = slices.Clone(b)
+		e.Rec = slices.Clone(b)
 	} else {
-		e.rec = b
+		e.Rec = b
 	}
 	return e, nil
 }
@@ -304,11 +232,11 @@ func checkShape(c *chunk.Chunk) error {
 }
 
 // appendBiomes appends the biomes of c in Dragonfly's network encoding.
-func (d *dictionary) appendBiomes(dst []byte, c *chunk.Chunk) []byte {
-	if d.raw != nil {
-		return d.raw.AppendBiomes(dst, c)
+func (c *Codec) appendBiomes(dst []byte, ch *chunk.Chunk) []byte {
+	if c.raw != nil {
+		return c.raw.AppendBiomes(dst, ch)
 	}
-	return append(dst, chunk.EncodeBiomes(c, chunk.NetworkEncoding)...)
+	return append(dst, chunk.EncodeBiomes(ch, chunk.NetworkEncoding)...)
 }
 
 // appendTail appends the tick and the scheduled updates, their blocks as
@@ -428,10 +356,10 @@ func rewriteSub(dst []byte, r *reader, read func(*reader) uint64, write func([]b
 func readSubHeader(r *reader) (ver, layers, y byte, err error) {
 	ver, layers, y = r.byte(), r.byte(), r.byte()
 	if r.err != nil {
-		return 0, 0, 0, fmt.Errorf("%w: %v", ErrColumnCorrupt, r.err)
+		return 0, 0, 0, fmt.Errorf("%w: %v", ErrCorrupt, r.err)
 	}
 	if ver != chunk.SubChunkVersion {
-		return 0, 0, 0, fmt.Errorf("%w: sub-chunk version %d", ErrColumnCorrupt, ver)
+		return 0, 0, 0, fmt.Errorf("%w: sub-chunk version %d", ErrCorrupt, ver)
 	}
 	return ver, layers, y, nil
 }
@@ -482,7 +410,7 @@ func walkLayers(r *reader, layers int, read func(*reader) uint64, tr func(uint32
 		}
 	}
 	if r.err != nil {
-		return fmt.Errorf("%w: %v", ErrColumnCorrupt, r.err)
+		return fmt.Errorf("%w: %v", ErrCorrupt, r.err)
 	}
 	return nil
 }

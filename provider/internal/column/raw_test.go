@@ -1,4 +1,4 @@
-package provider
+package column
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 // needRaw skips a test of the fast path when the build forces the public
 // one (blaze_safe); otherwise the dictionaries have a Builder
 // (rawchunk's TestProbeAccepts fails if the probe refuses).
-func needRaw(t *testing.T, d *dictionary) {
+func needRaw(t *testing.T, d *Codec) {
 	t.Helper()
 	if rawchunk.Forced {
 		t.Skip("built with blaze_safe: no fast path to compare")
@@ -31,12 +31,12 @@ func needRaw(t *testing.T, d *dictionary) {
 
 // decodeSlow decodes rec with d as if the probe had refused: through
 // NetworkDecode. d must be used by nothing else meanwhile.
-func decodeSlow(d *dictionary, rec []byte, rng cube.Range) (*chunk.Column, error) {
-	return withoutRaw(d, func() (*chunk.Column, error) { return d.decodeColumn(rec, rng) })
+func decodeSlow(d *Codec, rec []byte, rng cube.Range) (*chunk.Column, error) {
+	return withoutRaw(d, func() (*chunk.Column, error) { return d.DecodeColumn(rec, rng) })
 }
 
 // withoutRaw runs f with d as if the probe had refused.
-func withoutRaw[T any](d *dictionary, f func() (T, error)) (T, error) {
+func withoutRaw[T any](d *Codec, f func() (T, error)) (T, error) {
 	raw := d.raw
 	d.raw = nil
 	defer func() { d.raw = raw }()
@@ -45,16 +45,16 @@ func withoutRaw[T any](d *dictionary, f func() (T, error)) (T, error) {
 
 // sameEncoding fails unless encoding col with rawchunk gives the record
 // Dragonfly's encoders give.
-func sameEncoding(d *dictionary, col *chunk.Column) error {
-	fast, err := d.encodeColumn(col, nil, blazedb.CompressionLZ4)
+func sameEncoding(d *Codec, col *chunk.Column) error {
+	fast, err := d.Encode(col, Prev{}, blazedb.CompressionLZ4)
 	if err != nil {
 		return err
 	}
-	slow, err := withoutRaw(d, func() (*encoded, error) { return d.encodeColumn(col, nil, blazedb.CompressionLZ4) })
+	slow, err := withoutRaw(d, func() (*Encoded, error) { return d.Encode(col, Prev{}, blazedb.CompressionLZ4) })
 	if err != nil {
 		return err
 	}
-	if !bytes.Equal(fast.rec, slow.rec) || !bytes.Equal(fast.biomes, slow.biomes) {
+	if !bytes.Equal(fast.Rec, slow.Rec) || !bytes.Equal(fast.Biomes, slow.Biomes) {
 		return fmt.Errorf("rawchunk encodes the column differently")
 	}
 	return nil
@@ -105,11 +105,11 @@ func sameChunk(a, b *chunk.Chunk) error {
 // synthetic columns of every dimension and every record codec, and on
 // every column of the real worlds.
 func TestRawStorageMatchesNetworkDecode(t *testing.T) {
-	br, d := testDictionary()
+	br, d := testCodec()
 	needRaw(t, d)
 	check := func(t *testing.T, what string, rec []byte, rng cube.Range) {
 		t.Helper()
-		fast, err1 := d.decodeColumn(rec, rng)
+		fast, err1 := d.DecodeColumn(rec, rng)
 		want, err2 := decodeSlow(d, rec, rng)
 		if err1 != nil || err2 != nil {
 			t.Fatalf("%s: %v, %v", what, err1, err2)
@@ -131,12 +131,12 @@ func TestRawStorageMatchesNetworkDecode(t *testing.T) {
 		for i := range uint64(4) {
 			col := worldtest.Synthetic(i, dim, br)
 			for _, comp := range []blazedb.Compression{blazedb.CompressionNone, blazedb.CompressionLZ4, blazedb.CompressionZstd} {
-				enc, err := d.encodeColumn(col, nil, comp)
+				enc, err := d.Encode(col, Prev{}, comp)
 				if err != nil {
 					t.Fatal(err)
 				}
 				what := fmt.Sprintf("%v column %d codec %v", dim, i, comp)
-				check(t, what, enc.rec, dim.Range())
+				check(t, what, enc.Rec, dim.Range())
 			}
 		}
 	}
@@ -146,11 +146,11 @@ func TestRawStorageMatchesNetworkDecode(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, c := range cols {
-			enc, err := d.encodeColumn(c.Col, nil, blazedb.CompressionLZ4)
+			enc, err := d.Encode(c.Col, Prev{}, blazedb.CompressionLZ4)
 			if err != nil {
 				t.Fatal(err)
 			}
-			check(t, fmt.Sprintf("%s %v %v", worldtest.Name(path), c.Pos, c.Dim), enc.rec, c.Dim.Range())
+			check(t, fmt.Sprintf("%s %v %v", worldtest.Name(path), c.Pos, c.Dim), enc.Rec, c.Dim.Range())
 		}
 	}
 }
@@ -159,7 +159,7 @@ func TestRawStorageMatchesNetworkDecode(t *testing.T) {
 // arena: layer for layer the same words and palettes as the World's, and
 // sharing nothing with them, whichever side then sets blocks.
 func TestSnapshotSubChunksAreCopies(t *testing.T) {
-	br, d := testDictionary()
+	br, d := testCodec()
 	// The proved Builder reads the layers' words and palettes, whichever
 	// way the snapshot was copied (blaze_safe: by SubChunk.Clone).
 	rs, err := rawchunk.Probe()
@@ -175,12 +175,12 @@ func TestSnapshotSubChunksAreCopies(t *testing.T) {
 	}
 	check := func(t *testing.T, what string, col *chunk.Column) {
 		t.Helper()
-		enc, err := d.encodeColumn(col, nil, blazedb.CompressionLZ4)
+		enc, err := d.Encode(col, Prev{}, blazedb.CompressionLZ4)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, sub := range col.Chunk.Sub() {
-			cp := enc.subs[i]
+			cp := enc.Subs[i]
 			if cp == sub || len(cp.Layers()) != len(sub.Layers()) || !bytes.Equal(subBytes(cp), subBytes(sub)) || cp.Block(0, 0, 0, 255) != sub.Block(0, 0, 0, 255) {
 				t.Fatalf("%s: sub-chunk %d: the snapshot is not an exact copy", what, i)
 			}
@@ -232,7 +232,7 @@ func TestSnapshotSubChunksAreCopies(t *testing.T) {
 // storage, so that a SetBiome in one sub-chunk changed the other too. A
 // hot load (a Chunk.Clone) always gave each its own.
 func TestRepeatedBiomeStoragesAreIndependent(t *testing.T) {
-	br, d := testDictionary()
+	br, d := testCodec()
 	rng := world.Overworld.Range()
 	subs := rng.Height()>>4 + 1
 	// The first storage: 1 bit per index, biomes 1 and 2 alternating; the
@@ -253,16 +253,16 @@ func TestRepeatedBiomeStoragesAreIndependent(t *testing.T) {
 		t.Fatal("NetworkDecode no longer shares repeated storages: this test's premise is gone")
 	}
 	c.SetBiome(0, 0, 0, 1)
-	enc, err := d.encodeColumn(&chunk.Column{Chunk: c}, nil, blazedb.CompressionLZ4)
+	enc, err := d.Encode(&chunk.Column{Chunk: c}, Prev{}, blazedb.CompressionLZ4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(enc.biomes, []byte{0x7f<<1 | 1}) {
+	if !bytes.Contains(enc.Biomes, []byte{0x7f<<1 | 1}) {
 		t.Fatal("the record has no repeated biome storage")
 	}
 	for name, decode := range map[string]func() (*chunk.Column, error){
-		"fast":   func() (*chunk.Column, error) { return d.decodeColumn(enc.rec, rng) },
-		"public": func() (*chunk.Column, error) { return decodeSlow(d, enc.rec, rng) },
+		"fast":   func() (*chunk.Column, error) { return d.DecodeColumn(enc.Rec, rng) },
+		"public": func() (*chunk.Column, error) { return decodeSlow(d, enc.Rec, rng) },
 	} {
 		col, err := decode()
 		if err != nil {
@@ -286,7 +286,7 @@ func TestRepeatedBiomeStoragesAreIndependent(t *testing.T) {
 // unreadable record being written when it went through the network
 // encoding: here, an index beyond its palette is refused both ways.
 func TestEncodeRefusesIndexBeyondPalette(t *testing.T) {
-	br, d := testDictionary()
+	br, d := testCodec()
 	b, err := rawchunk.Probe()
 	if err != nil {
 		t.Fatal(err)
@@ -299,13 +299,13 @@ func TestEncodeRefusesIndexBeyondPalette(t *testing.T) {
 	layers := a.Layers(1)
 	layers[0] = b.Storage(&a, 2, words, a.Palette([]uint32{br.AirRuntimeID(), 1}))
 	col.Chunk.Sub()[0] = b.SubChunk(&a, br.AirRuntimeID(), layers)
-	for name, encode := range map[string]func() (*encoded, error){
-		"fast": func() (*encoded, error) { return d.encodeColumn(col, nil, blazedb.CompressionLZ4) },
-		"public": func() (*encoded, error) {
-			return withoutRaw(d, func() (*encoded, error) { return d.encodeColumn(col, nil, blazedb.CompressionLZ4) })
+	for name, encode := range map[string]func() (*Encoded, error){
+		"fast": func() (*Encoded, error) { return d.Encode(col, Prev{}, blazedb.CompressionLZ4) },
+		"public": func() (*Encoded, error) {
+			return withoutRaw(d, func() (*Encoded, error) { return d.Encode(col, Prev{}, blazedb.CompressionLZ4) })
 		},
 	} {
-		if _, err := encode(); !errors.Is(err, ErrColumnCorrupt) || !strings.Contains(err.Error(), "beyond its palette") {
+		if _, err := encode(); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "beyond its palette") {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
