@@ -107,25 +107,23 @@ func layout() (*Builder, error) {
 // fieldsAre checks that T's fields are exactly names, in order.
 func fieldsAre[T any](names ...string) error {
 	t := reflect.TypeFor[T]()
-	var got []string
-	for i := range t.NumField() {
-		got = append(got, t.Field(i).Name)
-	}
-	if !slices.Equal(got, names) {
-		return fmt.Errorf("rawchunk: %v has fields %v, the Builder knows %v", t, got, names)
-	}
-	return nil
+	return namesAre(t, "fields", t.NumField(), func(i int) string { return t.Field(i).Name }, names)
 }
 
 // methodsAre checks that T's exported methods are exactly names, sorted.
 func methodsAre[T any](names ...string) error {
 	t := reflect.TypeFor[T]()
-	var got []string
-	for i := range t.NumMethod() {
-		got = append(got, t.Method(i).Name)
+	return namesAre(t, "methods", t.NumMethod(), func(i int) string { return t.Method(i).Name }, names)
+}
+
+// namesAre checks that the n names name(i) of t's what are exactly want.
+func namesAre(t reflect.Type, what string, n int, name func(int) string, want []string) error {
+	got := make([]string, n)
+	for i := range got {
+		got[i] = name(i)
 	}
-	if !slices.Equal(got, names) {
-		return fmt.Errorf("rawchunk: %v has methods %v, the probe knows %v", t, got, names)
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("rawchunk: %v has %s %v, the probe knows %v", t, what, got, want)
 	}
 	return nil
 }
