@@ -114,8 +114,9 @@
 //     under the new registry.
 //  3. DB.setMu: level.dat's data, the Settings, and writing level.dat.
 //  4. dictionary.mu: the dictionary's entries, both id maps, its registry
-//     and chunk templates, and the state of dictionary.dat. Taken briefly
-//     by encodes and decodes (never across encoding or I/O).
+//     and chunk templates, and the state of dictionary.dat. The column
+//     codec takes it through its Dictionary (Lock, Registry, Decoding,
+//     Unknown) briefly, to translate ids, never across encoding or I/O.
 //  5. entryCache.mu (sharedEntries, one per process): decoded entries and
 //     their resolutions by registry.
 //
