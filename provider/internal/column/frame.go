@@ -83,18 +83,13 @@ func framesRawLen(b []byte, n int) int {
 	return sum
 }
 
-// frameRecoder brings the frames of column records to one codec when
-// compaction copies them (blazedb.Options.Recoder; Config.Recompress). It
-// is a plain value, safe for concurrent use.
-type frameRecoder struct{ comp blazedb.Compression }
-
 // Recode returns the column record rec with every frame that is not in
-// r.comp compressed again with it (or stored raw where it would not
-// shrink), or nil when that changes nothing. Only the frames change: the
-// record reads as the same column. A record of another version (version 1
-// records are compressed whole, by the engine), or one that does not read,
-// is kept as it is: telling damage is for loads and blaze check.
-func (r frameRecoder) Recode(_ blazedb.Key, rec []byte) []byte {
+// comp compressed again with it (or stored raw where it would not shrink),
+// or nil when that changes nothing. Only the frames change: the record
+// reads as the same column. A record of another version, or one that does
+// not read, is left as it is (nil): telling damage is for loads and
+// blaze check.
+func Recode(rec []byte, comp blazedb.Compression) []byte {
 	if len(rec) < 5 || string(rec[:3]) != recordSignature || rec[3] != recordVersion {
 		return nil
 	}
@@ -117,13 +112,13 @@ func (r frameRecoder) Recode(_ blazedb.Key, rec []byte) []byte {
 		if inDst {
 			buf = raw
 		}
-		if frameCodecs[c] == r.comp {
+		if have, _ := blazedb.CompressionOfID(c); have == comp {
 			out = append(out, rec[start:rd.off]...)
 			continue
 		}
 		before := len(out)
 		var err error
-		if out, err = appendFrame(out, r.comp, raw); err != nil {
+		if out, err = appendFrame(out, comp, raw); err != nil {
 			return nil
 		}
 		changed = changed || !bytes.Equal(out[before:], rec[start:rd.off])
@@ -134,44 +129,27 @@ func (r frameRecoder) Recode(_ blazedb.Key, rec []byte) []byte {
 	return append(out, rec[rd.off:]...)
 }
 
-// FrameCodecs counts the frames of the live column records by codec (a
-// version 1 record, compressed whole by the engine, counts as none): how
-// the world's column data is compressed, which blaze compact -recompress
-// brings to one codec (CompressionNone counts frames that no codec
-// shrinks). It reads every column record. Safe for concurrent use; a
-// column stored meanwhile may be counted either way.
-func (db *DB) FrameCodecs() (map[blazedb.Compression]int, error) {
-	places, err := db.Columns()
-	if err != nil {
-		return nil, err
+// FrameCodecs adds to n the codec of each frame of the column record rec
+// (none for a record of another version). A frame whose codec is unknown,
+// or a record that does not read, is an error wrapping ErrCorrupt.
+func FrameCodecs(rec []byte, n map[blazedb.Compression]int) error {
+	if len(rec) < 5 || string(rec[:3]) != recordSignature || rec[3] != recordVersion {
+		return nil
 	}
-	n := map[blazedb.Compression]int{}
-	for _, pl := range places {
-		k, err := key(pl.Pos, pl.Dim)
-		if err != nil {
-			return nil, err
+	r := &reader{b: rec, off: 5}
+	frames := r.count(maxSubChunks) + 2
+	for range frames {
+		c := r.byte()
+		r.count(maxFrameLen)
+		r.bytes(r.count(len(rec)))
+		comp, ok := blazedb.CompressionOfID(c)
+		if r.err == nil && !ok {
+			r.fail("frame codec %d", c)
 		}
-		rec, err := db.eng.GetShared(k)
-		if err != nil {
-			return nil, fmt.Errorf("column %v (%v): %w", pl.Pos, pl.Dim, err)
+		if r.err != nil {
+			return fmt.Errorf("%w: %v", ErrCorrupt, r.err)
 		}
-		if len(rec) < 5 || string(rec[:3]) != recordSignature || rec[3] != recordVersion {
-			continue
-		}
-		r := &reader{b: rec, off: 5}
-		frames := r.count(maxSubChunks) + 2
-		for range frames {
-			c := r.byte()
-			r.count(maxFrameLen)
-			r.bytes(r.count(len(rec)))
-			if r.err == nil && int(c) >= len(frameCodecs) {
-				r.fail("frame codec %d", c)
-			}
-			if r.err != nil {
-				return nil, fmt.Errorf("%w: column %v (%v): %v", ErrColumnCorrupt, pl.Pos, pl.Dim, r.err)
-			}
-			n[frameCodecs[c]]++
-		}
+		n[comp]++
 	}
-	return n, nil
+	return nil
 }

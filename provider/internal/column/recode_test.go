@@ -1,4 +1,4 @@
-package provider
+package column
 
 import (
 	"testing"
@@ -8,32 +8,31 @@ import (
 	"github.com/df-mc/dragonfly/server/world"
 )
 
-// FuzzFrameRecoder (issue 38 item 4): recoding any bytes never panics; a
-// record it rewrites decodes as the original does, to the same column, and
-// is left alone by a second recoding to the same codec.
-func FuzzFrameRecoder(f *testing.F) {
-	br, d := testDictionary()
+// FuzzRecode (issue 38 item 4): recoding any bytes never panics; a record
+// it rewrites decodes as the original does, to the same column, and is
+// left alone by a second recoding to the same codec.
+func FuzzRecode(f *testing.F) {
+	br, d := testCodec()
 	for i := uint64(0); i < 3; i++ {
 		for _, c := range []blazedb.Compression{blazedb.CompressionNone, blazedb.CompressionLZ4, blazedb.CompressionZstd, blazedb.CompressionSnappy} {
-			enc, err := d.encodeColumn(worldtest.Synthetic(i, world.Overworld, br), nil, c)
+			enc, err := d.Encode(worldtest.Synthetic(i, world.Overworld, br), Prev{}, c)
 			if err != nil {
 				f.Fatal(err)
 			}
-			f.Add(enc.rec, uint8(c))
+			f.Add(enc.Rec, uint8(c))
 		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte, c uint8) {
 		comp := []blazedb.Compression{blazedb.CompressionNone, blazedb.CompressionLZ4, blazedb.CompressionSnappy, blazedb.CompressionZstd}[c%4]
-		r := frameRecoder{comp}
-		out := r.Recode(blazedb.Key{}, b)
+		out := Recode(b, comp)
 		if out == nil {
 			return
 		}
-		if again := r.Recode(blazedb.Key{}, out); again != nil {
+		if again := Recode(out, comp); again != nil {
 			t.Fatal("a recoded record is recoded again")
 		}
-		want, werr := d.decodeColumn(b, world.Overworld.Range())
-		got, gerr := d.decodeColumn(out, world.Overworld.Range())
+		want, werr := d.DecodeColumn(b, world.Overworld.Range())
+		got, gerr := d.DecodeColumn(out, world.Overworld.Range())
 		if (werr == nil) != (gerr == nil) {
 			t.Fatalf("the original decodes: %v; the recoded: %v", werr, gerr)
 		}
@@ -43,11 +42,8 @@ func FuzzFrameRecoder(f *testing.F) {
 			}
 		}
 		codecs := map[blazedb.Compression]int{}
-		rd := &reader{b: out, off: 5}
-		for range rd.count(maxSubChunks) + 2 {
-			codecs[frameCodecs[rd.byte()]]++
-			rd.count(maxFrameLen)
-			rd.bytes(rd.count(len(out)))
+		if err := FrameCodecs(out, codecs); err != nil {
+			t.Fatalf("a recoded record's frames: %v", err)
 		}
 		for k := range codecs {
 			if k != comp && k != blazedb.CompressionNone {
