@@ -26,9 +26,11 @@
 // prints what the world (or arena overlay) holds, where, and how much of
 // its logs compaction would drop, without writing to it, and
 //
-//	blaze render [-dim D] DIR OUT.png
+//	blaze render [-dim D] [-at POINT] [-template T] DIR OUT.png
 //
-// draws a top-down map of it (package internal/worldmap), and
+// draws a top-down map of it (package internal/worldmap), as it is or as
+// it was at a point of its history, or of an arena overlay with the
+// chunks its match changed outlined (render.go), and
 //
 //	blaze snapshot create|list|delete WORLD [NAME]
 //	blaze changes WORLD -since POINT
@@ -117,12 +119,16 @@ var commands = []command{
       the index and the block dictionary, not the columns: blaze check
       verifies those.
 `},
-	{"render", `  blaze render [-dim overworld|nether|end] DIR OUT.png
+	{"render", `  blaze render [-dim overworld|nether|end] [-at POINT] [-template TEMPLATE] DIR OUT.png
       Draws a top-down map of the Blaze world in DIR into OUT.png without
       writing to the world: one pixel per block, in the colour of the
       highest block (shaded by height, north up), transparent where no
       column is stored, with white lines between the regions of a
-      segmented world.
+      segmented world. -at draws the world as it was at POINT, a
+      snapshot's name or an RFC 3339 time as changes and rollback read
+      it (or now). An arena overlay (demo-server -arena TEMPLATE -world DIR) is
+      drawn with the chunks its match changed outlined in magenta, over
+      TEMPLATE's map when given.
 `},
 	{"snapshot", `  blaze snapshot create|list|delete WORLD [NAME]
       Names the world's present state (create), lists the snapshots with

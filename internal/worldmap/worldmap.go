@@ -82,9 +82,11 @@ type Loader interface {
 
 // AddColumns reads the columns at positions in the Map's dimension from
 // src, in place of those the Map holds there: an arena's changed chunks
-// over its template's. A column src does not hold (its error satisfies
-// errors.Is(err, leveldb.ErrNotFound)) is taken off the Map; any other
-// error stops it.
+// over its template's, or a world's columns as they were at a point of its
+// history (a provider.View). A column src does not hold (its error
+// satisfies errors.Is(err, leveldb.ErrNotFound)) is taken off the Map; any
+// other error stops it. A negative source keeps the source of the column
+// replaced (0 where there is none), so that no line is drawn around it.
 func (m *Map) AddColumns(src Loader, positions []world.ChunkPos, source int) error {
 	for _, pos := range positions {
 		col, err := src.LoadColumn(pos, m.dim)
@@ -94,11 +96,18 @@ func (m *Map) AddColumns(src Loader, positions []world.ChunkPos, source int) err
 		case err != nil:
 			return fmt.Errorf("load column %v (%v): %w", pos, m.dim, err)
 		default:
-			m.cols[pos] = m.top(col.Chunk, source)
+			src := source
+			if old, ok := m.cols[pos]; ok && src < 0 {
+				src = old.source
+			}
+			m.cols[pos] = m.top(col.Chunk, max(src, 0))
 		}
 	}
 	return nil
 }
+
+// Dimension returns the dimension the Map draws.
+func (m *Map) Dimension() world.Dimension { return m.dim }
 
 // Columns returns how many columns the Map holds.
 func (m *Map) Columns() int { return len(m.cols) }
