@@ -140,3 +140,35 @@ func TestFlagsAfterOperands(t *testing.T) {
 		t.Fatalf("parseArgs with --: %q %v", ops, ok)
 	}
 }
+
+// Issue 38 item 5: progress covers every phase, not only the columns'
+// count: check shows its engine check of the log first, compact and repair
+// each database's work; redirected (stderr a pipe here), each is plain
+// lines without carriage returns, and -q hides them.
+func TestProgressOfEveryPhase(t *testing.T) {
+	dir := garbageWorld(t)
+	for _, c := range []struct {
+		cmd   string
+		lines []string
+	}{
+		{"check", []string{"checking the log of " + dir + "\n", "checking the log of " + dir + ": done in ", "checking: 16 columns\n", "checking: 16 columns done in "}},
+		{"compact", []string{"compacting " + dir + "\n", "compacting " + dir + ": done in "}},
+		{"repair", []string{"repairing " + dir + "\n", "repairing " + dir + ": done in "}},
+	} {
+		out, errOut, code := blaze(t, c.cmd, dir)
+		if code != exitOK || strings.Contains(errOut, "\r") {
+			t.Fatalf("blaze %s: status %d, stdout %q, stderr %q", c.cmd, code, out, errOut)
+		}
+		at := 0
+		for _, l := range c.lines {
+			i := strings.Index(errOut[at:], l)
+			if i < 0 {
+				t.Fatalf("blaze %s: stderr %q lacks %q after offset %d", c.cmd, errOut, l, at)
+			}
+			at += i + len(l)
+		}
+		if _, errOut, code := blaze(t, c.cmd, "-q", dir); code != exitOK || errOut != "" {
+			t.Fatalf("blaze %s -q: status %d, stderr %q", c.cmd, code, errOut)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/internal/progress"
 	"github.com/blazeworld/blaze/provider"
 )
 
@@ -24,7 +25,9 @@ func runCompactWith(out io.Writer, dir string, o compactOptions) int {
 	var before, after, live int64
 	damaged := false
 	for _, d := range dbs {
+		step := progress.Start(o.progress, "compacting "+d)
 		b, a, l, err := compact(d, o)
+		step.Done()
 		if blazedb.IsDamageReport(err) {
 			// Compacted around records that stay damaged.
 			for _, e := range findings(err) {
@@ -55,6 +58,7 @@ func runCompactWith(out io.Writer, dir string, o compactOptions) int {
 type compactOptions struct {
 	recompress  bool
 	compression blazedb.Compression
+	progress    io.Writer // each database's compaction shown (nil: none)
 }
 
 // codec is the codec -recompress brings column data to.

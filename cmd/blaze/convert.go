@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/convert"
 	"github.com/blazeworld/blaze/internal/mcworld"
+	"github.com/blazeworld/blaze/internal/progress"
 )
 
 // convertOptions are blaze convert's flags.
@@ -30,13 +32,20 @@ func isMcworld(path string) bool { return strings.EqualFold(filepath.Ext(path), 
 // server's -import does, with mcworld.Unpack); an .mcworld dst is
 // converted to a directory beside it, then zipped (mcworld.Pack).
 func runConvert(src, dst string, o convertOptions) int {
+	var progressOut io.Writer
+	if !o.quiet {
+		progressOut = os.Stderr
+	}
 	if isMcworld(src) {
 		tmp, err := os.MkdirTemp("", "blaze-convert-mcworld-*")
 		if err != nil {
 			return failed("convert", err)
 		}
 		defer os.RemoveAll(tmp)
-		if err := mcworld.Unpack(src, tmp); err != nil {
+		step := progress.Start(progressOut, "unpacking "+src)
+		err = mcworld.Unpack(src, tmp)
+		step.Done()
+		if err != nil {
 			return failed("convert", fmt.Errorf("unpack %s: %w", src, err))
 		}
 		src = tmp
@@ -63,13 +72,13 @@ func runConvert(src, dst string, o convertOptions) int {
 		defer os.RemoveAll(tmp)
 		zipTo, dst = dst, filepath.Join(tmp, "world")
 	}
-	co := convert.Options{Compression: o.compression}
-	if !o.quiet {
-		co.Progress = os.Stderr
-	}
+	co := convert.Options{Compression: o.compression, Progress: progressOut}
 	r, err := convert.Convert(src, dst, co)
 	if err == nil && zipTo != "" {
-		if err = mcworld.Pack(dst, zipTo); err != nil {
+		step := progress.Start(progressOut, "zipping "+zipTo)
+		err = mcworld.Pack(dst, zipTo)
+		step.Done()
+		if err != nil {
 			err = fmt.Errorf("write %s: %w", zipTo, err)
 		}
 	}

@@ -42,7 +42,12 @@ func TestConvertMcworldInAndOut(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("convert %s: status %d: %s", src, code, log)
 	}
-	if strings.Contains(log, "\r") || !strings.Contains(log, "converting: ") || !strings.Contains(log, "verifying: ") {
+	// The phases that count no columns too, each from its start to its
+	// end (issue 38 item 5).
+	if strings.Contains(log, "\r") || !strings.Contains(log, "converting: ") || !strings.Contains(log, "verifying: ") ||
+		!strings.Contains(log, "\nlisting the source's columns\nlisting the source's columns: done in ") ||
+		!strings.Contains(log, "\ncopying the LevelDB records Blaze keeps as they are: done in ") ||
+		!strings.Contains(log, "\nverifying the LevelDB records kept: done in ") {
 		t.Fatalf("redirected progress: %q", log)
 	}
 	before, _ := columnsOf(t, bz)
@@ -52,7 +57,9 @@ func TestConvertMcworldInAndOut(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("convert to .mcworld: status %d: %s", code, log)
 	}
-	if strings.Contains(log, "\r") || !strings.Contains(log, "verifying: ") {
+	if strings.Contains(log, "\r") || !strings.Contains(log, "verifying: ") ||
+		!strings.Contains(log, "\nclosing the destination and writing the LevelDB records the columns carry: done in ") ||
+		!strings.Contains(log, "\nzipping "+out+": done in ") {
 		t.Fatalf("redirected progress: %q", log)
 	}
 	if kind, err := convert.Kind(worldtest.UnpackTemp(t, out)); err != nil || kind != "leveldb" {
@@ -69,8 +76,9 @@ func TestConvertMcworldInAndOut(t *testing.T) {
 	}
 
 	back := filepath.Join(t.TempDir(), "back")
-	if code := run([]string{"convert", "-q", out, back}); code != exitOK {
-		t.Fatalf("convert the written .mcworld: status %d", code)
+	log = stderrTo(t, func() { code = run([]string{"convert", out, back}) })
+	if code != exitOK || strings.Contains(log, "\r") || !strings.HasPrefix(log, "unpacking "+out+"\nunpacking "+out+": done in ") {
+		t.Fatalf("convert the written .mcworld: status %d: %q", code, log)
 	}
 	after, _ := columnsOf(t, back)
 	if len(after) != len(before) {

@@ -7,17 +7,17 @@
 // LevelDB one, zipped when DST ends in .mcworld (convert.go). See package
 // internal/convert for what it promises.
 //
-//	blaze check DIR
+//	blaze check [-q] DIR
 //
 // verifies the Blaze world in DIR without writing to it (package
 // internal/worldcheck), and
 //
-//	blaze compact [-recompress [-compression C]] DIR
+//	blaze compact [-q] [-recompress [-compression C]] DIR
 //
 // rewrites its chunks.dat without the garbage that overwritten columns
 // leave, bringing column data to one codec with -recompress, and
 //
-//	blaze repair DIR
+//	blaze repair [-q] DIR
 //
 // mends the damage check finds (provider.Config.Repair), and
 //
@@ -51,7 +51,10 @@
 //
 // print the build's version and the usage (blaze COMMAND -h prints one
 // command's). Every command takes its flags before, between or after its
-// operands (parseArgs); the usage lists the exit statuses.
+// operands (parseArgs); the usage lists the exit statuses. convert, check,
+// compact and repair show every phase's progress on stderr, drawn on a
+// terminal and as plain lines otherwise (package internal/progress); -q
+// hides it.
 package main
 
 import (
@@ -88,9 +91,12 @@ var commands = []command{
       index, every record's checksums, and every column and player spawn
       read back as a server reads them. Lists what is damaged, including
       damaged stretches of chunks.dat an earlier open skipped, until
-      compaction or repair drops them; the exit status is then 2.
+      compaction or repair drops them; the exit status is then 2. Its
+      progress, each log's check and then the columns read, is drawn on a
+      terminal and logged as lines otherwise (-q: neither), as compact's
+      and repair's are.
 `},
-	{"compact", `  blaze compact [-recompress [-compression lz4|zstd|snappy|none]] DIR
+	{"compact", `  blaze compact [-q] [-recompress [-compression lz4|zstd|snappy|none]] DIR
       Rewrites DIR's chunks.dat without the records that newer ones replaced
       (a server also does this by itself, in the background) and prints the
       sizes before and after. -recompress also brings every column's data,
@@ -99,7 +105,7 @@ var commands = []command{
       kept as it is, with its newest intact older version, and named; the
       exit status is then 2 (blaze repair mends it).
 `},
-	{"repair", `  blaze repair DIR
+	{"repair", `  blaze repair [-q] DIR
       Mends what check reports as damaged: block dictionary entries that
       do not read are written back from the world's copy (dictionary.dat);
       a column whose newest record is damaged goes back to its newest intact
@@ -357,6 +363,7 @@ func compactCmd(args []string) int {
 	fs := flag.NewFlagSet("compact", flag.ContinueOnError)
 	fs.BoolVar(&o.recompress, "recompress", false, "bring column data to -compression")
 	fs.TextVar(&o.compression, "compression", blazedb.CompressionDefault, "codec for -recompress")
+	quiet := fs.Bool("q", false, "no progress display")
 	ops, code, ok := parseArgs(fs, args, 1)
 	if !ok {
 		return code
@@ -366,6 +373,9 @@ func compactCmd(args []string) int {
 	if set && !o.recompress {
 		fmt.Fprintln(os.Stderr, "blaze compact: -compression is the codec -recompress brings column data to: give -recompress too")
 		return usageError("compact")
+	}
+	if !*quiet {
+		o.progress = os.Stderr
 	}
 	return runCompactWith(os.Stdout, ops[0], o)
 }
@@ -382,9 +392,14 @@ func infoCmd(args []string) int {
 }
 
 func repairCmd(args []string) int {
-	ops, code, ok := parse("repair", args, 1, nil)
+	var quiet bool
+	ops, code, ok := parse("repair", args, 1, &quiet)
 	if !ok {
 		return code
 	}
-	return runRepair(os.Stdout, ops[0])
+	var progress io.Writer = os.Stderr
+	if quiet {
+		progress = nil
+	}
+	return runRepairWith(os.Stdout, progress, ops[0])
 }

@@ -7,12 +7,17 @@ import (
 	"strings"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/internal/progress"
 	"github.com/blazeworld/blaze/provider"
 )
 
 // runRepair repairs the Blaze world in dir, every region of it when it is
 // segmented, and prints what it did on out; it returns the exit status.
-func runRepair(out io.Writer, dir string) int {
+func runRepair(out io.Writer, dir string) int { return runRepairWith(out, nil, dir) }
+
+// runRepairWith is runRepair showing each database's repair on progress
+// (nil: none).
+func runRepairWith(out, progressOut io.Writer, dir string) int {
 	dbs, err := databases(dir)
 	if err != nil {
 		return failed("repair", err)
@@ -22,7 +27,9 @@ func runRepair(out io.Writer, dir string) int {
 	for i, d := range dbs {
 		c := conf
 		c.NoLevelDat = i > 0 // regions keep no settings
+		step := progress.Start(progressOut, "repairing "+d)
 		rep, err := c.Repair(d)
+		step.Done()
 		if err != nil {
 			return failed("repair", err)
 		}

@@ -426,10 +426,17 @@ func fromLevelDB(src, dst string, o Options) (*Report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	if err := fsutil.CopyTree(src, tmp, nil); err != nil {
+	// Every phase shows progress (issue 38 item 5): those that count no
+	// columns as steps.
+	step := progress.Start(o.Progress, "copying the source to a temporary directory (opening a LevelDB world writes to it)")
+	err = fsutil.CopyTree(src, tmp, nil)
+	step.Done()
+	if err != nil {
 		return nil, fmt.Errorf("copy source: %w", err)
 	}
+	step = progress.Start(o.Progress, "listing the source's columns")
 	places, players, err := scanLevelDB(filepath.Join(tmp, "db"))
+	step.Done()
 	if err != nil {
 		return nil, err
 	}
@@ -474,12 +481,14 @@ func fromLevelDB(src, dst string, o Options) (*Report, error) {
 	// The keys the columns do not carry are read with the database to
 	// themselves: Dragonfly's provider holds it open.
 	var x *extras
+	step = progress.Start(o.Progress, "copying the LevelDB records Blaze keeps as they are")
 	if err = mc.Close(); err == nil {
 		x, err = readExtras(filepath.Join(tmp, "db"), cols)
 	}
 	if err == nil {
 		err = storeExtras(bz, x, r)
 	}
+	step.Done()
 	if err == nil {
 		var again *mcdb.DB
 		if again, err = (mcdb.Config{Log: o.Log}).Open(tmp); err == nil {
@@ -503,7 +512,10 @@ func fromLevelDB(src, dst string, o Options) (*Report, error) {
 		return r, err
 	}
 	bar.Finish()
-	return r, verifyExtras(check, x)
+	step = progress.Start(o.Progress, "verifying the LevelDB records kept")
+	err = verifyExtras(check, x)
+	step.Done()
+	return r, err
 }
 
 // scanLevelDB lists the columns and players of a LevelDB database by its
@@ -613,6 +625,10 @@ func fromBlaze(src, dst string, o Options) (*Report, error) {
 		r.Players++
 	}
 	mc.SaveSettings(bz.Settings())
+	// Every phase shows progress (issue 38 item 5): those that count no
+	// columns as steps.
+	step := progress.Start(o.Progress, "closing the destination and writing the LevelDB records the columns carry")
+	defer step.Done()
 	if err := mc.Close(); err != nil {
 		return r, fmt.Errorf("close destination: %w", err)
 	}

@@ -20,15 +20,15 @@ import (
 type Bar struct {
 	b *progressbar.ProgressBar // on a terminal
 
-	w           io.Writer // elsewhere: lines
+	w           io.Writer // where it is shown
 	title, what string    // as New named it, and as Describe retitled it
 	n, done     int
 	start, last time.Time
 }
 
 // LineEvery is how often a phase that goes on is reported by a line when
-// the output is not a terminal.
-const LineEvery = 10 * time.Second
+// the output is not a terminal. Tests shorten it; nothing else changes it.
+var LineEvery = 10 * time.Second
 
 // terminal reports whether w is a terminal; tests replace it.
 var terminal = func(w io.Writer) bool {
@@ -56,7 +56,7 @@ func New(w io.Writer, n int, what string) *Bar {
 		}
 		return b
 	}
-	return &Bar{b: progressbar.NewOptions(n,
+	return &Bar{w: w, b: progressbar.NewOptions(n,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(what),
 		progressbar.OptionShowCount(),
@@ -102,6 +102,20 @@ func (b *Bar) Describe(what string) {
 	}
 }
 
+// Start shows a phase that counts no columns while the bar waits (a
+// region's log checked between its columns counted on a world's bar): on
+// a terminal the bar is taken off its line for the phase's spinner, and
+// drawn again by the next Add. See Step.
+func (b *Bar) Start(what string) *Step {
+	if b == nil {
+		return nil
+	}
+	if b.b != nil {
+		b.b.Clear()
+	}
+	return Start(b.w, what)
+}
+
 // Finish draws the bar complete and ends its line.
 func (b *Bar) Finish() {
 	switch {
@@ -110,5 +124,73 @@ func (b *Bar) Finish() {
 		b.b.Finish()
 	default:
 		fmt.Fprintf(b.w, "%s: %d columns done in %v\n", b.title, b.done, time.Since(b.start).Round(time.Millisecond))
+	}
+}
+
+// Step shows a phase that counts no columns (checking a log, copying the
+// source, compacting): on a terminal a spinner with the time it has taken,
+// replaced by the last line when it ends; elsewhere a line when it starts,
+// one every LineEvery while it goes on, and the last line, which says how
+// long it took. A nil *Step shows
+// nothing. Done must be called from the goroutine that called Start; no
+// other output should go to the same writer in between.
+type Step struct {
+	b *progressbar.ProgressBar // on a terminal
+
+	w     io.Writer // elsewhere: lines
+	what  string
+	start time.Time
+	stop  chan struct{}
+	ended chan struct{}
+}
+
+// Start shows the phase what on w (nil: nothing) until Done.
+func Start(w io.Writer, what string) *Step {
+	if w == nil {
+		return nil
+	}
+	s := &Step{w: w, what: what, start: time.Now()}
+	if terminal(w) {
+		s.b = progressbar.NewOptions(-1,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription(what),
+			progressbar.OptionSpinnerType(14),
+			progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionClearOnFinish(),
+		)
+		s.b.RenderBlank() // starts the spinner, which redraws itself
+		return s
+	}
+	fmt.Fprintf(w, "%s\n", what)
+	s.stop, s.ended = make(chan struct{}), make(chan struct{})
+	every := LineEvery
+	go func() {
+		defer close(s.ended)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+				fmt.Fprintf(w, "%s: going on, %v so far\n", what, time.Since(s.start).Round(time.Second))
+			}
+		}
+	}()
+	return s
+}
+
+// Done ends the phase: its last line says how long it took.
+func (s *Step) Done() {
+	switch {
+	case s == nil:
+	case s.b != nil:
+		s.b.Finish()
+		s.b.RenderBlank() // clears it now, not at the spinner's next turn
+		fmt.Fprintf(s.w, "%s: done in %v\n", s.what, time.Since(s.start).Round(time.Millisecond))
+	default:
+		close(s.stop)
+		<-s.ended
+		fmt.Fprintf(s.w, "%s: done in %v\n", s.what, time.Since(s.start).Round(time.Millisecond))
 	}
 }

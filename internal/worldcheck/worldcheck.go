@@ -163,7 +163,18 @@ func check(r *Report, dir string, region bool, bar *progress.Bar, o Options) err
 	}
 	defer db.Close()
 	eng := db.Engine()
-	r.Databases = append(r.Databases, Database{Dir: dir, Opened: true, Recovery: eng.Recovery(), Engine: eng.Check(),
+	// The engine's check reads the whole log, as long as reading the
+	// columns: a phase of its own, shown while a world's bar waits.
+	what := "checking the log of " + dir
+	var step *progress.Step
+	if bar != nil {
+		step = bar.Start(what)
+	} else {
+		step = progress.Start(o.Progress, what)
+	}
+	engErr := eng.Check()
+	step.Done()
+	r.Databases = append(r.Databases, Database{Dir: dir, Opened: true, Recovery: eng.Recovery(), Engine: engErr,
 		DictionaryRestored: db.DictionaryRestored(), DictionaryCopyStale: !db.DictionaryCopyCurrent(),
 		Settings: db.SettingsRecovery()})
 

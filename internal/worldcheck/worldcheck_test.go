@@ -3,9 +3,11 @@ package worldcheck
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb"
@@ -76,8 +78,12 @@ func TestCheckCleanWorld(t *testing.T) {
 	if r.Damaged() || r.Columns != 3*4+1 || r.Players != 1 || len(r.Databases) != 1 || !r.Databases[0].Recovery.IndexLoaded {
 		t.Fatalf("report %+v", r)
 	}
-	if !bytes.Contains(bar.Bytes(), []byte("checking")) {
-		t.Fatalf("no progress drawn: %q", bar.String())
+	// Issue 38 item 5: the engine's check of the log has progress of its
+	// own before the columns', in plain lines when not on a terminal.
+	want := fmt.Sprintf("checking the log of %[1]s\nchecking the log of %[1]s: done in ", dir)
+	if !strings.HasPrefix(bar.String(), want) || !strings.Contains(bar.String(), "\nchecking: 13 columns\n") ||
+		strings.Contains(bar.String(), "\r") {
+		t.Fatalf("progress drawn: %q", bar.String())
 	}
 	if after := snapshotDir(t, dir); !equalDirs(before, after) {
 		t.Fatal("check changed the world's files")
@@ -149,9 +155,13 @@ func TestCheckSegmentedWorld(t *testing.T) {
 	if r.Damaged() || r.Columns != 12 || r.Players != 1 || len(r.Databases) != 4 {
 		t.Fatalf("report %+v", r)
 	}
-	// One progress bar for the whole world, not one a region.
-	if n := bytes.Count(bar.Bytes(), []byte("\n")); n != 1 || !bytes.Contains(bar.Bytes(), []byte("checking")) {
-		t.Fatalf("%d progress bars drawn: %q", n, bar.String())
+	// One progress bar for the whole world, not one a region, counted
+	// from its first line to its last; between them, each database's
+	// engine check (issue 38 item 5).
+	lines := strings.Split(strings.TrimSuffix(bar.String(), "\n"), "\n")
+	if len(lines) != 2+2*4 || lines[0] != "checking" || !strings.HasPrefix(lines[len(lines)-1], "checking: 12 columns done in ") ||
+		lines[1] != "checking the log of "+dir || !strings.HasPrefix(lines[8], "checking the log of "+filepath.Join(dir, "regions", "0", "r.2.0")+": done in ") {
+		t.Fatalf("progress drawn: %q", bar.String())
 	}
 	log := filepath.Join(dir, "regions", "0", "r.1.0", "blaze", "chunks.dat")
 	b, err := os.ReadFile(log)
