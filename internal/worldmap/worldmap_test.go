@@ -1,6 +1,7 @@
 package worldmap
 
 import (
+	"errors"
 	"image/color"
 	"io"
 	"log/slog"
@@ -229,5 +230,43 @@ func TestNetherBelowRoof(t *testing.T) {
 	}
 	if got := img.NRGBAAt(12, 2); got != scale(nether, 220.0/255) {
 		t.Errorf("netherrack under the roof: %v", got)
+	}
+}
+
+// Issue 38 item 8: a column read over the map's with a negative source
+// keeps the source of the one it replaces (blaze render of an arena over
+// a segmented template): the line between regions stays where it was, and
+// none is drawn around the changed column.
+func TestAddColumnsKeepsSource(t *testing.T) {
+	br := world.DefaultBlockRegistry
+	s := worldtest.States(br)
+	dir := t.TempDir()
+	open := func(name string) *provider.DB {
+		db, err := provider.Config{Log: quiet}.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	a, b, changes := open("a"), open("b"), open("changes")
+	for _, c := range []struct {
+		db  *provider.DB
+		pos world.ChunkPos
+	}{{a, world.ChunkPos{0, 0}}, {b, world.ChunkPos{1, 0}}, {b, world.ChunkPos{2, 0}}, {changes, world.ChunkPos{1, 0}}} {
+		if err := c.db.StoreColumn(c.pos, world.Overworld, flat(br, s["minecraft:grass_block"], 64, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := New(world.Overworld, br)
+	if err := errors.Join(m.Add(a, 0), m.Add(b, 1), m.AddColumns(changes, []world.ChunkPos{{1, 0}}, -1)); err != nil {
+		t.Fatal(err)
+	}
+	img, _, err := m.Image()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.NRGBAAt(16, 5) != boundary || img.NRGBAAt(32, 5) == boundary {
+		t.Fatalf("(16, 5) %v, want the line between a and b; (32, 5) %v, want none", img.NRGBAAt(16, 5), img.NRGBAAt(32, 5))
 	}
 }
