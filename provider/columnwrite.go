@@ -99,6 +99,11 @@ func (db *DB) unchanged(k blazedb.Key, prev *snapshot, enc *column.Encoded) (sam
 // log under the old edition: editMu is the one lock held across a write,
 // once after each Open.
 func (db *DB) writeColumn(k blazedb.Key, rec []byte, fresh []int32) error {
+	db.ckpt.mu.RLock()
+	defer db.ckpt.mu.RUnlock()
+	if p := db.ckpt.pending; p != nil {
+		return db.addToCheckpoint(p, k, rec, fresh)
+	}
 	if !db.edited.Load() {
 		db.editMu.Lock()
 		defer db.editMu.Unlock()

@@ -53,3 +53,8 @@ var (
 // ErrInvalidView: a View was given a block registry other than its DB's,
 // or its DB's changed since it was opened.
 var ErrInvalidView = errors.New("provider: view cannot decode")
+
+// ErrPlayerCorrupt: a player's data record (playerdata.go) failed to
+// decode. Errors from damaged engine records wrap blazedb.ErrCorrupt
+// instead.
+var ErrPlayerCorrupt = errors.New("provider: malformed player data record")

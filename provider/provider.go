@@ -74,6 +74,8 @@ type DB struct {
 	edited  atomic.Bool
 	edition atomic.Pointer[Edition]
 
+	ckpt checkpointGate // routes writes into a checkpoint's batch (checkpoint.go)
+
 	closed atomic.Bool
 }
 
@@ -386,6 +388,7 @@ func (db *DB) Settings() *world.Settings { return db.set }
 // Dragonfly calls it without that lock while the other dimensions' ticks
 // change the same Settings under it.
 func (db *DB) SaveSettings(s *world.Settings) {
+	db.ckpt.settingsSaved()
 	db.setMu.Lock()
 	defer db.setMu.Unlock()
 	s.Lock()

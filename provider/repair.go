@@ -156,6 +156,8 @@ func DescribeRecord(name string) string {
 		}
 	case strings.HasPrefix(name, playerPrefix):
 		return "player spawn " + strings.TrimPrefix(name, playerPrefix)
+	case strings.HasPrefix(name, playerDataPrefix):
+		return "data of player " + strings.TrimPrefix(name, playerDataPrefix)
 	case name == editionName:
 		return "the world's edition"
 	case name == settingsName:

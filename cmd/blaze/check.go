@@ -64,7 +64,7 @@ func runCheck(out, progress io.Writer, dir string) int {
 	if r.ColumnExtras+r.WorldExtras > 0 {
 		fmt.Fprintf(out, "%d LevelDB records kept for conversion back read: %d with columns, %d of the world\n", r.ColumnExtras+r.WorldExtras, r.ColumnExtras, r.WorldExtras)
 	}
-	fmt.Fprintf(out, "%s: %d columns and %d player spawns read from %s in %v", dir, r.Columns, r.Players, dbs, r.Took.Round(1e6))
+	fmt.Fprintf(out, "%s: %d columns, %d player spawns and %d players' data read from %s in %v", dir, r.Columns, r.Players, r.PlayerData, dbs, r.Took.Round(1e6))
 	if r.Damaged() {
 		fmt.Fprintf(out, "; %d unreadable\n", len(r.Failed))
 		fmt.Fprintf(out, "blaze repair %s mends it: it writes damaged dictionary entries back from dictionary.dat, and puts each damaged column back at its newest intact version, or removes it\n", dir)

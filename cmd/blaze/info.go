@@ -21,6 +21,7 @@ type worldInfo struct {
 	databases int
 	columns   [3]int // by dimension: overworld, nether, end
 	players   int
+	data      int          // players' data records (provider.DB.Players)
 	extraCols int          // columns (or positions) carrying LevelDB records
 	extraWld  int          // the world's LevelDB records
 	logBytes  int64        // the size of every chunks.dat
@@ -141,6 +142,11 @@ func (w *worldInfo) add(dir string, region bool) error {
 	if err := w.addExtras(db); err != nil {
 		return err
 	}
+	data, err := db.PlayerData()
+	if err != nil {
+		return err
+	}
+	w.data += len(data)
 	s, rec := db.Engine().Stats(), db.Engine().Recovery()
 	w.logBytes, w.live, w.garbage = w.logBytes+s.LogBytes, w.live+s.LiveBytes, w.garbage+s.GarbageBytes
 	if !rec.IndexLoaded {
@@ -174,6 +180,7 @@ func (w *worldInfo) print(out io.Writer, dir string) {
 func (w *worldInfo) printBody(out io.Writer) {
 	w.printColumns(out)
 	fmt.Fprintf(out, "  player spawns: %d\n", w.players)
+	fmt.Fprintf(out, "  players' data: %d\n", w.data)
 	if w.extraCols+w.extraWld > 0 {
 		fmt.Fprintf(out, "  LevelDB records kept for conversion back: with %d columns, %d of the world\n", w.extraCols, w.extraWld)
 	}

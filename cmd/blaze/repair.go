@@ -68,6 +68,9 @@ func runRepairWith(out, progressOut io.Writer, dir string) int {
 				if strings.HasPrefix(what, "player spawn") {
 					gone = "the player next spawns at the world's spawn"
 				}
+				if strings.HasPrefix(what, "data of player") {
+					gone = "the player next joins as a new player"
+				}
 			}
 			if k.Restored {
 				fmt.Fprintf(out, "%s: %s was damaged (%v): back to its newest intact version\n", d, what, k.Err)

@@ -87,8 +87,9 @@ func (d Database) Damaged() bool {
 // reference to it: the caller owns it.
 type Report struct {
 	Databases []Database
-	// Columns and Players count what was read back.
-	Columns, Players int
+	// Columns, Players (player spawns) and PlayerData (players' data,
+	// provider.DB.Players) count what was read back.
+	Columns, Players, PlayerData int
 	// ColumnExtras and WorldExtras count the LevelDB records carried for
 	// conversion back (provider/extrarecords.go) that were read back:
 	// those kept with columns, and the world's.
@@ -207,6 +208,17 @@ func check(r *Report, dir string, region bool, bar *progress.Bar, o Options) err
 			r.Failed = append(r.Failed, Failure{"player " + p.Name, p.Err})
 		} else {
 			r.Players++
+		}
+	}
+	data, err := db.PlayerData()
+	if err != nil {
+		return err
+	}
+	for _, p := range data {
+		if p.Err != nil {
+			r.Failed = append(r.Failed, Failure{"data of player " + p.Name, p.Err})
+		} else {
+			r.PlayerData++
 		}
 	}
 	return checkExtras(r, db)

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/blazeworld/blaze/provider"
+	"github.com/df-mc/dragonfly/server/item"
+	"github.com/df-mc/dragonfly/server/item/inventory"
+	"github.com/df-mc/dragonfly/server/player"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/google/uuid"
+)
+
+// Issue 40 item 1: blaze info and check count the players' data kept in
+// the world, check reports a damaged record, and repair puts it back at
+// its newest intact version, naming it.
+func TestPlayerDataCheckInfoRepair(t *testing.T) {
+	dir := t.TempDir()
+	quiet := slog.New(slog.DiscardHandler)
+	db, err := provider.Config{Log: quiet}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := world.Config{Provider: db, Dim: world.Overworld, Synchronous: true, Log: quiet}.New()
+	id := uuid.New()
+	save := func(n int) int64 {
+		db.Engine().Sync()
+		st, _ := os.Stat(filepath.Join(dir, "blaze", "chunks.dat"))
+		inv := inventory.New(36, nil)
+		_ = inv.SetItem(0, item.NewStack(item.Diamond{}, n))
+		conf := player.Config{UUID: id, Name: "Alex", GameMode: world.GameModeSurvival, Inventory: inv, Health: 20, MaxHealth: 20}
+		if err := db.Players().Save(id, conf, w); err != nil {
+			t.Fatal(err)
+		}
+		db.Engine().Sync()
+		after, _ := os.Stat(filepath.Join(dir, "blaze", "chunks.dat"))
+		return (st.Size() + after.Size()) / 2
+	}
+	save(1)
+	mid := save(2)
+	w.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	info(t, dir, "players' data: 1")
+	var out bytes.Buffer
+	if code := runCheck(&out, nil, dir); code != exitOK || !strings.Contains(out.String(), "1 players' data") {
+		t.Fatalf("check: status %d: %s", code, out.String())
+	}
+
+	log := filepath.Join(dir, "blaze", "chunks.dat")
+	b, _ := os.ReadFile(log)
+	b[mid] ^= 0x55
+	os.WriteFile(log, b, 0o644)
+	out.Reset()
+	if code := runCheck(&out, nil, dir); code != exitDamaged {
+		t.Fatalf("check of a damaged record: status %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := runRepair(&out, dir); code != exitOK || !strings.Contains(out.String(), "data of player "+id.String()) {
+		t.Fatalf("repair: status %d: %s", code, out.String())
+	}
+	re, err := provider.Config{Log: quiet, ReadOnly: true}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer re.Close()
+	got, _, err := re.Players().Load(id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := got.Inventory.Item(0); s.Count() != 1 {
+		t.Fatalf("after repair the player holds %v, want its older version's 1 diamond", s)
+	}
+}
