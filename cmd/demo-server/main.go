@@ -74,6 +74,6 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	r.Server.CloseOnProgramEnd() // on SIGINT/SIGTERM: save every world, close Blaze
+	r.CloseOnProgramEnd() // on SIGINT/SIGTERM: a last checkpoint, then save every world and close Blaze
 	return r.Serve()
 }

@@ -50,25 +50,24 @@ func ownBackup(name string) (own, finished bool) {
 }
 
 // backups copies the running world into a directory at an interval
-// (provider.DB.Backup: the server goes on meanwhile), with its players'
-// data, keeping the newest few. Safe for concurrent use.
+// (provider.DB.Backup: the server goes on meanwhile), its players' data
+// with it, keeping the newest few. Safe for concurrent use.
 type backups struct {
-	db      *provider.DB
-	players *players // nil: none to copy
-	dir     string
-	every   time.Duration
-	keep    int
-	log     *slog.Logger
-	stop    chan struct{}
-	done    chan struct{}
-	once    sync.Once // closes stop
+	db    *provider.DB
+	dir   string
+	every time.Duration
+	keep  int
+	log   *slog.Logger
+	stop  chan struct{}
+	done  chan struct{}
+	once  sync.Once // closes stop
 
 	mu   sync.Mutex
 	errs []error // every failed backup, for Stop
 }
 
-func startBackups(db *provider.DB, pl *players, dir string, every time.Duration, keep int, log *slog.Logger) *backups {
-	b := &backups{db: db, players: pl, dir: dir, every: every, keep: keep, log: log, stop: make(chan struct{}), done: make(chan struct{})}
+func startBackups(db *provider.DB, dir string, every time.Duration, keep int, log *slog.Logger) *backups {
+	b := &backups{db: db, dir: dir, every: every, keep: keep, log: log, stop: make(chan struct{}), done: make(chan struct{})}
 	go b.run()
 	return b
 }
@@ -82,7 +81,7 @@ func (b *backups) run() {
 		case <-b.stop:
 			return
 		case now := <-t.C:
-			if err := b.backup(now); errors.Is(err, provider.ErrClosed) || errors.Is(err, errPlayersClosed) {
+			if err := b.backup(now); errors.Is(err, provider.ErrClosed) {
 				return // the server closed the world: nothing more to copy
 			} else if err != nil {
 				b.log.Error("backup failed", "dir", b.dir, "err", err)
@@ -97,13 +96,11 @@ func (b *backups) run() {
 // backup makes one backup, named for now, then deletes the oldest beyond
 // keep and what backups cut short by a crash left behind.
 //
-// The backup is the world (provider.DB.Backup: the columns as they were at
-// one moment, level.dat, the block dictionary's copy) and then, a moment
-// later, the players' data, copied while their database is closed
-// (players.CopyTo): what each player had when they last left the server,
-// which is when Dragonfly saves it. Both go into one directory that gets
-// its final name only when both are in it and durable, so a backup
-// directory by that name always restores the whole server.
+// The backup is the world (provider.DB.Backup: the columns and the
+// players' data as they were at one moment, level.dat, the block
+// dictionary's copy), built in a directory that gets its final name only
+// when it is whole and durable, so a backup directory by that name always
+// restores the whole server.
 func (b *backups) backup(now time.Time) error {
 	if err := vfs.MkdirAll(vfs.Default, b.dir); err != nil {
 		return err
@@ -117,11 +114,7 @@ func (b *backups) backup(now time.Time) error {
 	if err := b.db.Backup(stage); err != nil {
 		return err
 	}
-	err := b.addPlayers(stage)
-	if err == nil {
-		err = vfs.Default.Rename(stage, name)
-	}
-	if err != nil {
+	if err := vfs.Default.Rename(stage, name); err != nil {
 		if rerr := os.RemoveAll(stage); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("remove the unfinished backup: %w", rerr))
 		}
@@ -132,17 +125,6 @@ func (b *backups) backup(now time.Time) error {
 	}
 	b.log.Info("world backed up", "to", name, "took", time.Since(start))
 	return b.prune()
-}
-
-// addPlayers copies the players' data into the world backed up in dir.
-func (b *backups) addPlayers(dir string) error {
-	if b.players == nil {
-		return nil
-	}
-	if err := b.players.CopyTo(filepath.Join(dir, playersDir)); err != nil {
-		return err
-	}
-	return vfs.Default.SyncDir(dir)
 }
 
 // prune deletes the oldest finished backups beyond keep, and the backups

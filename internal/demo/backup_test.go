@@ -131,16 +131,15 @@ func playerConfig(id uuid.UUID, x float64) player.Config {
 	}
 }
 
-// loadPosition reads player id's position from the player database in
-// dir.
-func loadPosition(t *testing.T, dir string, id uuid.UUID, w *world.World) float64 {
+// loadPosition reads player id's position from the Blaze world in dir.
+func loadPosition(t *testing.T, dir string, id uuid.UUID) float64 {
 	t.Helper()
-	db, err := playerdb.NewProvider(dir)
+	db, err := provider.Config{Log: quiet, ReadOnly: true}.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	conf, _, err := db.Load(id, func(world.Dimension) *world.World { return w })
+	conf, _, err := db.Players().Load(id, nil)
 	if err != nil {
 		t.Fatalf("player %v in %s: %v", id, dir, err)
 	}
@@ -156,7 +155,9 @@ func syncWorld(t *testing.T) *world.World {
 
 // Issue 35 item 8: a backup holds the players' data beside the world, so
 // that the backup directory restores the whole server: a server started
-// on a copy of it finds both the columns and the players.
+// on a copy of it finds both the columns and the players. Issue 40 item
+// 2: the players' data is in the world, and the playerdb folder of an
+// earlier build is moved in at the start.
 func TestBackupHoldsPlayers(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "w")
 	w := syncWorld(t)
@@ -198,7 +199,7 @@ func TestBackupHoldsPlayers(t *testing.T) {
 		t.Fatalf("backups kept: %v", made)
 	}
 	backup := filepath.Join(bdir, made[0])
-	if got := loadPosition(t, filepath.Join(backup, "players"), id, w); got != 17 {
+	if got := loadPosition(t, backup, id); got != 17 {
 		t.Fatalf("the backup's player is at x=%v, want 17", got)
 	}
 	// Restored as the world of a new server.
@@ -218,15 +219,17 @@ func TestBackupHoldsPlayers(t *testing.T) {
 	if err != nil {
 		t.Fatal("the restored world's column:", err)
 	}
-	if got := loadPosition(t, filepath.Join(restored, "players"), id, w); got != 17 {
+	if _, err := os.Stat(filepath.Join(dir, playersDir+importedSuffix)); err != nil {
+		t.Fatalf("the old players folder was not set aside: %v", err)
+	}
+	if got := loadPosition(t, restored, id); got != 17 {
 		t.Fatalf("the restored player is at x=%v, want 17", got)
 	}
 }
 
-// Issue 35 item 8: players saved while backups copy their database: every
-// save returns, and every backup's player database opens and holds a save
-// that had returned before the backup finished (the database is copied
-// closed, so never half written).
+// Issue 35 item 8: players saved while backups run: every save returns,
+// and every backup opens and holds a save that had returned before the
+// backup finished.
 func TestBackupCopiesPlayersWhileSaving(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "w")
 	bdir := filepath.Join(t.TempDir(), "backups")
@@ -236,6 +239,7 @@ func TestBackupCopiesPlayersWhileSaving(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := syncWorld(t)
+	pp := r.World.Players()
 	ids := []uuid.UUID{uuid.New(), uuid.New()}
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -251,7 +255,7 @@ func TestBackupCopiesPlayersWhileSaving(t *testing.T) {
 					return
 				default:
 				}
-				if err := r.players.Save(id, playerConfig(id, float64(i)), w); err != nil {
+				if err := pp.Save(id, playerConfig(id, float64(i)), w); err != nil {
 					mu.Lock()
 					saveErr = errors.Join(saveErr, err)
 					mu.Unlock()
@@ -272,11 +276,11 @@ func TestBackupCopiesPlayersWhileSaving(t *testing.T) {
 	}
 	for _, n := range made {
 		for _, id := range ids {
-			db, err := playerdb.NewProvider(filepath.Join(bdir, n, "players"))
+			db, err := provider.Config{Log: quiet, ReadOnly: true}.Open(filepath.Join(bdir, n))
 			if err != nil {
 				t.Fatalf("backup %s: %v", n, err)
 			}
-			_, _, err = db.Load(id, func(world.Dimension) *world.World { return w })
+			_, _, err = db.Players().Load(id, nil)
 			db.Close()
 			if err != nil && n != made[0] { // the first may come before the first save
 				t.Fatalf("backup %s, player %v: %v", n, id, err)

@@ -20,6 +20,7 @@ import (
 	"github.com/blazeworld/blaze/prefetch"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server"
+	"github.com/df-mc/dragonfly/server/player"
 	"github.com/df-mc/dragonfly/server/world"
 )
 
@@ -48,6 +49,11 @@ type Config struct {
 	BackupDir   string
 	BackupEvery time.Duration
 	BackupKeep  int
+	// SaveEvery is how often a checkpoint (provider.Checkpoint) saves the
+	// worlds and the online players' data in one atomic batch, in place
+	// of Dragonfly's autosave; zero means Dragonfly's ten minutes. Not in
+	// arena mode, whose changes are disposable.
+	SaveEvery time.Duration
 	// Metrics, when set, is a TCP address to serve Prometheus' /metrics on
 	// (metrics.go), e.g. 127.0.0.1:9100, with a page at / that shows a map
 	// of the world (mappage.go); port 0 picks a free one
@@ -79,9 +85,10 @@ type Running struct {
 	// itself.
 	Prefetcher *prefetch.Prefetcher
 
-	backups *backups       // nil without Config.BackupDir
-	players *players       // the server's player database; nil in arena mode
-	metrics *metricsServer // nil without Config.Metrics
+	backups     *backups       // nil without Config.BackupDir
+	checkpoints *checkpoints   // nil in arena mode
+	metrics     *metricsServer // nil without Config.Metrics
+	log         *slog.Logger
 }
 
 // Serve starts the server listening and accepts players until it closes,
@@ -99,6 +106,11 @@ func (r *Running) Serve() error {
 		r.Prefetcher.Close()
 	}
 	metricsErr := r.StopMetrics()
+	if r.checkpoints != nil {
+		if err := r.checkpoints.Stop(); err != nil {
+			metricsErr = errors.Join(metricsErr, fmt.Errorf("checkpoints failed while the server ran: %w", err))
+		}
+	}
 	if err := r.StopBackups(); err != nil {
 		return errors.Join(fmt.Errorf("backups failed while the server ran: %w", err), metricsErr)
 	}
@@ -129,9 +141,14 @@ func (c Config) New() (*Running, error) {
 	if c.BackupKeep == 0 {
 		c.BackupKeep = 5
 	}
+	if c.SaveEvery == 0 {
+		c.SaveEvery = 10 * time.Minute
+	}
 	switch {
 	case c.BackupEvery < 0 || c.BackupKeep < 0:
 		return nil, fmt.Errorf("backups every %v, keeping %d: neither may be negative", c.BackupEvery, c.BackupKeep)
+	case c.SaveEvery < 0:
+		return nil, fmt.Errorf("checkpoints every %v: may not be negative", c.SaveEvery)
 	case c.BackupDir != "" && c.ArenaTemplate != "":
 		return nil, errors.New("an arena's changes are forgotten at every start: back up its template instead")
 	}
@@ -159,16 +176,21 @@ func (c Config) New() (*Running, error) {
 	}
 	abs, _ := filepath.Abs(c.Dir)
 	c.Log.Info("Blaze world opened", "dir", abs, "durability", c.Durability.String(), "compression", c.Compression.String(), "columns", db.Engine().Stats().ChunkKeys)
-	srv, pl, err := c.server(db)
+	if err := importOldPlayers(db, c.Dir, c.Log); err != nil {
+		db.Close()
+		return nil, err
+	}
+	srv, err := c.server(db, db.Players())
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	r := &Running{Server: srv, World: db, Prefetcher: prefetch.New(db, prefetch.Options{ViewRadius: chunkRadius}), players: pl}
+	r := &Running{Server: srv, World: db, Prefetcher: prefetch.New(db, prefetch.Options{ViewRadius: chunkRadius}), log: c.Log,
+		checkpoints: startCheckpoints(srv, c.SaveEvery, c.Log)}
 	registerHistory(&history{db: db, ops: c.Operators, log: c.Log,
 		worlds: func() []*world.World { return []*world.World{srv.World(), srv.Nether(), srv.End()} }})
 	if c.BackupDir != "" {
-		r.backups = startBackups(db, pl, c.BackupDir, c.BackupEvery, c.BackupKeep, c.Log)
+		r.backups = startBackups(db, c.BackupDir, c.BackupEvery, c.BackupKeep, c.Log)
 		c.Log.Info("backing the world up", "to", c.BackupDir, "every", c.BackupEvery, "keeping", c.BackupKeep)
 	}
 	return r, nil
@@ -192,13 +214,13 @@ func (c Config) newArena() (*Running, error) {
 		return nil, err
 	}
 	c.Log.Info("arena reset: a fresh match on the template", "template", c.ArenaTemplate, "overlay", c.Dir, "took", time.Since(start))
-	srv, _, err := c.server(o)
+	srv, err := c.server(o, nil) // a match is disposable: so are its players' inventories
 	if err != nil {
 		o.Shutdown()
 		tmpl.Close()
 		return nil, err
 	}
-	return &Running{Server: srv, World: tmpl, Arena: o, Prefetcher: prefetch.New(o, prefetch.Options{ViewRadius: chunkRadius})}, nil
+	return &Running{Server: srv, World: tmpl, Arena: o, Prefetcher: prefetch.New(o, prefetch.Options{ViewRadius: chunkRadius}), log: c.Log}, nil
 }
 
 // chunkRadius caps the chunk radius players may ask for, and is the view
@@ -208,31 +230,28 @@ func (c Config) newArena() (*Running, error) {
 // less gets chunks warmed that they reach a little later.
 const chunkRadius = 16
 
-// server builds the Dragonfly server on a world provider, with the
-// players' database in Dir/players (none in arena mode), and creates its
-// listener. A listener that cannot be created (an address that does not
+// server builds the Dragonfly server on a world provider and a player
+// provider (nil: players are not saved), with Dragonfly's autosave off (the
+// checkpoints save), and creates its listener. A listener that cannot be created (an address that does not
 // parse or is taken, Xbox Live's keys out of reach without a network) is
 // an error, and the worlds the server opened are closed, which closes wp.
-func (c Config) server(wp world.Provider) (*server.Server, *players, error) {
+func (c Config) server(wp world.Provider, pp player.Provider) (*server.Server, error) {
 	uc := server.DefaultConfig()
 	uc.Network.Address = c.Addr
 	uc.Server.Name = "Blaze demo"
 	uc.Server.AuthEnabled = !c.Offline
 	uc.World.SaveData = false   // the world provider is Blaze, set below
-	uc.Players.SaveData = false // the players' database is opened below, for backups to copy
+	uc.Players.SaveData = false // the player provider is Blaze's, set below
 	uc.Players.MaximumChunkRadius = chunkRadius
 	uc.Resources.Folder = filepath.Join(c.Dir, "resources")
 	conf, err := uc.Config(c.Log)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	conf.WorldProvider = wp
-	var pl *players
-	if c.ArenaTemplate == "" { // a match is disposable: so are its players' inventories
-		if pl, err = openPlayers(filepath.Join(c.Dir, playersDir)); err != nil {
-			return nil, nil, err
-		}
-		conf.PlayerProvider = pl
+	if pp != nil {
+		conf.PlayerProvider = pp
+		conf.SaveInterval = -1 // the checkpoints save
 	}
 	// Dragonfly creates the listeners in Config.New, logs one it cannot
 	// create and keeps a nil in its place, which Server.Listen then
@@ -262,18 +281,18 @@ func (c Config) server(wp world.Provider) (*server.Server, *players, error) {
 		for _, l := range made {
 			l.Close()
 		}
-		if pl != nil {
-			err = errors.Join(err, pl.Close())
+		if pp != nil {
+			err = errors.Join(err, pp.Close())
 		}
 		if !c.Offline {
-			return nil, nil, fmt.Errorf("cannot listen on %s (with Xbox Live authentication on, listening needs Microsoft's servers; -offline turns it off): %w", c.Addr, err)
+			return nil, fmt.Errorf("cannot listen on %s (with Xbox Live authentication on, listening needs Microsoft's servers; -offline turns it off): %w", c.Addr, err)
 		}
-		return nil, nil, fmt.Errorf("cannot listen on %s: %w", c.Addr, err)
+		return nil, fmt.Errorf("cannot listen on %s: %w", c.Addr, err)
 	}
 	if c.Offline {
 		c.Log.Warn("Xbox Live authentication is off: anyone can join with any name")
 	}
-	return srv, pl, nil
+	return srv, nil
 }
 
 // checkDirs refuses directories whose meaning is ambiguous: a world

@@ -267,10 +267,10 @@ func closeUnserved(r *Running) {
 	if r.Prefetcher != nil {
 		r.Prefetcher.Close()
 	}
-	r.World.Close()
-	if r.players != nil {
-		r.players.Close()
+	if r.checkpoints != nil {
+		r.checkpoints.Stop()
 	}
+	r.World.Close()
 }
 
 // zipDir packs the files under dir into a zip file at path, as an

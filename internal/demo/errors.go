@@ -6,6 +6,4 @@ var (
 	// ErrAmbiguous: the inputs could mean more than one thing, or one
 	// would be written inside another; nothing was done.
 	ErrAmbiguous = errors.New("demo: ambiguous input")
-	// errPlayersClosed: the player database was closed with the server.
-	errPlayersClosed = errors.New("demo: player database closed")
 )
