@@ -20,6 +20,7 @@ type convertOptions struct {
 	quiet          bool
 	compression    blazedb.Compression
 	compressionSet bool // -compression was given
+	players        bool // -players: players' data, not a world
 }
 
 // isMcworld reports whether path names an .mcworld file.

@@ -85,6 +85,12 @@ var commands = []command{
       short leaves no DST; the next run deletes DST.convert-tmp). SRC is
       never changed. Columns and player spawns that cannot be read are
       listed at the end; the exit status is then 2.
+  blaze convert -players SRC DST
+      Copies the players' data (inventories, positions) between Dragonfly's
+      playerdb folder and a Blaze world, which keeps it beside its chunks: a
+      playerdb folder SRC into the Blaze world DST, which must not be open,
+      or a Blaze world SRC into a new playerdb folder DST. Records that
+      cannot be read are listed; the exit status is then 2.
 `},
 	{"check", `  blaze check [-q] DIR
       Verifies the Blaze world in DIR without writing to it: the log and its
@@ -337,11 +343,15 @@ func convertCmd(args []string) int {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
 	fs.BoolVar(&o.quiet, "q", false, "no progress display")
 	fs.TextVar(&o.compression, "compression", blazedb.CompressionDefault, "codec of a Blaze destination")
+	fs.BoolVar(&o.players, "players", false, "the players' data, between a playerdb folder and a Blaze world")
 	ops, code, ok := parseArgs(fs, args, 2)
 	if !ok {
 		return code
 	}
 	fs.Visit(func(f *flag.Flag) { o.compressionSet = o.compressionSet || f.Name == "compression" })
+	if o.players {
+		return runConvertPlayers(ops[0], ops[1])
+	}
 	return runConvert(ops[0], ops[1], o)
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/df-mc/dragonfly/server/item"
 	"github.com/df-mc/dragonfly/server/item/inventory"
 	"github.com/df-mc/dragonfly/server/player"
+	"github.com/df-mc/dragonfly/server/player/playerdb"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/google/uuid"
 )
@@ -76,5 +77,76 @@ func TestPlayerDataCheckInfoRepair(t *testing.T) {
 	}
 	if s, _ := got.Inventory.Item(0); s.Count() != 1 {
 		t.Fatalf("after repair the player holds %v, want its older version's 1 diamond", s)
+	}
+}
+
+// Issue 40: blaze convert -players moves the players' data of a world that
+// has players from Blaze to Dragonfly's playerdb folder and back.
+func TestConvertPlayersBothWays(t *testing.T) {
+	quiet := slog.New(slog.DiscardHandler)
+	src := t.TempDir()
+	db, err := provider.Config{Log: quiet}.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := world.Config{Provider: db, Dim: world.Overworld, Synchronous: true, Log: quiet}.New()
+	ids := []uuid.UUID{uuid.New(), uuid.New()}
+	for i, id := range ids {
+		inv := inventory.New(36, nil)
+		_ = inv.SetItem(i, item.NewStack(item.Emerald{}, 5+i))
+		conf := player.Config{UUID: id, Name: "p", GameMode: world.GameModeSurvival, Inventory: inv, Health: 20, MaxHealth: 20}
+		if err := db.Players().Save(id, conf, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	emeralds := func(conf player.Config, i int) int {
+		s, _ := conf.Inventory.Item(i)
+		return s.Count()
+	}
+
+	pdir := filepath.Join(t.TempDir(), "players")
+	if code := runConvertPlayers(src, pdir); code != exitOK {
+		t.Fatalf("export: status %d", code)
+	}
+	if code := runConvertPlayers(src, pdir); code != 1 {
+		t.Fatalf("export over an existing folder: status %d", code)
+	}
+	pdb, err := playerdb.NewProvider(pdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ow := world.Config{Dim: world.Overworld, Synchronous: true, Log: quiet}.New()
+	defer ow.Close()
+	for i, id := range ids {
+		conf, _, err := pdb.Load(id, func(world.Dimension) *world.World { return ow })
+		if err != nil || emeralds(conf, i) != 5+i {
+			t.Fatalf("playerdb's player %d: %v, %d emeralds", i, err, emeralds(conf, i))
+		}
+	}
+	pdb.Close()
+
+	dst := t.TempDir()
+	fresh, err := provider.Config{Log: quiet}.Open(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh.Close()
+	if code := runConvertPlayers(pdir, dst); code != exitOK {
+		t.Fatalf("import: status %d", code)
+	}
+	back, err := provider.Config{Log: quiet, ReadOnly: true}.Open(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer back.Close()
+	for i, id := range ids {
+		conf, _, err := back.Players().Load(id, nil)
+		if err != nil || emeralds(conf, i) != 5+i {
+			t.Fatalf("imported player %d: %v, %d emeralds", i, err, emeralds(conf, i))
+		}
 	}
 }
