@@ -94,6 +94,11 @@ type Config struct {
 	CacheBytes, ColumnCacheBytes int64
 	// FS is the filesystem. Default the operating system's.
 	FS vfs.FS
+	// KeepMatch makes Open fail with ErrStale where it would forget the
+	// match: when the template's edition is not the one the overlay's
+	// changes were made on, or CURRENT is damaged. For tools that must
+	// not lose a match to a wrong template (blaze promote).
+	KeepMatch bool
 }
 
 // Provider is a world.Provider made of a template and an overlay. It is
@@ -212,6 +217,9 @@ func (p *Provider) open() error {
 			// Damage: which generation the match is in, and which template
 			// it began on, are unknown. An arena is disposable, so it is
 			// reset, loudly, rather than refused: a server must start.
+			if p.conf.KeepMatch {
+				return fmt.Errorf("%w: CURRENT is damaged: %w", ErrStale, err)
+			}
 			cutShort = true
 			if cur.gen, err = p.newestGeneration(); err != nil {
 				return err
@@ -244,6 +252,9 @@ func (p *Provider) open() error {
 	if cur.gen != 0 && !cutShort {
 		// The changes were made on another template, or on this one before
 		// it changed: over it they would show the old map through the new.
+		if p.conf.KeepMatch {
+			return fmt.Errorf("%w: the changes were made on a template of edition %s; this one is %s", ErrStale, editionText(cur.template), editionText(tmpl))
+		}
 		p.conf.Log.Warn("overlay: the template changed since the overlay's changes were made; forgetting them",
 			"dir", p.dir, "generation", cur.gen, "was", editionText(cur.template), "now", editionText(tmpl))
 	}

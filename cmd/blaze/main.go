@@ -173,6 +173,13 @@ var commands = []command{
       snapshot named before-import-TIME to undo it with blaze rollback.
       Both work on plain and segmented worlds. Run with the server stopped.
 `},
+	{"promote", `  blaze promote ARENA TEMPLATE
+      Writes the columns an arena changed (its overlay in ARENA) into its
+      template world TEMPLATE in one crash-safe step that gives the
+      template a new edition: every arena over it, ARENA too, forgets its
+      match at its next start. Neither may be open (a running server holds
+      them); a TEMPLATE the arena's changes were not made on is refused.
+`},
 	{"version", `  blaze version
       Prints blaze's module version, the source revision it was built from
       and the Go version that built it.
@@ -270,6 +277,8 @@ func run(args []string) int {
 		return exportCmd(args)
 	case "import":
 		return importCmd(args)
+	case "promote":
+		return promoteCmd(args)
 	}
 	fmt.Fprint(os.Stderr, usage())
 	return exitUsage
