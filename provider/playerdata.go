@@ -140,9 +140,23 @@ func (s *playerStore) Save(id uuid.UUID, d player.Config, w *world.World) error 
 // Load reads player id's data, as Dragonfly does when the player joins. A
 // player never saved gives an error satisfying errors.Is(err,
 // leveldb.ErrNotFound), as playerdb's does.
+//
+// Data that does not read (damaged, or holding an item this server does
+// not know) gives an error, with which Dragonfly lets the player join with
+// defaults; that player's record is then never overwritten while the DB is
+// open (Save and Checkpoint fail for it), so that nothing of it is lost
+// before blaze check names it and blaze repair, or a server that knows the
+// item, reads it.
 func (s *playerStore) Load(id uuid.UUID, dim func(world.Dimension) *world.World) (player.Config, *world.World, error) {
 	v, err := s.db.eng.GetNamed(playerDataPrefix + id.String())
-	return loadPlayerData(id, v, err, dim)
+	conf, w, err := loadPlayerData(id, v, err, dim)
+	switch {
+	case err == nil:
+		s.db.unreadPlayers.Delete(id)
+	case errors.Is(err, ErrPlayerCorrupt) || errors.Is(err, blazedb.ErrCorrupt):
+		s.db.unreadPlayers.Store(id, struct{}{})
+	}
+	return conf, w, err
 }
 
 // Close marks the provider closed; the DB stays open.
@@ -180,6 +194,9 @@ func (db *DB) putPlayerData(id uuid.UUID, v []byte) error {
 	}
 	if db.closed.Load() {
 		return ErrClosed
+	}
+	if _, unread := db.unreadPlayers.Load(id); unread {
+		return fmt.Errorf("%w: not overwritten: the stored data did not read when the player joined (blaze check names it)", ErrPlayerCorrupt)
 	}
 	db.ckpt.mu.RLock()
 	defer db.ckpt.mu.RUnlock()
@@ -428,7 +445,13 @@ func decodeStack(b []byte) (s item.Stack, err error) {
 	if r.Len() != 0 {
 		return item.Stack{}, fmt.Errorf("item NBT: %d bytes after the compound", r.Len())
 	}
-	return item.ReadNBT(m, nil), nil
+	// Only stacks that are not empty are stored: one that reads empty is
+	// an item this server does not know, or a count of 0.
+	s = item.ReadNBT(m, nil)
+	if s.Empty() {
+		return item.Stack{}, fmt.Errorf("item %v does not read as a stack (an item this server does not know?)", m["Name"])
+	}
+	return s, nil
 }
 
 // PlayerData is a player's stored data, as PlayerData reads it: a plain

@@ -1,10 +1,13 @@
 package provider
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +22,7 @@ import (
 	"github.com/df-mc/goleveldb/leveldb"
 	"github.com/go-gl/mathgl/mgl64"
 	"github.com/google/uuid"
+	"github.com/sandertv/gophertunnel/minecraft/nbt"
 )
 
 // testPlayer makes a player's data with something in every part playerdb
@@ -262,6 +266,38 @@ func TestPlayerDataDamage(t *testing.T) {
 	}
 	if _, _, err := db.Players().Load(id, nil); !errors.Is(err, ErrPlayerCorrupt) {
 		t.Errorf("newer version: %v", err)
+	}
+}
+
+// Issue 40 item 1: an item this server does not know fails the load,
+// rather than vanish from the inventory; Dragonfly then lets the player
+// join with defaults, and the stored data is not overwritten, by a save or
+// a checkpoint, until it reads again.
+func TestPlayerDataUnknownItemKept(t *testing.T) {
+	db := openDB(t, t.TempDir(), Config{})
+	defer db.Close()
+	ow := world.Config{Provider: db, Dim: world.Overworld, Synchronous: true, Log: quiet}.New()
+	defer ow.Close()
+	id := uuid.New()
+	var b bytes.Buffer
+	if err := nbt.NewEncoderWithEncoding(&b, nbt.LittleEndian).Encode(map[string]any{"Name": "plugin:relic", "Count": byte(1), "Damage": int16(0)}); err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := json.Marshal(map[string]any{"UUID": id.String(), "Inventory": map[string]any{"Items": []map[string]any{{"Item": b.Bytes(), "Slot": 3}}}})
+	if err := db.eng.PutNamed(playerDataPrefix+id.String(), append([]byte{playerDataVersion}, doc...)); err != nil {
+		t.Fatal(err)
+	}
+	pp := db.Players()
+	defer pp.Close()
+	if _, _, err := pp.Load(id, nil); !errors.Is(err, ErrPlayerCorrupt) || !strings.Contains(err.Error(), "plugin:relic") {
+		t.Fatalf("load of an unknown item: %v", err)
+	}
+	if err := pp.Save(id, testPlayer(id, 1), ow); !errors.Is(err, ErrPlayerCorrupt) {
+		t.Fatalf("save over data that did not read: %v", err)
+	}
+	got, err := db.eng.GetNamed(playerDataPrefix + id.String())
+	if err != nil || !bytes.Equal(got[1:], doc) {
+		t.Fatalf("the stored data changed: %q, %v", got, err)
 	}
 }
 

@@ -75,6 +75,9 @@ type DB struct {
 	edition atomic.Pointer[Edition]
 
 	ckpt checkpointGate // routes writes into a checkpoint's batch (checkpoint.go)
+	// unreadPlayers holds the UUIDs of players whose stored data did not
+	// read: never overwritten while the DB is open (playerdata.go).
+	unreadPlayers sync.Map
 
 	closed atomic.Bool
 }
