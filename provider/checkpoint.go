@@ -57,7 +57,7 @@ var checkpointMu sync.Mutex
 
 // playerDBs are the DBs whose Players() a server may use, the ones
 // Checkpoint gathers into: Players adds its DB, the provider's Close
-// removes it.
+// removes it, and Checkpoint forgets a DB it finds closed.
 var playerDBs struct {
 	sync.Mutex
 	m map[*DB]int // count of open player providers
@@ -205,7 +205,10 @@ func checkpoint(worlds []*world.World) error {
 	playerDBs.Lock()
 	pending := map[*DB]*pendingCheckpoint{}
 	for db := range playerDBs.m {
-		if !db.closed.Load() && !db.conf.ReadOnly {
+		switch {
+		case db.closed.Load():
+			delete(playerDBs.m, db) // closed without closing its player provider
+		case !db.conf.ReadOnly:
 			pending[db] = db.beginCheckpoint()
 		}
 	}

@@ -161,3 +161,22 @@ func TestCheckpointNeedsBlazePlayers(t *testing.T) {
 		t.Fatalf("checkpoint of a world not on Blaze: %v", err)
 	}
 }
+
+// Issue 40 item 2: a DB closed without closing its player provider is
+// forgotten by the next Checkpoint, not kept for the life of the process.
+func TestCheckpointForgetsClosedDB(t *testing.T) {
+	db := openDB(t, t.TempDir(), Config{})
+	db.Players()
+	db.Close()
+	w := world.Config{Dim: world.Overworld, Synchronous: true, Log: quiet}.New()
+	defer w.Close()
+	if err := checkpoint([]*world.World{w}); !errors.Is(err, ErrNoCheckpoint) {
+		t.Fatalf("checkpoint with only a closed DB: %v", err)
+	}
+	playerDBs.Lock()
+	_, kept := playerDBs.m[db]
+	playerDBs.Unlock()
+	if kept {
+		t.Fatal("the closed DB is still registered")
+	}
+}
