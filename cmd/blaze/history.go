@@ -243,9 +243,13 @@ func runRollback(out io.Writer, dir, point string, a area) int {
 	if err == nil {
 		undo, err = undoSnapshot(db, "rollback")
 	}
-	var n int
+	var n, players int
 	if err == nil {
 		n, err = db.Revert(point, a.has)
+	}
+	// The whole world rolled back: its players too (issue 40).
+	if pdb, ok := db.(*provider.DB); ok && err == nil && a.all && a.dim == nil {
+		players, err = pdb.RevertPlayers(point)
 	}
 	if err = errors.Join(err, db.Close()); err != nil {
 		if undo != "" {
@@ -254,6 +258,9 @@ func runRollback(out io.Writer, dir, point string, a area) int {
 		return failed("rollback", err)
 	}
 	fmt.Fprintf(out, "%s: %s rolled back to %s\n", dir, count(n, "column", "columns"), point)
+	if players > 0 {
+		fmt.Fprintf(out, "%s: %s data rolled back too\n", dir, count(players, "player's", "players'"))
+	}
 	fmt.Fprintf(out, "snapshot %q holds the world as it was before: undo with `blaze rollback %s -to %s`, and delete it with `blaze snapshot delete %s %s` once it is not needed\n", undo, dir, undo, dir, undo)
 	return exitOK
 }

@@ -158,7 +158,8 @@ var commands = []command{
       coordinates, inclusive) of one dimension or all. It first takes a
       snapshot named before-rollback-TIME, so it can be undone with
       blaze rollback WORLD -to that name. Run with the server stopped.
-      All three work on plain and segmented worlds.
+      Without -area and -dim, the players' data kept in a plain world goes
+      back too. All three work on plain and segmented worlds.
 `},
 	{"export", `  blaze export WORLD -at POINT -area X1,Z1,X2,Z2 [-dim D] [-y Y1,Y2] OUT.mcstructure
       Writes the blocks (with their block entities; no biomes or entities)

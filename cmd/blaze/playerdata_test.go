@@ -150,3 +150,49 @@ func TestConvertPlayersBothWays(t *testing.T) {
 		}
 	}
 }
+
+// Issue 40 item 1: blaze rollback of the whole world puts the players'
+// inventories back too.
+func TestRollbackRestoresPlayers(t *testing.T) {
+	quiet := slog.New(slog.DiscardHandler)
+	dir := t.TempDir()
+	db, err := provider.Config{Log: quiet}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := world.Config{Provider: db, Dim: world.Overworld, Synchronous: true, Log: quiet}.New()
+	id := uuid.New()
+	save := func(n int) {
+		inv := inventory.New(36, nil)
+		_ = inv.SetItem(0, item.NewStack(item.Diamond{}, n))
+		conf := player.Config{UUID: id, Name: "Alex", GameMode: world.GameModeSurvival, Inventory: inv, Health: 20, MaxHealth: 20}
+		if err := db.Players().Save(id, conf, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save(2)
+	if err := db.Snapshot("good"); err != nil {
+		t.Fatal(err)
+	}
+	save(64)
+	w.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if code := runRollback(&out, dir, "good", area{all: true}); code != exitOK || !strings.Contains(out.String(), "1 player's data rolled back") {
+		t.Fatalf("rollback: status %d: %s", code, out.String())
+	}
+	re, err := provider.Config{Log: quiet, ReadOnly: true}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer re.Close()
+	conf, _, err := re.Players().Load(id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := conf.Inventory.Item(0); s.Count() != 2 {
+		t.Fatalf("after the rollback the player holds %v, want the snapshot's 2 diamonds", s)
+	}
+}
