@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/world"
@@ -28,7 +28,7 @@ func TestPromoteIsCrashSafe(t *testing.T) {
 		if k > 300 {
 			t.Fatal("Promote never completed")
 		}
-		mem := vfs.NewMem()
+		mem := vfstest.NewMem()
 		tp, err := provider.Config{Log: quiet, FS: mem}.Open("/t")
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/df-mc/dragonfly/server/block"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/item"
@@ -120,7 +121,7 @@ func TestCheckpointCrashAtEveryOperation(t *testing.T) {
 		if n > 200 {
 			t.Fatal("the checkpoint never completed")
 		}
-		fs := vfs.NewMem()
+		fs := vfstest.NewMem()
 		s := openDupeServer(t, fs)
 		s.take(t, 4)
 		fs.CrashAfter(n)
