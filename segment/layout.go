@@ -59,12 +59,12 @@ func parseLayout(b []byte) (int, error) {
 }
 
 // layout returns the segment size of the world whose root is meta, and
-// records it for a new world: want, or the default when want is zero. A
-// world recorded with another size than a nonzero want is refused, and so
-// is a plain world (columns in the root, no record). Regions without a
-// record are a world from before the record existed, a development format
-// no release wrote: refused with blazedb.ErrOldVersion, never guessed at,
-// as the record is durable before the first region is made.
+// records it if the world has none yet: want (zero for the default) for a
+// new world; for a world whose record was lost to damage (blaze repair
+// drops a damaged record), want once every stored column is found in the
+// region want puts it in. A world recorded with another size than a
+// nonzero want is refused, and so is a plain world (columns in the root,
+// no record).
 func (p *Provider) layout(meta *provider.DB, want int) (int, error) {
 	eng := meta.Engine()
 	b, err := eng.GetNamed(layoutName)
@@ -88,7 +88,7 @@ func (p *Provider) layout(meta *provider.DB, want int) (int, error) {
 	if size == 0 {
 		size = defaultSegmentSize
 	}
-	if err := p.refuseUnrecordedRegions(); err != nil {
+	if err := p.checkRegions(size); err != nil {
 		return 0, err
 	}
 	// Durable before any region is made with this size.
@@ -102,16 +102,37 @@ func (p *Provider) layout(meta *provider.DB, want int) (int, error) {
 	return size, nil
 }
 
-// refuseUnrecordedRegions returns blazedb.ErrOldVersion when regions
-// are on disk, which a world without a layout record cannot have made.
-func (p *Provider) refuseUnrecordedRegions() error {
+// checkRegions opens every region on disk, read-only, and checks that size
+// puts each of its columns in it: it is how a world made before the layout
+// record existed is opened the first time.
+func (p *Provider) checkRegions(size int) error {
 	for dim := range int32(3) {
 		keys, err := p.onDisk(dim)
 		if err != nil {
 			return err
 		}
-		if len(keys) > 0 {
-			return fmt.Errorf("%w: region %s is on disk but the root has no %s (layout version %d): a segmented world from before the layout was recorded, a development format no release wrote", blazedb.ErrOldVersion, segName(keys[0]), layoutName, layoutVersion)
+		for _, k := range keys {
+			if err := p.checkRegion(k, size); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (p *Provider) checkRegion(k segKey, size int) error {
+	db, err := provider.Config{Log: p.conf.Log, FS: p.conf.FS, ReadOnly: true, NoLevelDat: true, ExternalMaintenance: true}.Open(p.segDir(k))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	places, err := db.Columns()
+	if err != nil {
+		return err
+	}
+	for _, pl := range places {
+		if got, err := keyIn(pl.Pos, pl.Dim, size); err != nil || got != k {
+			return fmt.Errorf("%w: region %s holds the column at %v, which a SegmentSize of %d puts in another region: open the world with the SegmentSize it was made with", blazedb.ErrInvalidOptions, segName(k), pl.Pos, size)
 		}
 	}
 	return nil

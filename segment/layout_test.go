@@ -53,11 +53,12 @@ func TestSegmentSizeKept(t *testing.T) {
 	}
 }
 
-// Issue 37: a world made before the layout record existed, a development
-// format no release wrote, is refused with blazedb.ErrOldVersion whatever
-// the size given, and nothing is recorded. Before, it was opened with the
-// size given once its columns were found where that size puts them.
-func TestSegmentedWorldWithoutLayoutRefused(t *testing.T) {
+// A world whose layout record was lost to damage (the damage sweep flips
+// its bytes; repair drops the record) is opened with the size given, once
+// its columns are found where that size puts them, and records it; with a
+// size that puts them elsewhere it is refused. Issue 37 had refused such a
+// world as one from before the record existed, which lost it to repair.
+func TestSegmentSizeOfWorldWithoutLayout(t *testing.T) {
 	dir := t.TempDir()
 	p := openSeg(t, dir, Config{SegmentSize: 4})
 	at := world.ChunkPos{5, 0}
@@ -65,29 +66,31 @@ func TestSegmentedWorldWithoutLayoutRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Close()
-	root, err := provider.Config{Log: quiet, SegmentRoot: true}.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := root.Engine().DeleteNamed(layoutName); err != nil { // as a world made before the record existed
-		t.Fatal(err)
-	}
-	if err := root.Close(); err != nil {
-		t.Fatal(err)
-	}
-	for _, size := range []int{0, 4} {
-		_, err := (Config{Log: quiet, SegmentSize: size}).Open(dir)
-		if !errors.Is(err, blazedb.ErrOldVersion) || errors.Is(err, blazedb.ErrCorrupt) {
-			t.Fatalf("a world without a layout record, opened with SegmentSize %d: %v, want ErrOldVersion", size, err)
+	forget := func() { // as repair does with a damaged record
+		root, err := provider.Config{Log: quiet, SegmentRoot: true}.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := root.Engine().DeleteNamed(layoutName); err != nil {
+			t.Fatal(err)
+		}
+		if err := root.Close(); err != nil {
+			t.Fatal(err)
 		}
 	}
-	root, err = provider.Config{Log: quiet, SegmentRoot: true, ReadOnly: true}.Open(dir)
-	if err != nil {
+	forget()
+	if _, err := (Config{Log: quiet}).Open(dir); !errors.Is(err, blazedb.ErrInvalidOptions) {
+		t.Fatalf("a world of size 4 without its record opened with the default: %v, want ErrInvalidOptions", err)
+	}
+	p = openSeg(t, dir, Config{SegmentSize: 4})
+	if _, err := p.LoadColumn(at, world.Overworld); err != nil {
 		t.Fatal(err)
 	}
-	defer root.Close()
-	if _, err := root.Engine().GetNamed(layoutName); !errors.Is(err, blazedb.ErrNotFound) {
-		t.Fatalf("a refused open recorded a layout: %v", err)
+	p.Close()
+	// Recorded now: the default would have been refused above.
+	p = openSeg(t, dir, Config{})
+	if _, err := p.LoadColumn(at, world.Overworld); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -11,8 +11,8 @@ import (
 // has written, in testdata/format, keeps reading as it did, and the
 // current version's writer writes it byte for byte. From now on a change
 // to the layout record's format adds a version and a golden file, and
-// parseLayout keeps reading every earlier one. A world from before the
-// record existed is refused (TestSegmentedWorldWithoutLayoutRefused).
+// parseLayout keeps reading every earlier one. A world whose record was lost
+// is sized again by a scan of its regions (TestSegmentSizeOfWorldWithoutLayout).
 func TestLayoutVersionsStillRead(t *testing.T) {
 	for _, c := range []struct {
 		file string
