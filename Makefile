@@ -117,17 +117,24 @@ soak:
 # took hours. Each LoadPrefetched iteration prefetches, untimed, too.
 # The stores in bursts pause after every 32 (see BenchmarkStoreBurst), so
 # they run for a set number of stores a sample.
+# BenchmarkSize (issue 41) stores, compacts and measures each of its worlds
+# with each provider before its sub-benchmarks, and times its levers'
+# decodes over a whole world per iteration: it runs a set number of
+# iterations a sample too.
 # BENCH narrows the run of tests/ and the engine's packages (BENCH=Walk);
-# BURST the bursts' (BURST=mcdb, or BURST=none for none).
+# BURST the bursts' (BURST=mcdb, or BURST=none for none); SIZE the size
+# table's (SIZE=flat24, SIZE=real/lever, or SIZE=none for none).
 BENCH    ?= .
 BURST    ?= .
+SIZE     ?= .
 BENCHBIN := build/bench
 BENCHRUN  = -test.run '^$$' -test.benchmem -test.count $(BENCHCOUNT)
 bench:
 	rm -rf $(BENCHBIN) bench.txt bench-engine.txt
 	$(GO) test -c -o $(BENCHBIN)/ ./tests ./blazedb ./provider ./segment ./overlay
 	$(GO) build -o $(BENCHBIN)/benchtable ./internal/cmd/benchtable
-	cd tests && ../$(BENCHBIN)/tests.test $(BENCHRUN) -test.bench '$(BENCH)' -test.skip StoreBurst -test.timeout 3h | tee ../bench.txt
+	cd tests && ../$(BENCHBIN)/tests.test $(BENCHRUN) -test.bench '$(BENCH)' -test.skip 'StoreBurst|^BenchmarkSize$$' -test.timeout 3h | tee ../bench.txt
+	$(if $(filter none,$(SIZE)),,cd tests && ../$(BENCHBIN)/tests.test $(BENCHRUN) -test.bench '^BenchmarkSize$$/$(SIZE)' -test.benchtime 20x -test.timeout 1h | tee -a ../bench.txt)
 	cd tests && ../$(BENCHBIN)/tests.test $(BENCHRUN) -test.bench 'StoreBurst/$(BURST)' -test.benchtime 640x -test.timeout 1h | tee -a ../bench.txt
 	for p in blazedb provider segment; do \
 		(cd $$p && ../$(BENCHBIN)/$$p.test $(BENCHRUN) -test.bench '$(BENCH)' -test.timeout 2h) | tee -a bench-engine.txt; \
