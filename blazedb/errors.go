@@ -55,6 +55,9 @@ var (
 	// unless Options.AcceptDurableLoss is set; the error names what is
 	// lost. It wraps ErrCorrupt.
 	ErrDurableLoss = fmt.Errorf("%w: durable data lost", ErrCorrupt)
+	// ErrGenerationGone: ReadLogAt asked for a generation of chunks.dat
+	// that a compaction has replaced (shiplog.go).
+	ErrGenerationGone = errors.New("blazedb: the log's generation was replaced")
 )
 
 // CorruptionError describes damaged bytes. It wraps ErrCorrupt. Nothing
