@@ -27,6 +27,24 @@ func (db *DB) DurableLog() (gen uint64, durable int64, err error) {
 	return l.gen, l.durable(), nil
 }
 
+// SyncLog makes every write that has returned durable, as Sync does, but
+// leaves the background error and the damage report to the calls that
+// report them (Sync, Close): for shipping, which must not take them from
+// the server that owns the database. A failed fsync poisons the database,
+// as any does. Safe for concurrent use; nothing in a read-only database
+// needs it.
+func (db *DB) SyncLog() error {
+	l, err := db.acquireLog()
+	if err != nil {
+		return err
+	}
+	defer l.refs.Done()
+	if db.opts.ReadOnly {
+		return nil
+	}
+	return db.syncMarked(l, l.written.Load(), true)
+}
+
 // ReadLogAt reads len(p) bytes of chunks.dat at off, all of which must
 // lie within its durable length, from the log of generation gen: it
 // returns an error wrapping ErrGenerationGone when a compaction has

@@ -32,7 +32,7 @@ func TestShipLog(t *testing.T) {
 	if _, d, _ := db.DurableLog(); d != d0 {
 		t.Errorf("durable length %d before any sync, want %d", d, d0)
 	}
-	if err := db.Sync(); err != nil {
+	if err := db.SyncLog(); err != nil {
 		t.Fatal(err)
 	}
 	g, d1, err := db.DurableLog()
