@@ -1,0 +1,137 @@
+package replica
+
+import (
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The objects of a replica, under its prefix (s3://BUCKET/PREFIX/...). Every
+// object but the manifest is written once and never replaced; the numbers in
+// names are 16 lowercase hexadecimal digits, so names sort as the numbers do.
+//
+//	+-----------------------------------+--------------------------------------------+
+//	| name                              | contents                                   |
+//	+-----------------------------------+--------------------------------------------+
+//	| manifest                          | the manifest (JSON, below): the owner and  |
+//	|                                   | its epoch; replaced only by conditional    |
+//	|                                   | writes (If-None-Match: *, If-Match: ETag)  |
+//	| log/EPOCH/GEN/START-END-TIME      | bytes START..END of chunks.dat of          |
+//	|                                   | generation GEN, as shipped by the writer   |
+//	|                                   | of EPOCH; START 0 is a whole copy (the     |
+//	|                                   | first object of each generation and of     |
+//	|                                   | each epoch). TIME (unix nanoseconds, the   |
+//	|                                   | writer's clock) is when END was durable    |
+//	| file/NAME/EPOCH-TIME              | the whole of the world's file NAME         |
+//	|                                   | (level.dat, levelname.txt, dictionary.dat) |
+//	|                                   | as read at TIME, when it changed           |
+//	+-----------------------------------+--------------------------------------------+
+//
+// The log's records carry the engine's checksums, which a restore verifies
+// by opening the rebuilt world and checking it; an object's length must be
+// END-START.
+//
+// The manifest, a JSON object:
+//
+//	+-----------+---------------------------------------------------------+
+//	| field     | meaning                                                 |
+//	+-----------+---------------------------------------------------------+
+//	| signature | "blaze-replica"                                         |
+//	| version   | 1                                                       |
+//	| epoch     | the current writer's epoch: +1 at each Start            |
+//	| owner     | who holds it (Config.Owner: host and world by default)  |
+//	| renewed   | when the owner last renewed it (RFC 3339, its clock)    |
+//	| lease     | how long after renewed it holds (nanoseconds)           |
+//	| epochs    | every epoch: {epoch, owner, began}; a restore takes an  |
+//	|           | epoch's objects only from before the next one began     |
+//	+-----------+---------------------------------------------------------+
+//
+// Part of the on-disk (in-bucket) format: a reader refuses another
+// signature or a version it does not know.
+const (
+	manifestName      = "manifest"
+	manifestSignature = "blaze-replica"
+	manifestVersion   = 1
+	logDir            = "log/"
+	fileDir           = "file/"
+)
+
+// shippedFiles are the world's files shipped whole beside its log, from
+// the world's directory; a missing one is not shipped.
+var shippedFiles = []string{"level.dat", "levelname.txt", "dictionary.dat"}
+
+// logObject names one object of the log.
+type logObject struct {
+	epoch, gen uint64
+	start, end int64
+	time       time.Time
+}
+
+func hex16(v uint64) string { return fmt.Sprintf("%016x", v) }
+
+func parseHex16(s string) (uint64, bool) {
+	if len(s) != 16 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(s, 16, 64)
+	return v, err == nil && hex16(v) == s
+}
+
+// name is o's object name under the prefix.
+func (o logObject) name() string {
+	return logDir + hex16(o.epoch) + "/" + hex16(o.gen) + "/" + hex16(uint64(o.start)) + "-" + hex16(uint64(o.end)) + "-" + hex16(uint64(o.time.UnixNano()))
+}
+
+// parseLogObject parses a name relative to the prefix; ok is false for any
+// name not of the form name gives.
+func parseLogObject(name string) (o logObject, ok bool) {
+	rest, ok := strings.CutPrefix(name, logDir)
+	parts := strings.Split(rest, "/")
+	if !ok || len(parts) != 3 {
+		return logObject{}, false
+	}
+	nums := strings.Split(parts[2], "-")
+	if len(nums) != 3 {
+		return logObject{}, false
+	}
+	var v [5]uint64
+	for i, s := range append(parts[:2:2], nums...) {
+		if v[i], ok = parseHex16(s); !ok {
+			return logObject{}, false
+		}
+	}
+	o = logObject{epoch: v[0], gen: v[1], start: int64(v[2]), end: int64(v[3]), time: time.Unix(0, int64(v[4])).UTC()}
+	if o.start < 0 || o.end <= o.start || v[4] > 1<<63-1 {
+		return logObject{}, false
+	}
+	return o, true
+}
+
+// fileObject names one shipped copy of a world's file.
+type fileObject struct {
+	file  string
+	epoch uint64
+	time  time.Time
+}
+
+func (o fileObject) name() string {
+	return fileDir + o.file + "/" + hex16(o.epoch) + "-" + hex16(uint64(o.time.UnixNano()))
+}
+
+func parseFileObject(name string) (o fileObject, ok bool) {
+	rest, ok := strings.CutPrefix(name, fileDir)
+	file, tail := path.Split(rest)
+	file = strings.TrimSuffix(file, "/")
+	nums := strings.Split(tail, "-")
+	if !ok || file == "" || strings.Contains(file, "/") || len(nums) != 2 {
+		return fileObject{}, false
+	}
+	e, ok1 := parseHex16(nums[0])
+	t, ok2 := parseHex16(nums[1])
+	if !ok1 || !ok2 || t > 1<<63-1 {
+		return fileObject{}, false
+	}
+	return fileObject{file: file, epoch: e, time: time.Unix(0, int64(t)).UTC()}, true
+}

@@ -1,0 +1,403 @@
+package replica
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/blazeworld/blaze/blazedb"
+)
+
+// Config configures a Replicator. Zero means the default.
+type Config struct {
+	// Interval is the longest time between shipments of new log bytes
+	// (default 1s): at most every Interval an object is uploaded.
+	Interval time.Duration
+	// Lease is how long the manifest holds the replica for this writer
+	// after each renewal (default 30s); a writer refused (ErrOwned) may
+	// take it once the lease has run out.
+	Lease time.Duration
+	// Owner names this writer in the manifest; default host name and the
+	// world's absolute directory. A Start by the same owner takes the
+	// replica at once (a restarted server).
+	Owner string
+	// Takeover takes the replica even while another owner's lease runs;
+	// that writer is fenced at its next upload.
+	Takeover bool
+	// MaxBackoff caps the wait between retries after failures (default
+	// 30s); the first retry waits Interval, each next one twice as long.
+	MaxBackoff time.Duration
+	// Logger receives failures and fencing (default slog.Default()).
+	Logger *slog.Logger
+	// Now is the clock (default time.Now): for tests.
+	Now func() time.Time
+}
+
+func (c Config) withDefaults(world string) (Config, error) {
+	if c.Interval == 0 {
+		c.Interval = time.Second
+	}
+	if c.Lease == 0 {
+		c.Lease = 30 * time.Second
+	}
+	if c.MaxBackoff == 0 {
+		c.MaxBackoff = 30 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Owner == "" {
+		host, _ := os.Hostname()
+		abs, err := filepath.Abs(world)
+		if err != nil {
+			return c, err
+		}
+		c.Owner = host + ":" + abs
+	}
+	if c.Interval < 0 || c.Lease < 0 || c.MaxBackoff < 0 {
+		return c, fmt.Errorf("replica: negative interval, lease or backoff")
+	}
+	return c, nil
+}
+
+// Stats are a Replicator's figures: a plain value, safe to copy.
+type Stats struct {
+	Epoch       uint64    // the epoch this writer holds
+	Generation  uint64    // generation of chunks.dat last shipped
+	Shipped     int64     // bytes of that generation shipped
+	Uploads     int64     // objects uploaded (the manifest's renewals not counted)
+	UploadBytes int64     // their bytes
+	FullCopies  int64     // whole copies of chunks.dat among them
+	Failures    int64     // shipments that failed (each retried)
+	LastError   string    // the last failure's message, "" if none since the last success
+	LastShipped time.Time // when the last shipment succeeded
+	Fenced      bool      // another writer took the replica: nothing more is uploaded
+}
+
+// Replicator ships one open world to its replica, from a goroutine of its
+// own: it reads the engine's durable log (blazedb.DB.DurableLog,
+// ReadLogAt) and the world's files, and never holds a lock a store or the
+// tick waits for. Its methods are safe for concurrent use.
+type Replicator struct {
+	db    *blazedb.DB
+	world string
+	store *Store
+	conf  Config
+
+	// shipMu is held by a shipment, and guards what it ships from.
+	shipMu  sync.Mutex
+	man     *manifest
+	etag    string
+	gen     uint64
+	shipped int64 // -1: nothing of gen shipped in this epoch
+	files   map[string][sha256.Size]byte
+
+	// mu guards what the other methods read, briefly.
+	mu      sync.Mutex
+	stats   Stats
+	pending []error // failures not yet returned by Ship, Err or Close
+	fenced  error
+	closed  bool
+
+	kick chan struct{}
+	stop chan struct{}
+	done chan struct{}
+}
+
+// Start takes the replica in store for the world in dir, whose engine is
+// db (provider.DB.Engine()), and ships it from now on: first a whole copy
+// of chunks.dat and the world's files, then what is appended. It fails
+// with ErrOwned while another writer holds the replica.
+func Start(ctx context.Context, db *blazedb.DB, dir string, store *Store, conf Config) (*Replicator, error) {
+	conf, err := conf.withDefaults(dir)
+	if err != nil {
+		return nil, err
+	}
+	m, etag, err := acquire(ctx, store, conf.Owner, conf.Lease, conf.Takeover, conf.Now)
+	if err != nil {
+		return nil, err
+	}
+	r := &Replicator{
+		db: db, world: dir, store: store, conf: conf,
+		man: m, etag: etag, shipped: -1, files: map[string][sha256.Size]byte{},
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	r.stats.Epoch = m.Epoch
+	go r.run()
+	return r, nil
+}
+
+// run ships every Interval, waiting longer after failures, until Close.
+func (r *Replicator) run() {
+	defer close(r.done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-r.stop:
+			cancel()
+		case <-r.done:
+		}
+	}()
+	wait, failures := r.conf.Interval, 0
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-r.kick:
+		case <-timer.C:
+		}
+		err := r.shipOnce(ctx)
+		switch {
+		case errors.Is(err, ErrFenced):
+			return
+		case err != nil && ctx.Err() == nil:
+			failures++
+			wait = min(r.conf.Interval<<min(failures-1, 20), r.conf.MaxBackoff)
+			r.conf.Logger.Warn("replica: shipping failed; retrying", "replica", r.store.String(), "in", wait, "err", err)
+		default:
+			failures, wait = 0, r.conf.Interval
+		}
+		timer.Reset(wait)
+	}
+}
+
+// Ship makes every store that has returned durable (blazedb.DB.SyncLog)
+// and ships it now. It returns that shipment's failure with those of the
+// background shipments not reported yet, retried or not, and ErrFenced,
+// every time, once another writer took the replica.
+func (r *Replicator) Ship(ctx context.Context) error {
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	return r.flush(ctx)
+}
+
+func (r *Replicator) flush(ctx context.Context) error {
+	err := r.db.SyncLog()
+	if err != nil {
+		err = fmt.Errorf("replica: ship: %w", err)
+	} else {
+		err = r.shipOnce(ctx)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.take(err)
+}
+
+// Err returns the failures of the background shipments not reported yet
+// (and ErrFenced, every time, once fenced), or nil.
+func (r *Replicator) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.take(nil)
+}
+
+// take returns err with the pending failures (err, when it is the last
+// of them, once) and ErrFenced when fenced, and forgets the failures.
+// r.mu is held.
+func (r *Replicator) take(err error) error {
+	errs := r.pending
+	r.pending = nil
+	if r.fenced != nil && !errors.Is(err, ErrFenced) {
+		errs = append(errs, r.fenced)
+	}
+	if err != nil && (len(errs) == 0 || errs[len(errs)-1] != err) {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Stats returns the replicator's figures now.
+func (r *Replicator) Stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stats
+}
+
+// Close stops the background shipping, ships what is durable one last
+// time (call it before closing the world: the engine must be open) and
+// returns every failure not reported yet. The replica stays owned until
+// its lease runs out, or until this owner starts again.
+func (r *Replicator) Close(ctx context.Context) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return ErrClosed
+	}
+	r.closed = true
+	r.mu.Unlock()
+	close(r.stop)
+	<-r.done
+	return r.flush(ctx)
+}
+
+// shipOnce renews the manifest and uploads what is new: a whole copy of
+// chunks.dat when its generation is not the one shipped (after a
+// compaction, and first in each epoch), else the durable bytes appended
+// since, and each world file that changed. A failure is recorded in the
+// stats and among the pending errors, and returned.
+func (r *Replicator) shipOnce(ctx context.Context) error {
+	r.shipMu.Lock()
+	defer r.shipMu.Unlock()
+	r.mu.Lock()
+	fenced := r.fenced
+	r.mu.Unlock()
+	if fenced != nil {
+		return fenced
+	}
+	err := r.ship(ctx)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case err == nil:
+		r.stats.LastError, r.stats.LastShipped = "", r.conf.Now()
+	case errors.Is(err, ErrFenced):
+		r.fenced = err
+		r.stats.Fenced = true
+		r.conf.Logger.Error("replica: FENCED: another writer took the replica; this server uploads nothing more", "replica", r.store.String(), "epoch", r.man.Epoch, "err", err)
+	case ctx.Err() != nil:
+		// Cut short (Close, or the caller's context): not a failure of
+		// the store, and what it did not ship is shipped next time.
+	default:
+		r.stats.Failures++
+		r.stats.LastError = err.Error()
+		r.pending = append(r.pending, err)
+	}
+	return err
+}
+
+// ship does shipOnce's work; r.shipMu is held.
+func (r *Replicator) ship(ctx context.Context) error {
+	files, err := r.readFiles()
+	if err != nil {
+		return err
+	}
+	gen, durable, err := r.db.DurableLog()
+	if err != nil {
+		return fmt.Errorf("replica: read the log's length: %w", err)
+	}
+	// Every byte and file read so far was there at t.
+	t := r.conf.Now()
+	changed := gen != r.gen || r.shipped < 0 || durable > r.shipped
+	for name, f := range files {
+		if r.files[name] != f.sum {
+			changed = true
+		}
+	}
+	if !changed && t.Sub(r.man.Renewed) < r.conf.Lease/3 {
+		return nil
+	}
+	// Renewed first: a writer fenced meanwhile uploads nothing more.
+	etag, err := renew(ctx, r.store, r.man, r.etag, t)
+	if err != nil {
+		return err
+	}
+	r.etag = etag
+	if gen != r.gen || r.shipped < 0 {
+		r.gen, r.shipped = gen, -1
+		r.updateStats(func(s *Stats) { s.Generation, s.Shipped = gen, 0 })
+	}
+	if start := max(r.shipped, 0); durable > start {
+		o := logObject{epoch: r.man.Epoch, gen: gen, start: start, end: durable, time: t}
+		lr := &logReader{db: r.db, gen: gen, off: start, end: durable}
+		if _, err := r.store.put(ctx, o.name(), lr, durable-start, condition{}); err != nil {
+			if errors.Is(lr.err, blazedb.ErrGenerationGone) {
+				// Compacted meanwhile: the next shipment copies the new log.
+				r.shipped = -1
+			}
+			return err
+		}
+		r.shipped = durable
+		r.updateStats(func(s *Stats) {
+			s.Shipped = durable
+			s.Uploads++
+			s.UploadBytes += durable - start
+			if start == 0 {
+				s.FullCopies++
+			}
+		})
+	}
+	for name, f := range files {
+		if r.files[name] == f.sum {
+			continue
+		}
+		o := fileObject{file: name, epoch: r.man.Epoch, time: t}
+		if _, err := r.store.put(ctx, o.name(), bytes.NewReader(f.data), int64(len(f.data)), condition{}); err != nil {
+			return err
+		}
+		r.files[name] = f.sum
+		r.updateStats(func(s *Stats) {
+			s.Uploads++
+			s.UploadBytes += int64(len(f.data))
+		})
+	}
+	return nil
+}
+
+func (r *Replicator) updateStats(f func(*Stats)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f(&r.stats)
+}
+
+type worldFile struct {
+	data []byte
+	sum  [sha256.Size]byte
+}
+
+// readFiles reads the world's shipped files that exist. Each is replaced
+// by rename, so a read sees one whole version.
+func (r *Replicator) readFiles() (map[string]worldFile, error) {
+	out := map[string]worldFile{}
+	for _, name := range shippedFiles {
+		b, err := os.ReadFile(filepath.Join(r.world, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("replica: %w", err)
+		}
+		out[name] = worldFile{data: b, sum: sha256.Sum256(b)}
+	}
+	return out, nil
+}
+
+// logReader reads chunks.dat of one generation from off to end through
+// the engine.
+type logReader struct {
+	db       *blazedb.DB
+	gen      uint64
+	off, end int64
+	err      error // the engine's, kept: the client may not wrap it
+}
+
+func (lr *logReader) Read(p []byte) (int, error) {
+	if lr.off >= lr.end {
+		return 0, io.EOF
+	}
+	p = p[:min(int64(len(p)), lr.end-lr.off, 1<<20)]
+	if err := lr.db.ReadLogAt(lr.gen, p, lr.off); err != nil {
+		lr.err = err
+		return 0, err
+	}
+	lr.off += int64(len(p))
+	return len(p), nil
+}

@@ -1,0 +1,252 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/provider"
+	"github.com/minio/minio-go/v7"
+)
+
+// RestoreSuffix is the suffix a restore builds its directory under, renamed
+// to the directory asked for when whole and verified.
+const RestoreSuffix = ".restore-tmp"
+
+// RestoreReport says what a restore rebuilt.
+type RestoreReport struct {
+	Epoch      uint64    // the writer's epoch the log came from
+	Generation uint64    // the generation of chunks.dat rebuilt
+	LogBytes   int64     // its length
+	Objects    int       // objects read, world files included
+	AsOf       time.Time // when the newest byte restored was durable
+}
+
+// Restore rebuilds into dir, which must not exist, the world its replica in
+// store held at time at (the newest the replica holds when at is zero):
+// chunks.dat from the newest whole copy shipped by then and the appended
+// bytes shipped after it by then, and the world's files as shipped by
+// then. A writer's objects count only until the next epoch began, so a
+// writer fenced late adds nothing. The world is verified before dir
+// appears: every record's checksums end to end (the engine opened
+// read-only and checked) and nothing torn or missing; then it is given an
+// edition of its own (provider.RenewEdition). After a crash, dir is absent
+// or whole; dir+RestoreSuffix may be left, to delete.
+func Restore(ctx context.Context, store *Store, dir string, at time.Time) (*RestoreReport, error) {
+	m, _, err := readManifest(ctx, store)
+	if errors.Is(err, errNotFound) {
+		return nil, fmt.Errorf("%w at %s", ErrNoReplica, store)
+	}
+	if err != nil {
+		return nil, err
+	}
+	plan, err := planRestore(ctx, store, m, at)
+	if err != nil {
+		return nil, err
+	}
+	err = vfs.BuildDir(vfs.Default, dir, RestoreSuffix, func(tmp string) error {
+		return plan.build(ctx, store, tmp)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("replica: restore %s to %s: %w", store, dir, err)
+	}
+	return &plan.report, nil
+}
+
+// restorePlan lists the objects a restore reads.
+type restorePlan struct {
+	log    []logObject // in order, each from where the last left off
+	files  []fileObject
+	report RestoreReport
+}
+
+// planRestore chooses the objects that make the world as of at.
+func planRestore(ctx context.Context, store *Store, m *manifest, at time.Time) (*restorePlan, error) {
+	// An epoch's objects count until the next epoch began.
+	until := map[uint64]time.Time{}
+	for i, e := range m.Epochs {
+		until[e.Epoch] = time.Time{}
+		if i+1 < len(m.Epochs) {
+			until[e.Epoch] = m.Epochs[i+1].Began
+		}
+	}
+	valid := func(epoch uint64, t time.Time) bool {
+		end, ok := until[epoch]
+		return ok && (at.IsZero() || !t.After(at)) && (end.IsZero() || t.Before(end))
+	}
+	names, err := store.list(ctx, logDir)
+	if err != nil {
+		return nil, err
+	}
+	var logs []logObject
+	for _, n := range names {
+		o, ok := parseLogObject(n)
+		if !ok {
+			return nil, fmt.Errorf("%w: %s is not a log object's name", ErrCorrupt, n)
+		}
+		if valid(o.epoch, o.time) {
+			logs = append(logs, o)
+		}
+	}
+	// The newest whole copy: of the latest epoch, then generation.
+	var base *logObject
+	for i, o := range logs {
+		if o.start == 0 && (base == nil || o.epoch > base.epoch || o.epoch == base.epoch && o.gen > base.gen) {
+			base = &logs[i]
+		}
+	}
+	if base == nil {
+		if at.IsZero() {
+			return nil, fmt.Errorf("%w: %s holds no copy of chunks.dat", ErrNoReplica, store)
+		}
+		return nil, fmt.Errorf("%w: %s holds no copy of chunks.dat as early as %v", ErrNoReplica, store, at.Format(time.RFC3339Nano))
+	}
+	p := &restorePlan{report: RestoreReport{Epoch: base.epoch, Generation: base.gen}}
+	// Then, from where the last left off, the object reaching furthest:
+	// a retried upload may have left two that begin alike.
+	for pos := int64(0); ; {
+		var next *logObject
+		for i, o := range logs {
+			if o.epoch == base.epoch && o.gen == base.gen && o.start <= pos && o.end > pos && (next == nil || o.end > next.end) {
+				next = &logs[i]
+			}
+		}
+		if next == nil {
+			break
+		}
+		p.log = append(p.log, *next)
+		pos = next.end
+		p.report.LogBytes = pos
+		if next.time.After(p.report.AsOf) {
+			p.report.AsOf = next.time
+		}
+	}
+	// A later object of this log that does not join on is a gap: an
+	// object missing from the middle.
+	for _, o := range logs {
+		if o.epoch == base.epoch && o.gen == base.gen && o.start > p.report.LogBytes {
+			return nil, fmt.Errorf("%w: %s lacks bytes %d to %d of chunks.dat (generation %d, epoch %d)", ErrCorrupt, store, p.report.LogBytes, o.start, o.gen, o.epoch)
+		}
+	}
+	names, err = store.list(ctx, fileDir)
+	if err != nil {
+		return nil, err
+	}
+	newest := map[string]fileObject{}
+	for _, n := range names {
+		o, ok := parseFileObject(n)
+		if !ok {
+			return nil, fmt.Errorf("%w: %s is not a world file object's name", ErrCorrupt, n)
+		}
+		if !slices.Contains(shippedFiles, o.file) {
+			return nil, fmt.Errorf("%w: %s names a file Blaze does not ship", ErrCorrupt, n)
+		}
+		if cur, ok := newest[o.file]; valid(o.epoch, o.time) && (!ok || o.time.After(cur.time)) {
+			newest[o.file] = o
+		}
+	}
+	for _, name := range shippedFiles {
+		if o, ok := newest[name]; ok {
+			p.files = append(p.files, o)
+		}
+	}
+	p.report.Objects = len(p.log) + len(p.files)
+	return p, nil
+}
+
+// build writes the planned world into the empty directory tmp and verifies
+// it.
+func (p *restorePlan) build(ctx context.Context, store *Store, tmp string) error {
+	engine := filepath.Join(tmp, provider.EngineDir)
+	if err := os.Mkdir(engine, 0o755); err != nil {
+		return err
+	}
+	log, err := os.Create(filepath.Join(engine, "chunks.dat"))
+	if err != nil {
+		return err
+	}
+	pos := int64(0)
+	for _, o := range p.log {
+		if err := store.copyRange(ctx, o.name(), log, pos-o.start, o.end-o.start); err != nil {
+			log.Close()
+			return err
+		}
+		pos = o.end
+	}
+	if err := errors.Join(log.Sync(), log.Close()); err != nil {
+		return err
+	}
+	for _, o := range p.files {
+		f, err := os.Create(filepath.Join(tmp, o.file))
+		if err != nil {
+			return err
+		}
+		if err := store.copyRange(ctx, o.name(), f, 0, -1); err != nil {
+			f.Close()
+			return err
+		}
+		if err := errors.Join(f.Sync(), f.Close()); err != nil {
+			return err
+		}
+	}
+	if err := verify(engine); err != nil {
+		return err
+	}
+	if err := provider.RenewEdition(tmp, provider.Config{}); err != nil {
+		return fmt.Errorf("renew the restored world's edition: %w", err)
+	}
+	return vfs.Default.SyncDir(engine)
+}
+
+// verify opens the engine in dir read-only and checks every record: the
+// log must open with nothing torn, lost or damaged.
+func verify(dir string) error {
+	db, err := blazedb.Open(dir, blazedb.Options{ReadOnly: true, CacheBytes: -1})
+	if err != nil {
+		return fmt.Errorf("%w: open the restored log: %v", ErrCorrupt, err)
+	}
+	defer db.Close()
+	rec := db.Recovery()
+	if rec.TornBytes > 0 || rec.LostBytes > 0 || len(rec.Corrupt) > 0 {
+		return fmt.Errorf("%w: the restored log does not open whole: %d bytes torn, %d lost, %d damaged stretches", ErrCorrupt, rec.TornBytes, rec.LostBytes, len(rec.Corrupt))
+	}
+	if err := db.Check(); err != nil {
+		return fmt.Errorf("%w: check of the restored log: %v", ErrCorrupt, err)
+	}
+	return nil
+}
+
+// copyRange writes the object name, from byte skip on, to w; its length
+// must be want (when not negative).
+func (s *Store) copyRange(ctx context.Context, name string, w io.Writer, skip, want int64) error {
+	obj, err := s.c.GetObject(ctx, s.bucket, s.prefix+name, minio.GetObjectOptions{})
+	if err != nil {
+		return s.classify("get", name, err)
+	}
+	defer obj.Close()
+	info, err := obj.Stat()
+	if err != nil {
+		return s.classify("get", name, err)
+	}
+	if want >= 0 && info.Size != want {
+		return fmt.Errorf("%w: %s holds %d bytes, its name says %d", ErrCorrupt, name, info.Size, want)
+	}
+	if _, err := io.CopyN(io.Discard, obj, skip); err != nil {
+		return s.classify("get", name, err)
+	}
+	n, err := io.Copy(w, obj)
+	if err != nil {
+		return s.classify("get", name, err)
+	}
+	if n != info.Size-skip {
+		return fmt.Errorf("%w: %s: read %d bytes of %d", ErrCorrupt, name, n+skip, info.Size)
+	}
+	return nil
+}
