@@ -43,7 +43,11 @@
 //	blaze import WORLD IN.mcstructure -at X,Y,Z [-dim DIM]
 //
 // copy an area, as it was at a point, to a Bedrock structure file and
-// paste one into a world (structure.go).
+// paste one into a world (structure.go), and
+//
+//	blaze restore s3://BUCKET/PREFIX DIR [-at TIME]
+//
+// rebuilds a world from its replica in object storage (package replica).
 // None of them runs while a server has the world open.
 //
 //	blaze version
@@ -181,6 +185,14 @@ var commands = []command{
       match at its next start. Neither may be open (a running server holds
       them); a TEMPLATE the arena's changes were not made on is refused.
 `},
+	{"restore", `  blaze restore s3://BUCKET/PREFIX DIR [-at TIME]
+      Rebuilds in DIR, which must not exist, the world a server shipped to
+      that replica (demo-server -replica), as it was at TIME (an RFC 3339
+      time; default the newest shipped), and verifies every record before
+      DIR appears. The object store's endpoint and credentials are read
+      from AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID,
+      AWS_SECRET_ACCESS_KEY and AWS_REGION.
+`},
 	{"version", `  blaze version
       Prints blaze's module version, the source revision it was built from
       and the Go version that built it.
@@ -280,6 +292,8 @@ func run(args []string) int {
 		return importCmd(args)
 	case "promote":
 		return promoteCmd(args)
+	case "restore":
+		return restoreCmd(args)
 	}
 	fmt.Fprint(os.Stderr, usage())
 	return exitUsage

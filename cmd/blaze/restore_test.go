@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/blazeworld/blaze/internal/colcmp"
+	"github.com/blazeworld/blaze/internal/s3test"
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/blazeworld/blaze/provider"
+	"github.com/blazeworld/blaze/replica"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/goleveldb/leveldb"
+)
+
+// Issue 39 item 3: blaze restore s3://BUCKET/PREFIX DIR [-at TIME] rebuilds
+// the world a server shipped, as it was at each time, from the endpoint
+// and credentials of the AWS environment variables.
+func TestRestoreCommand(t *testing.T) {
+	srv := s3test.Start(t)
+	t.Setenv("AWS_ENDPOINT_URL", srv.URL)
+	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
+	const url = "s3://replicas/arena-1"
+	st, err := replica.OpenStore(url, replica.EndpointFromEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if err := st.MakeBucket(ctx); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "world")
+	db, err := provider.Config{}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := replica.Start(ctx, db.Engine(), dir, st, replica.Config{Interval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(x int32, seed uint64) {
+		t.Helper()
+		if err := db.StoreColumn(world.ChunkPos{x, 0}, world.Overworld, worldtest.Synthetic(seed, world.Overworld, world.DefaultBlockRegistry)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(0, 1)
+	if err := rep.Ship(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t1 := time.Now()
+	time.Sleep(5 * time.Millisecond)
+	put(0, 2)
+	put(1, 3)
+	if err := rep.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, c := range []struct {
+		at    []string
+		seed0 uint64
+		has1  bool
+	}{{[]string{"-at", t1.Format(time.RFC3339Nano)}, 1, false}, {nil, 2, true}} {
+		out := filepath.Join(t.TempDir(), "restored")
+		stdout, stderr, code := blaze(t, append([]string{"restore", url, out}, c.at...)...)
+		if code != exitOK || !strings.Contains(stdout, "every record verified") {
+			t.Fatalf("blaze restore %v: status %d, stdout %q, stderr %q", c.at, code, stdout, stderr)
+		}
+		got, err := provider.Config{ReadOnly: true}.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c0, err := got.LoadColumn(world.ChunkPos{0, 0}, world.Overworld)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := colcmp.Compare(c0, worldtest.Synthetic(c.seed0, world.Overworld, world.DefaultBlockRegistry)); err != nil {
+			t.Errorf("restore %v: column 0,0: %v", c.at, err)
+		}
+		_, err = got.LoadColumn(world.ChunkPos{1, 0}, world.Overworld)
+		if c.has1 != (err == nil) || (err != nil && !errors.Is(err, leveldb.ErrNotFound)) {
+			t.Errorf("restore %v: column 1,0: %v", c.at, err)
+		}
+		got.Close()
+		// The directory exists now: refused.
+		if _, _, code := blaze(t, "restore", url, out); code != exitFailed {
+			t.Errorf("blaze restore into an existing directory: status %d", code)
+		}
+	}
+	if _, _, code := blaze(t, "restore", url, filepath.Join(t.TempDir(), "x"), "-at", "yesterday"); code != exitUsage {
+		t.Errorf("blaze restore -at yesterday: status %d, want %d", code, exitUsage)
+	}
+	if _, stderr, code := blaze(t, "restore", "s3://replicas/none", filepath.Join(t.TempDir(), "x")); code != exitFailed || !strings.Contains(stderr, "no replica") {
+		t.Errorf("blaze restore of a missing replica: status %d, %q", code, stderr)
+	}
+}
