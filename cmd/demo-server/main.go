@@ -60,6 +60,7 @@ func run() error {
 	backupEvery := flag.Duration("backup-every", time.Hour, "how often to back up, with -backup")
 	backupKeep := flag.Int("backup-keep", 5, "how many backups to keep, with -backup (the oldest are deleted)")
 	metricsAddr := flag.String("metrics", "", "a TCP address to serve Prometheus' /metrics and a map of the world (/) on, e.g. 127.0.0.1:9100")
+	replicaURL := flag.String("replica", "", "s3://BUCKET/PREFIX: ship the world there as it is written (endpoint and credentials from AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION); blaze restore rebuilds it")
 	ops := flag.String("ops", "", "comma-separated names of the players allowed /snapshot and /rollback")
 	flag.Parse()
 
@@ -69,7 +70,7 @@ func run() error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	r, err := demo.Config{Addr: *addr, Dir: *dir, Durability: durability, Compression: compression, Offline: *offline, Import: *importFrom, ArenaTemplate: *arena,
-		BackupDir: *backupDir, BackupEvery: *backupEvery, BackupKeep: *backupKeep, Metrics: *metricsAddr,
+		BackupDir: *backupDir, BackupEvery: *backupEvery, BackupKeep: *backupKeep, Metrics: *metricsAddr, Replica: *replicaURL,
 		Operators: strings.FieldsFunc(*ops, func(r rune) bool { return r == ',' }), Log: log}.New()
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ import (
 	"github.com/blazeworld/blaze/overlay"
 	"github.com/blazeworld/blaze/prefetch"
 	"github.com/blazeworld/blaze/provider"
+	"github.com/blazeworld/blaze/replica"
 	"github.com/df-mc/dragonfly/server"
 	"github.com/df-mc/dragonfly/server/player"
 	"github.com/df-mc/dragonfly/server/world"
@@ -63,7 +64,12 @@ type Config struct {
 	// /snapshot <name> and /rollback <name> [radius] (history.go). Not in
 	// arena mode.
 	Operators []string
-	Log       *slog.Logger
+	// Replica, when set (s3://BUCKET/PREFIX), is where the world is
+	// shipped as it is written (package replica); the object store's
+	// endpoint and credentials are the AWS environment variables'. Not in
+	// arena mode.
+	Replica string
+	Log     *slog.Logger
 }
 
 // Running is what New returns. Its fields are set once by New; each of
@@ -84,6 +90,10 @@ type Running struct {
 	// template's. Serve closes it; a caller that never serves closes it
 	// itself.
 	Prefetcher *prefetch.Prefetcher
+
+	// Replica ships World to its replica; nil without Config.Replica. The
+	// server's close of the world closes it first.
+	Replica *replica.Replicator
 
 	backups     *backups       // nil without Config.BackupDir
 	checkpoints *checkpoints   // nil in arena mode
@@ -151,6 +161,8 @@ func (c Config) New() (*Running, error) {
 		return nil, fmt.Errorf("checkpoints every %v: may not be negative", c.SaveEvery)
 	case c.BackupDir != "" && c.ArenaTemplate != "":
 		return nil, errors.New("an arena's changes are forgotten at every start: back up its template instead")
+	case c.Replica != "" && c.ArenaTemplate != "":
+		return nil, errors.New("an arena's changes are forgotten at every start: replicate its template instead")
 	}
 	if err := c.checkDirs(); err != nil {
 		return nil, err
@@ -180,12 +192,21 @@ func (c Config) New() (*Running, error) {
 		db.Close()
 		return nil, err
 	}
-	srv, err := c.server(db, db.Players())
+	var wp world.Provider = db
+	var rep *replica.Replicator
+	if c.Replica != "" {
+		if rep, err = startReplica(db, c.Dir, c.Replica, c.Log); err != nil {
+			db.Close()
+			return nil, err
+		}
+		wp = replicated{DB: db, rep: rep, log: c.Log}
+	}
+	srv, err := c.server(wp, db.Players())
 	if err != nil {
-		db.Close()
+		wp.Close() // the replica's last shipment, then the world (again)
 		return nil, err
 	}
-	r := &Running{Server: srv, World: db, Prefetcher: prefetch.New(db, prefetch.Options{ViewRadius: chunkRadius}), log: c.Log,
+	r := &Running{Server: srv, World: db, Replica: rep, Prefetcher: prefetch.New(db, prefetch.Options{ViewRadius: chunkRadius}), log: c.Log,
 		checkpoints: startCheckpoints(srv, c.SaveEvery, c.Log)}
 	registerHistory(&history{db: db, ops: c.Operators, log: c.Log,
 		worlds: func() []*world.World { return []*world.World{srv.World(), srv.Nether(), srv.End()} }})

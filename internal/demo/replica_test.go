@@ -1,0 +1,82 @@
+package demo
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/blazeworld/blaze/internal/s3test"
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/blazeworld/blaze/provider"
+	"github.com/blazeworld/blaze/replica"
+	"github.com/df-mc/dragonfly/server/world"
+)
+
+// Issue 39: the demo with -replica s3://... (endpoint and credentials from
+// the AWS environment variables) ships the world, its close ships the
+// rest, and blaze restore's Restore rebuilds what was stored; a second
+// server on the same replica is refused.
+func TestReplica(t *testing.T) {
+	srv := s3test.Start(t)
+	t.Setenv("AWS_ENDPOINT_URL", srv.URL)
+	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
+	const url = "s3://demo/lobby"
+	st, err := replica.OpenStore(url, replica.EndpointFromEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.MakeBucket(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "w")
+	r, err := Config{Addr: "127.0.0.1:0", Dir: dir, Offline: true, Log: quiet, Replica: url}.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Replica == nil {
+		t.Fatal("no replicator")
+	}
+	col := worldtest.Synthetic(1, world.Overworld, world.DefaultBlockRegistry)
+	if err := r.World.StoreColumn(world.ChunkPos{2, 3}, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (Config{Addr: "127.0.0.1:0", Dir: filepath.Join(t.TempDir(), "other"), Offline: true, Log: quiet, Replica: url}).New(); !errors.Is(err, replica.ErrOwned) {
+		t.Fatalf("a second server on the same replica: %v; want ErrOwned", err)
+	}
+	if _, err := (Config{Addr: "127.0.0.1:0", Dir: filepath.Join(t.TempDir(), "arena"), ArenaTemplate: dir, Log: quiet, Replica: url}).New(); err == nil {
+		t.Fatal("a replica of an arena's disposable changes was accepted")
+	}
+	// Closed as the server closes: each world, the overworld last, which
+	// closes the provider.
+	r.Prefetcher.Close()
+	if r.checkpoints != nil {
+		r.checkpoints.Stop()
+	}
+	for _, w := range []*world.World{r.Server.End(), r.Server.Nether(), r.Server.World()} {
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := r.Replica.Stats(); s.Uploads == 0 || s.Failures != 0 {
+		t.Fatalf("replica stats at the close: %+v", s)
+	}
+
+	out := filepath.Join(t.TempDir(), "restored")
+	if _, err := replica.Restore(t.Context(), st, out, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := provider.Config{Log: quiet, ReadOnly: true}.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	got, err := db.LoadColumn(world.ChunkPos{2, 3}, world.Overworld)
+	if err == nil {
+		err = worldtest.Compare(col, got)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
