@@ -109,7 +109,21 @@ func renew(ctx context.Context, s *Store, m *manifest, etag string, now time.Tim
 	b := next.encode()
 	tag, err := s.put(ctx, manifestName, bytes.NewReader(b), int64(len(b)), condition{etag: etag})
 	if errors.Is(err, errPrecondition) {
-		return "", fmt.Errorf("%w (epoch %d of %s): %v", ErrFenced, m.Epoch, s, err)
+		// A renewal whose answer was lost (the connection cut after the
+		// store wrote it) left the manifest ours under an ETag we never
+		// saw. Only this writer writes its epoch: another writer, or this
+		// owner starting again, writes a higher one.
+		cur, curTag, rerr := readManifest(ctx, s)
+		if rerr != nil {
+			return "", fmt.Errorf("replica: renew the manifest: %v; then read it: %w", err, rerr)
+		}
+		if cur.Epoch != m.Epoch || cur.Owner != m.Owner {
+			return "", fmt.Errorf("%w (epoch %d of %s; %s holds epoch %d): %v", ErrFenced, m.Epoch, s, cur.Owner, cur.Epoch, err)
+		}
+		tag, err = s.put(ctx, manifestName, bytes.NewReader(b), int64(len(b)), condition{etag: curTag})
+		if errors.Is(err, errPrecondition) {
+			return "", fmt.Errorf("%w (epoch %d of %s): the manifest changed as it was renewed: %v", ErrFenced, m.Epoch, s, err)
+		}
 	}
 	if err != nil {
 		return "", err

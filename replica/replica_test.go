@@ -33,7 +33,7 @@ func testStore(t *testing.T, srv *s3test.Server, prefix string) *Store {
 
 func openWorld(t *testing.T, dir string) *provider.DB {
 	t.Helper()
-	db, err := provider.Config{}.Open(dir)
+	db, err := provider.Config{Log: quiet}.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func store(t *testing.T, db *provider.DB, want columns, seeds map[world.ChunkPos
 // with want.
 func compareWorld(t *testing.T, dir string, want columns) {
 	t.Helper()
-	db, err := provider.Config{ReadOnly: true}.Open(dir)
+	db, err := provider.Config{Log: quiet, ReadOnly: true}.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,4 +299,33 @@ func TestShipRetriesUntilStoreIsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	compareWorld(t, out, want)
+}
+
+// Issue 39 item 4: a renewal the store made whose answer was lost (the
+// server killed after writing the manifest) leaves the writer an ETag that
+// no longer matches; the manifest is still its own epoch, so it is not
+// fenced (TestServerKilledMidUpload met this).
+func TestRenewAnswerLost(t *testing.T) {
+	srv := s3test.Start(t)
+	st := testStore(t, srv, "lost")
+	ctx := t.Context()
+	dir := filepath.Join(t.TempDir(), "world")
+	db := openWorld(t, dir)
+	defer db.Close()
+	rep, err := Start(ctx, db.Engine(), dir, st, Config{Interval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The renewal as the store saw it; its answer never reached rep.
+	m := *rep.man
+	if _, err := renew(ctx, st, &m, rep.etag, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	store(t, db, columns{}, map[world.ChunkPos]uint64{{0, 0}: 1})
+	if err := rep.Ship(ctx); err != nil {
+		t.Fatalf("a ship after a renewal whose answer was lost: %v", err)
+	}
+	if err := rep.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
 }

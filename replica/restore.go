@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,10 @@ import (
 	"github.com/blazeworld/blaze/provider"
 	"github.com/minio/minio-go/v7"
 )
+
+// quiet takes the logs of the engine a restore opens to verify: an index
+// rebuilt by a scan is what it expects.
+var quiet = slog.New(slog.DiscardHandler)
 
 // RestoreSuffix is the suffix a restore builds its directory under, renamed
 // to the directory asked for when whole and verified.
@@ -199,7 +204,7 @@ func (p *restorePlan) build(ctx context.Context, store *Store, tmp string) error
 	if err := verify(engine); err != nil {
 		return err
 	}
-	if err := provider.RenewEdition(tmp, provider.Config{}); err != nil {
+	if err := provider.RenewEdition(tmp, provider.Config{Log: quiet}); err != nil {
 		return fmt.Errorf("renew the restored world's edition: %w", err)
 	}
 	return vfs.Default.SyncDir(engine)
@@ -208,7 +213,7 @@ func (p *restorePlan) build(ctx context.Context, store *Store, tmp string) error
 // verify opens the engine in dir read-only and checks every record: the
 // log must open with nothing torn, lost or damaged.
 func verify(dir string) error {
-	db, err := blazedb.Open(dir, blazedb.Options{ReadOnly: true, CacheBytes: -1})
+	db, err := blazedb.Open(dir, blazedb.Options{ReadOnly: true, CacheBytes: -1, Logger: quiet})
 	if err != nil {
 		return fmt.Errorf("%w: open the restored log: %v", ErrCorrupt, err)
 	}
