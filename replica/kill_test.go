@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/internal/s3test"
+	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
