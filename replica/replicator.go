@@ -33,6 +33,10 @@ type Config struct {
 	// Takeover takes the replica even while another owner's lease runs;
 	// that writer is fenced at its next upload.
 	Takeover bool
+	// Retention, when set, is how far back a restore must stay possible:
+	// after each whole copy the writer deletes what no restore that recent
+	// reads (Prune). Zero keeps everything.
+	Retention time.Duration
 	// MaxBackoff caps the wait between retries after failures (default
 	// 30s); the first retry waits Interval, each next one twice as long.
 	MaxBackoff time.Duration
@@ -66,8 +70,8 @@ func (c Config) withDefaults(world string) (Config, error) {
 		}
 		c.Owner = host + ":" + abs
 	}
-	if c.Interval < 0 || c.Lease < 0 || c.MaxBackoff < 0 {
-		return c, fmt.Errorf("replica: negative interval, lease or backoff")
+	if c.Interval < 0 || c.Lease < 0 || c.MaxBackoff < 0 || c.Retention < 0 {
+		return c, fmt.Errorf("replica: negative interval, lease, backoff or retention")
 	}
 	return c, nil
 }
@@ -84,6 +88,7 @@ type Stats struct {
 	LastError   string    // the last failure's message, "" if none since the last success
 	LastShipped time.Time // when the last shipment succeeded
 	Fenced      bool      // another writer took the replica: nothing more is uploaded
+	Pruned      int64     // objects deleted by Config.Retention
 }
 
 // Replicator ships one open world to its replica, from a goroutine of its
@@ -334,6 +339,13 @@ func (r *Replicator) ship(ctx context.Context) error {
 				s.FullCopies++
 			}
 		})
+		if start == 0 && r.conf.Retention > 0 {
+			n, err := Prune(ctx, r.store, t.Add(-r.conf.Retention))
+			r.updateStats(func(s *Stats) { s.Pruned += int64(n) })
+			if err != nil {
+				return fmt.Errorf("replica: retention: %w", err)
+			}
+		}
 	}
 	for name, f := range files {
 		if r.files[name] == f.sum {
