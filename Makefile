@@ -104,6 +104,7 @@ test-arm:
 soak:
 	BLAZE_SOAK=1 $(GO) test ./blazedb ./provider ./segment -run 'Crash' -count=1 -timeout 6h -v
 	BLAZE_SOAK=1 $(GO) test ./tests -run '^TestDamageSweep$$' -count=1 -timeout 6h -v
+	BLAZE_SOAK=1 $(GO) test ./replica -run '^TestServerKilledMidUpload$$' -count=1 -timeout 1h -v
 
 ## bench: every benchmark with enough runs for benchstat, then one table of
 ## Blaze against mcdb and one of the targets of issues #3 and #5, each

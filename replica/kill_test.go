@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -73,7 +74,11 @@ func TestServerKilledMidUpload(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	for round := 0; round < 3; round++ {
+	rounds := 3
+	if os.Getenv("BLAZE_SOAK") != "" { // make soak
+		rounds = 200
+	}
+	for round := 0; round < rounds; round++ {
 		wait(3) // uploads under way
 		srv.Stop()
 		if round == 1 {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/blazedb/vfs"
 )
 
 // Config configures a Replicator. Zero means the default.
@@ -42,6 +43,9 @@ type Config struct {
 	MaxBackoff time.Duration
 	// Logger receives failures and fencing (default slog.Default()).
 	Logger *slog.Logger
+	// FS is the file system the world's files are read through (default
+	// vfs.Default), as the provider's Config.FS.
+	FS vfs.FS
 	// Now is the clock (default time.Now): for tests.
 	Now func() time.Time
 }
@@ -61,6 +65,9 @@ func (c Config) withDefaults(world string) (Config, error) {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.FS == nil {
+		c.FS = vfs.Default
 	}
 	if c.Owner == "" {
 		host, _ := os.Hostname()
@@ -140,6 +147,7 @@ func Start(ctx context.Context, db *blazedb.DB, dir string, store *Store, conf C
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	r.stats.Epoch = m.Epoch
+	r.kick <- struct{}{} // the first shipment at once
 	go r.run()
 	return r, nil
 }
@@ -380,7 +388,7 @@ type worldFile struct {
 func (r *Replicator) readFiles() (map[string]worldFile, error) {
 	out := map[string]worldFile{}
 	for _, name := range shippedFiles {
-		b, err := os.ReadFile(filepath.Join(r.world, name))
+		b, err := readFile(r.conf.FS, filepath.Join(r.world, name))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -390,6 +398,24 @@ func (r *Replicator) readFiles() (map[string]worldFile, error) {
 		out[name] = worldFile{data: b, sum: sha256.Sum256(b)}
 	}
 	return out, nil
+}
+
+// readFile reads the whole file name through fsys.
+func readFile(fsys vfs.FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, size)
+	if _, err := f.ReadAt(b, 0); err != nil && !(errors.Is(err, io.EOF) && size == 0) {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return b, nil
 }
 
 // logReader reads chunks.dat of one generation from off to end through
