@@ -46,8 +46,10 @@
 // paste one into a world (structure.go), and
 //
 //	blaze restore s3://BUCKET/PREFIX DIR [-at TIME]
+//	blaze publish WORLD s3://BUCKET/PREFIX
 //
-// rebuilds a world from its replica in object storage (package replica).
+// rebuild a world from its replica in object storage and publish a world
+// as an arena template by content digest (package replica).
 // None of them runs while a server has the world open.
 //
 //	blaze version
@@ -193,6 +195,13 @@ var commands = []command{
       from AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID,
       AWS_SECRET_ACCESS_KEY and AWS_REGION.
 `},
+	{"publish", `  blaze publish WORLD s3://BUCKET/PREFIX
+      Uploads the Blaze world in WORLD, which no server may have open, as an
+      arena template and prints its content digest: servers pull it by that
+      digest into a local cache, verified (demo-server -arena
+      s3://BUCKET/PREFIX@DIGEST). The endpoint and credentials are read as
+      restore reads them.
+`},
 	{"version", `  blaze version
       Prints blaze's module version, the source revision it was built from
       and the Go version that built it.
@@ -294,6 +303,8 @@ func run(args []string) int {
 		return promoteCmd(args)
 	case "restore":
 		return restoreCmd(args)
+	case "publish":
+		return publishCmd(args)
 	}
 	fmt.Fprint(os.Stderr, usage())
 	return exitUsage

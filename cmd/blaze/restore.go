@@ -49,3 +49,24 @@ func runRestore(out io.Writer, url, dir string, at time.Time, ep replica.Endpoin
 		dir, store, r.AsOf.Format(time.RFC3339Nano), r.Generation, size(r.LogBytes), r.Epoch, count(r.Objects, "object", "objects"))
 	return exitOK
 }
+
+// publishCmd is blaze publish WORLD s3://BUCKET/PREFIX (issue 39): the
+// closed world uploaded as an arena template, its content digest printed
+// for servers to pull it by (replica.PullTemplate).
+func publishCmd(args []string) int {
+	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
+	ops, code, ok := parseArgs(fs, args, 2)
+	if !ok {
+		return code
+	}
+	store, err := replica.OpenStore(ops[1], replica.EndpointFromEnv())
+	if err != nil {
+		return failed("publish", err)
+	}
+	digest, err := replica.PublishTemplate(context.Background(), store, ops[0])
+	if err != nil {
+		return failed("publish", err)
+	}
+	fmt.Println(digest)
+	return exitOK
+}

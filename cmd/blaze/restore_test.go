@@ -94,6 +94,20 @@ func TestRestoreCommand(t *testing.T) {
 			t.Errorf("blaze restore into an existing directory: status %d", code)
 		}
 	}
+	// Issue 39: blaze publish prints the digest a server pulls the
+	// template by; the world must be closed.
+	stdout, stderr, code := blaze(t, "publish", dir, "s3://replicas/templates")
+	digest := strings.TrimSpace(stdout)
+	if code != exitOK || len(digest) != 64 {
+		t.Fatalf("blaze publish: status %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	tst, err := replica.OpenStore("s3://replicas/templates", replica.EndpointFromEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := replica.PullTemplate(ctx, tst, digest, t.TempDir()); err != nil {
+		t.Fatalf("pull the published template: %v", err)
+	}
 	if _, _, code := blaze(t, "restore", url, filepath.Join(t.TempDir(), "x"), "-at", "yesterday"); code != exitUsage {
 		t.Errorf("blaze restore -at yesterday: status %d, want %d", code, exitUsage)
 	}

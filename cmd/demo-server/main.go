@@ -55,7 +55,7 @@ func run() error {
 	flag.TextVar(&compression, "compression", blazedb.CompressionLZ4, "codec of new column data: lz4, zstd (smaller, slower to write), snappy or none")
 	offline := flag.Bool("offline", false, "turn Xbox Live authentication off (for local testing)")
 	importFrom := flag.String("import", "", "an .mcworld file to convert into -world when -world does not exist yet")
-	arena := flag.String("arena", "", "arena mode: a Blaze world to use read-only as the map; -world then holds the match's changes, forgotten at every start")
+	arena := flag.String("arena", "", "arena mode: a Blaze world to use read-only as the map, or a template published with blaze publish, s3://BUCKET/PREFIX@DIGEST, pulled by digest into a local cache; -world then holds the match's changes, forgotten at every start")
 	backupDir := flag.String("backup", "", "a directory to back the running world up into (each backup a world of its own)")
 	backupEvery := flag.Duration("backup-every", time.Hour, "how often to back up, with -backup")
 	backupKeep := flag.Int("backup-keep", 5, "how many backups to keep, with -backup (the oldest are deleted)")

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
@@ -64,6 +65,11 @@ type Config struct {
 	// /snapshot <name> and /rollback <name> [radius] (history.go). Not in
 	// arena mode.
 	Operators []string
+	// TemplateCache is where an ArenaTemplate of the form
+	// s3://BUCKET/PREFIX@DIGEST (published by blaze publish) is pulled
+	// into, verified, and kept: default the user's cache directory's
+	// blaze-templates.
+	TemplateCache string
 	// Replica, when set (s3://BUCKET/PREFIX), is where the world is
 	// shipped as it is written (package replica); the object store's
 	// endpoint and credentials are the AWS environment variables'. Not in
@@ -163,6 +169,13 @@ func (c Config) New() (*Running, error) {
 		return nil, errors.New("an arena's changes are forgotten at every start: back up its template instead")
 	case c.Replica != "" && c.ArenaTemplate != "":
 		return nil, errors.New("an arena's changes are forgotten at every start: replicate its template instead")
+	}
+	if strings.HasPrefix(c.ArenaTemplate, "s3://") {
+		dir, err := pullTemplate(c.ArenaTemplate, c.TemplateCache, c.Log)
+		if err != nil {
+			return nil, err
+		}
+		c.ArenaTemplate = dir
 	}
 	if err := c.checkDirs(); err != nil {
 		return nil, err

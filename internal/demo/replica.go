@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/blazeworld/blaze/provider"
@@ -49,4 +52,33 @@ func (w replicated) Close() error {
 		err = fmt.Errorf("replica: %w", err)
 	}
 	return errors.Join(err, w.DB.Close())
+}
+
+// pullTemplate pulls the arena template src names, s3://BUCKET/PREFIX@DIGEST
+// (blaze publish), into cache (default the user's cache directory's
+// blaze-templates), verified, and returns its directory there.
+func pullTemplate(src, cache string, log *slog.Logger) (string, error) {
+	url, digest, ok := strings.Cut(src, "@")
+	if !ok {
+		return "", fmt.Errorf("arena template %s: %w: not s3://BUCKET/PREFIX@DIGEST", src, replica.ErrBadURL)
+	}
+	if cache == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("arena template %s: no cache directory: %w", src, err)
+		}
+		cache = filepath.Join(base, "blaze-templates")
+	}
+	store, err := replica.OpenStore(url, replica.EndpointFromEnv())
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	dir, err := replica.PullTemplate(ctx, store, digest, cache)
+	if err != nil {
+		return "", err
+	}
+	log.Info("arena template pulled by digest", "from", url, "digest", digest, "into", dir)
+	return dir, nil
 }

@@ -2,6 +2,7 @@ package demo
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -78,5 +79,61 @@ func TestReplica(t *testing.T) {
 	}
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Issue 39: -arena s3://BUCKET/PREFIX@DIGEST pulls a template published
+// by digest into the cache, verified, and serves an arena over it.
+func TestArenaTemplateByDigest(t *testing.T) {
+	srv := s3test.Start(t)
+	t.Setenv("AWS_ENDPOINT_URL", srv.URL)
+	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
+	const url = "s3://demo/templates"
+	st, err := replica.OpenStore(url, replica.EndpointFromEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.MakeBucket(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	tmplDir := filepath.Join(t.TempDir(), "map")
+	db, err := provider.Config{Log: quiet}.Open(tmplDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := worldtest.Synthetic(3, world.Overworld, world.DefaultBlockRegistry)
+	if err := db.StoreColumn(world.ChunkPos{4, 4}, world.Overworld, worldtest.Synthetic(3, world.Overworld, world.DefaultBlockRegistry)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	digest, err := replica.PublishTemplate(t.Context(), st, tmplDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(t.TempDir(), "cache")
+	r, err := Config{Addr: "127.0.0.1:0", Dir: filepath.Join(t.TempDir(), "arena"), Offline: true, Log: quiet,
+		ArenaTemplate: url + "@" + digest, TemplateCache: cache}.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Arena.LoadColumn(world.ChunkPos{4, 4}, world.Overworld)
+	if err == nil {
+		err = worldtest.Compare(col, got)
+	}
+	r.Prefetcher.Close()
+	r.Arena.Shutdown()
+	r.World.Close()
+	if err != nil {
+		t.Fatalf("the template's column through the arena: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(cache, digest)); err != nil {
+		t.Errorf("the template is not in the cache: %v", err)
+	}
+	if _, err := (Config{Addr: "127.0.0.1:0", Dir: filepath.Join(t.TempDir(), "a2"), Offline: true, Log: quiet,
+		ArenaTemplate: url, TemplateCache: cache}).New(); !errors.Is(err, replica.ErrBadURL) {
+		t.Errorf("a template address without a digest: %v", err)
 	}
 }
