@@ -44,6 +44,12 @@
 // the next epoch began (by the writers' clocks), so a fenced writer's late
 // upload changes nothing.
 //
+// # Templates
+//
+// PublishTemplate uploads a closed world as an arena template named by the
+// SHA-256 of its manifest (template.go); PullTemplate brings it into a
+// local cache, verified, for overlays to share.
+//
 // # Concurrency
 //
 // A Replicator is safe for concurrent use. A Store is safe for concurrent
