@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -45,6 +46,9 @@ func find() (string, error) {
 	}
 	bin := goBin()
 	p := filepath.Join(bin, "versitygw")
+	if runtime.GOOS == "windows" {
+		p += ".exe"
+	}
 	if _, err := os.Stat(p); err == nil {
 		return p, nil
 	}
