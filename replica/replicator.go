@@ -38,6 +38,10 @@ type Config struct {
 	// after each whole copy the writer deletes what no restore that recent
 	// reads (Prune). Zero keeps everything.
 	Retention time.Duration
+	// Timeout bounds one shipment in the background (default 10 minutes):
+	// a store that stops answering fails it, to be retried, rather than
+	// holding shipping up for ever.
+	Timeout time.Duration
 	// MaxBackoff caps the wait between retries after failures (default
 	// 30s); the first retry waits Interval, each next one twice as long.
 	MaxBackoff time.Duration
@@ -56,6 +60,9 @@ func (c Config) withDefaults(world string) (Config, error) {
 	}
 	if c.Lease == 0 {
 		c.Lease = 30 * time.Second
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 10 * time.Minute
 	}
 	if c.MaxBackoff == 0 {
 		c.MaxBackoff = 30 * time.Second
@@ -77,8 +84,8 @@ func (c Config) withDefaults(world string) (Config, error) {
 		}
 		c.Owner = host + ":" + abs
 	}
-	if c.Interval < 0 || c.Lease < 0 || c.MaxBackoff < 0 || c.Retention < 0 {
-		return c, fmt.Errorf("replica: negative interval, lease, backoff or retention")
+	if c.Interval < 0 || c.Lease < 0 || c.MaxBackoff < 0 || c.Retention < 0 || c.Timeout < 0 {
+		return c, fmt.Errorf("replica: negative interval, lease, backoff, retention or timeout")
 	}
 	return c, nil
 }
@@ -174,7 +181,9 @@ func (r *Replicator) run() {
 		case <-r.kick:
 		case <-timer.C:
 		}
-		err := r.shipOnce(ctx)
+		sctx, stop := context.WithTimeout(ctx, r.conf.Timeout)
+		err := r.shipOnce(sctx)
+		stop()
 		switch {
 		case errors.Is(err, ErrFenced):
 			return
@@ -286,7 +295,7 @@ func (r *Replicator) shipOnce(ctx context.Context) error {
 		r.fenced = err
 		r.stats.Fenced = true
 		r.conf.Logger.Error("replica: FENCED: another writer took the replica; this server uploads nothing more", "replica", r.store.String(), "epoch", r.man.Epoch, "err", err)
-	case ctx.Err() != nil:
+	case errors.Is(ctx.Err(), context.Canceled):
 		// Cut short (Close, or the caller's context): not a failure of
 		// the store, and what it did not ship is shipped next time.
 	default:
