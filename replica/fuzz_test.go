@@ -43,3 +43,22 @@ func FuzzParseObjectName(f *testing.F) {
 		}
 	})
 }
+
+// Issue 39 item 2: retries wait Interval, then twice as long each time,
+// capped, and never overflow into a negative wait.
+func TestBackoff(t *testing.T) {
+	for _, c := range []struct {
+		interval, most time.Duration
+		n              int
+		want           time.Duration
+	}{
+		{time.Second, 30 * time.Second, 1, time.Second},
+		{time.Second, 30 * time.Second, 3, 4 * time.Second},
+		{time.Second, 30 * time.Second, 100, 30 * time.Second},
+		{24 * time.Hour, 1<<63 - 1, 100, 1<<63 - 1},
+	} {
+		if got := backoff(c.interval, c.most, c.n); got != c.want {
+			t.Errorf("backoff(%v, %v, %d) = %v, want %v", c.interval, c.most, c.n, got, c.want)
+		}
+	}
+}

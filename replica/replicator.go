@@ -154,6 +154,9 @@ func Start(ctx context.Context, db *blazedb.DB, dir string, store *Store, conf C
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	r.stats.Epoch = m.Epoch
+	if conf.Interval > conf.Lease/3 {
+		conf.Logger.Warn("replica: the interval is over a third of the lease: another server may take the replica while this one is idle", "interval", conf.Interval, "lease", conf.Lease)
+	}
 	r.kick <- struct{}{} // the first shipment at once
 	go r.run()
 	return r, nil
@@ -189,13 +192,26 @@ func (r *Replicator) run() {
 			return
 		case err != nil && ctx.Err() == nil:
 			failures++
-			wait = min(r.conf.Interval<<min(failures-1, 20), r.conf.MaxBackoff)
+			wait = backoff(r.conf.Interval, r.conf.MaxBackoff, failures)
 			r.conf.Logger.Warn("replica: shipping failed; retrying", "replica", r.store.String(), "in", wait, "err", err)
 		default:
 			failures, wait = 0, r.conf.Interval
 		}
 		timer.Reset(wait)
 	}
+}
+
+// backoff is the wait after the n-th failure in a row: interval, doubling,
+// capped at most.
+func backoff(interval, most time.Duration, n int) time.Duration {
+	wait := interval
+	for ; n > 1; n-- {
+		if wait > most/2 {
+			return most
+		}
+		wait *= 2
+	}
+	return min(wait, most)
 }
 
 // Ship makes every store that has returned durable (blazedb.DB.SyncLog)
