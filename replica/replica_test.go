@@ -19,7 +19,7 @@ import (
 )
 
 // testStore returns a store at a fresh prefix of a bucket on srv.
-func testStore(t *testing.T, srv *s3test.Server, prefix string) *Store {
+func testStore(t testing.TB, srv *s3test.Server, prefix string) *Store {
 	t.Helper()
 	s, err := OpenStore("s3://worlds/"+prefix, Endpoint{URL: srv.URL, AccessKey: s3test.AccessKey, SecretKey: s3test.SecretKey, MaxRetries: 1})
 	if err != nil {
@@ -31,7 +31,7 @@ func testStore(t *testing.T, srv *s3test.Server, prefix string) *Store {
 	return s
 }
 
-func openWorld(t *testing.T, dir string) *provider.DB {
+func openWorld(t testing.TB, dir string) *provider.DB {
 	t.Helper()
 	db, err := provider.Config{Log: quiet}.Open(dir)
 	if err != nil {
