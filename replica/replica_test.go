@@ -168,6 +168,7 @@ func TestShipAndRestoreAtTwoPoints(t *testing.T) {
 	if err := rep.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
+	edition := db.Edition()
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -178,6 +179,15 @@ func TestShipAndRestoreAtTwoPoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	compareWorld(t, out, want)
+	// A copy made outside Backup: an edition of its own, as a backup's.
+	restored, err := provider.Config{Log: quiet, ReadOnly: true}.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := restored.Edition(); e.IsZero() || e == edition {
+		t.Errorf("the restored world's edition is %v, the original's %v", e, edition)
+	}
+	restored.Close()
 }
 
 // Issue 39 item 4: one writer per world. A second writer is refused while
