@@ -201,8 +201,8 @@ func TestOneWriter(t *testing.T) {
 	dirA, dirB := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
 	a := openWorld(t, dirA)
 	defer a.Close()
-	lease := 300 * time.Millisecond
-	repA, err := Start(ctx, a.Engine(), dirA, st, Config{Interval: time.Hour, Lease: lease, Owner: "server-a"})
+	lease := time.Minute
+	repA, err := Start(ctx, a.Engine(), dirA, st, Config{Interval: time.Hour, Lease: lease, Owner: "server-a", Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,11 +213,12 @@ func TestOneWriter(t *testing.T) {
 
 	b := openWorld(t, dirB)
 	defer b.Close()
-	if _, err := Start(ctx, b.Engine(), dirB, st, Config{Interval: time.Hour, Owner: "server-b"}); !errors.Is(err, ErrOwned) {
+	if _, err := Start(ctx, b.Engine(), dirB, st, Config{Interval: time.Hour, Owner: "server-b", Logger: quiet}); !errors.Is(err, ErrOwned) {
 		t.Fatalf("a second writer during the first one's lease: %v; want ErrOwned", err)
 	}
-	time.Sleep(lease + 50*time.Millisecond) // server-a paused past its lease
-	repB, err := Start(ctx, b.Engine(), dirB, st, Config{Interval: time.Hour, Owner: "server-b"})
+	// server-a paused past its lease: server-b's clock says so.
+	later := func() time.Time { return time.Now().Add(lease + time.Second) }
+	repB, err := Start(ctx, b.Engine(), dirB, st, Config{Interval: time.Hour, Owner: "server-b", Now: later, Logger: quiet})
 	if err != nil {
 		t.Fatalf("a second writer after the lease ran out: %v", err)
 	}
