@@ -349,36 +349,21 @@ func (r *Replicator) ship(ctx context.Context) error {
 		return err
 	}
 	r.etag = etag
-	if gen != r.gen || r.shipped < 0 {
-		r.gen, r.shipped = gen, -1
-		r.updateStats(func(s *Stats) { s.Generation, s.Shipped = gen, 0 })
-	}
-	if start := max(r.shipped, 0); durable > start {
-		o := logObject{epoch: r.man.Epoch, gen: gen, start: start, end: durable, time: t}
-		lr := &logReader{db: r.db, gen: gen, off: start, end: durable}
-		if _, err := r.store.put(ctx, o.name(), lr, durable-start, condition{}); err != nil {
-			if errors.Is(lr.err, blazedb.ErrGenerationGone) {
-				// Compacted meanwhile: the next shipment copies the new log.
-				r.shipped = -1
-			}
-			return err
-		}
-		r.shipped = durable
-		r.updateStats(func(s *Stats) {
-			s.Shipped = durable
-			s.Uploads++
-			s.UploadBytes += durable - start
-			if start == 0 {
-				s.FullCopies++
-			}
-		})
-		if start == 0 && r.conf.Retention > 0 {
-			n, err := Prune(ctx, r.store, t.Add(-r.conf.Retention))
-			r.updateStats(func(s *Stats) { s.Pruned += int64(n) })
+	// A compaction while the log is read replaces it: the new one is
+	// then copied whole, at once (a few times at most, if compactions
+	// follow each other that fast).
+	for attempt := 0; ; attempt++ {
+		err := r.shipLog(ctx, gen, durable, t)
+		if !errors.Is(err, blazedb.ErrGenerationGone) || attempt == 3 {
 			if err != nil {
-				return fmt.Errorf("replica: retention: %w", err)
+				return err
 			}
+			break
 		}
+		if gen, durable, err = r.db.DurableLog(); err != nil {
+			return fmt.Errorf("replica: read the log's length: %w", err)
+		}
+		t = r.conf.Now()
 	}
 	for name, f := range files {
 		if r.files[name] == f.sum {
@@ -393,6 +378,47 @@ func (r *Replicator) ship(ctx context.Context) error {
 			s.Uploads++
 			s.UploadBytes += int64(len(f.data))
 		})
+	}
+	return nil
+}
+
+// shipLog uploads the bytes of the log of generation gen up to durable
+// not shipped yet (all of them when the generation is new), durable at t.
+// It returns blazedb.ErrGenerationGone, unwrapped, when a compaction
+// replaced the log as it was read. r.shipMu is held.
+func (r *Replicator) shipLog(ctx context.Context, gen uint64, durable int64, t time.Time) error {
+	if gen != r.gen || r.shipped < 0 {
+		r.gen, r.shipped = gen, -1
+		r.updateStats(func(s *Stats) { s.Generation, s.Shipped = gen, 0 })
+	}
+	start := max(r.shipped, 0)
+	if durable <= start {
+		return nil
+	}
+	o := logObject{epoch: r.man.Epoch, gen: gen, start: start, end: durable, time: t}
+	lr := &logReader{db: r.db, gen: gen, off: start, end: durable}
+	if _, err := r.store.put(ctx, o.name(), lr, durable-start, condition{}); err != nil {
+		if errors.Is(lr.err, blazedb.ErrGenerationGone) {
+			r.shipped = -1 // the new log is copied whole
+			return blazedb.ErrGenerationGone
+		}
+		return err
+	}
+	r.shipped = durable
+	r.updateStats(func(s *Stats) {
+		s.Shipped = durable
+		s.Uploads++
+		s.UploadBytes += durable - start
+		if start == 0 {
+			s.FullCopies++
+		}
+	})
+	if start == 0 && r.conf.Retention > 0 {
+		n, err := Prune(ctx, r.store, t.Add(-r.conf.Retention))
+		r.updateStats(func(s *Stats) { s.Pruned += int64(n) })
+		if err != nil {
+			return fmt.Errorf("replica: retention: %w", err)
+		}
 	}
 	return nil
 }
