@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/blazeworld/blaze/internal/s3test"
-	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
@@ -31,9 +30,9 @@ func TestServerKilledMidUpload(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Columns made once: making them is slower than storing them.
-	var made []*chunk.Column
+	var cols []*chunk.Column
 	for i := range 8 {
-		made = append(made, worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry))
+		cols = append(cols, synthetic(uint64(i)))
 	}
 	want := columns{}
 	var stores atomic.Int64
@@ -50,9 +49,8 @@ func TestServerKilledMidUpload(t *testing.T) {
 			default:
 			}
 			pos := world.ChunkPos{int32(i % 12), 0}
-			// The World keeps what it stores: a clone each time.
-			col := made[i%len(made)]
-			if err := db.StoreColumn(pos, world.Overworld, worldtest.Synthetic(uint64(i%len(made)), world.Overworld, world.DefaultBlockRegistry)); err != nil {
+			col := cols[i%len(cols)]
+			if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
 				t.Error(err)
 				return
 			}

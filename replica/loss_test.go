@@ -8,7 +8,6 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/s3test"
-	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/goleveldb/leveldb"
@@ -36,7 +35,7 @@ func TestLossOnMachineLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rep.Close(ctx)
-	col := worldtest.Synthetic(1, world.Overworld, world.DefaultBlockRegistry)
+	col := synthetic(1)
 	var stored []time.Time
 	start := time.Now()
 	for time.Since(start) < 15*interval {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,14 +44,36 @@ func openWorld(t testing.TB, dir string) *provider.DB {
 // columns is what a world should hold: by position, nil for absent.
 type columns map[world.ChunkPos]*chunk.Column
 
+// synthetic returns the column of seed, made once: making one costs more
+// than storing it. The provider snapshots what it stores and nothing here
+// changes a column, so one value serves to store and to compare.
+func synthetic(seed uint64) *chunk.Column {
+	made.Lock()
+	defer made.Unlock()
+	if made.m == nil {
+		made.m = map[uint64]*chunk.Column{}
+	}
+	if c, ok := made.m[seed]; ok {
+		return c
+	}
+	c := worldtest.Synthetic(seed, world.Overworld, world.DefaultBlockRegistry)
+	made.m[seed] = c
+	return c
+}
+
+var made struct {
+	sync.Mutex
+	m map[uint64]*chunk.Column
+}
+
 func store(t *testing.T, db *provider.DB, want columns, seeds map[world.ChunkPos]uint64) {
 	t.Helper()
 	for pos, seed := range seeds {
-		col := worldtest.Synthetic(seed, world.Overworld, world.DefaultBlockRegistry)
+		col := synthetic(seed)
 		if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
 			t.Fatal(err)
 		}
-		want[pos] = worldtest.Synthetic(seed, world.Overworld, world.DefaultBlockRegistry)
+		want[pos] = col
 	}
 }
 
@@ -173,7 +196,7 @@ func TestShipAndRestoreAtTwoPoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Close shipped the rest.
-	want[world.ChunkPos{7, 7}] = worldtest.Synthetic(7, world.Overworld, world.DefaultBlockRegistry)
+	want[world.ChunkPos{7, 7}] = synthetic(7)
 	out := filepath.Join(t.TempDir(), "closed")
 	if _, err := Restore(ctx, st, out, time.Time{}); err != nil {
 		t.Fatal(err)
