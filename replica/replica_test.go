@@ -377,3 +377,43 @@ func TestRenewAnswerLost(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Issue 39 item 3: the manifest read while its writer renews it over and
+// over (a restore, or a second server, while the first ships) is read
+// whole, not refused because it changed between the client's requests
+// (TestLossOnMachineLoss met it).
+func TestReadManifestWhileRenewed(t *testing.T) {
+	srv := s3test.Start(t)
+	st := testStore(t, srv, "renewed")
+	ctx := t.Context()
+	m, etag, err := acquire(ctx, st, "writer", time.Minute, false, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, done := make(chan struct{}), make(chan error)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if etag, err = renew(ctx, st, m, etag, time.Now()); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	for range 50 {
+		if _, _, err := readManifest(ctx, st); err != nil {
+			close(stop)
+			<-done
+			t.Fatalf("the manifest read while renewed: %v", err)
+		}
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -149,8 +149,20 @@ func (s *Store) put(ctx context.Context, name string, r io.Reader, size int64, c
 	return info.ETag, nil
 }
 
-// get reads the whole object name and its ETag.
+// get reads the whole object name and its ETag. The client reads an
+// object in more than one request, each after the first conditional on the
+// ETag the first saw: an object replaced meanwhile (the manifest, renewed
+// by its writer) fails with errPrecondition, and is read again.
 func (s *Store) get(ctx context.Context, name string) ([]byte, string, error) {
+	for attempt := 0; ; attempt++ {
+		b, etag, err := s.getOnce(ctx, name)
+		if !errors.Is(err, errPrecondition) || attempt == 4 {
+			return b, etag, err
+		}
+	}
+}
+
+func (s *Store) getOnce(ctx context.Context, name string) ([]byte, string, error) {
 	obj, err := s.c.GetObject(ctx, s.bucket, s.prefix+name, minio.GetObjectOptions{})
 	if err != nil {
 		return nil, "", s.classify("get", name, err)
