@@ -104,6 +104,10 @@ func acquire(ctx context.Context, s *Store, owner string, lease time.Duration, t
 // renew writes m again with Renewed set to now, conditional on it being
 // unchanged since etag was read or written; ErrFenced if it changed.
 func renew(ctx context.Context, s *Store, m *manifest, etag string, now time.Time) (string, error) {
+	if etag == "" {
+		// Without one the write would not be conditional.
+		return "", fmt.Errorf("replica: renew the manifest of %s: no ETag to make it conditional on", s)
+	}
 	next := *m
 	next.Renewed = now
 	b := next.encode()

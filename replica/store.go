@@ -149,10 +149,10 @@ func (s *Store) put(ctx context.Context, name string, r io.Reader, size int64, c
 	return info.ETag, nil
 }
 
-// get reads the whole object name and its ETag. The client reads an
-// object in more than one request, each after the first conditional on the
-// ETag the first saw: an object replaced meanwhile (the manifest, renewed
-// by its writer) fails with errPrecondition, and is read again.
+// get reads the whole object name and its ETag, in one request where the
+// client allows. Should the client make another, conditional on the ETag
+// the first saw, an object replaced meanwhile (the manifest, renewed by
+// its writer) fails with errPrecondition, and is read again.
 func (s *Store) get(ctx context.Context, name string) ([]byte, string, error) {
 	for attempt := 0; ; attempt++ {
 		b, etag, err := s.getOnce(ctx, name)
@@ -168,16 +168,18 @@ func (s *Store) getOnce(ctx context.Context, name string) ([]byte, string, error
 		return nil, "", s.classify("get", name, err)
 	}
 	defer obj.Close()
-	info, err := obj.Stat()
-	if err != nil {
-		return nil, "", s.classify("get", name, err)
-	}
+	// Read first: the first request is then one GET of the whole object,
+	// which Stat answers from; a Stat first is a request of its own.
 	var b bytes.Buffer
 	if _, err := io.Copy(&b, obj); err != nil {
 		return nil, "", s.classify("get", name, err)
 	}
-	if int64(b.Len()) != info.Size {
-		return nil, "", fmt.Errorf("replica: get %s: %d bytes of %d", s.prefix+name, b.Len(), info.Size)
+	info, err := obj.Stat()
+	if err != nil {
+		return nil, "", s.classify("get", name, err)
+	}
+	if info.ETag == "" { // the manifest's conditional writes need it
+		return nil, "", fmt.Errorf("replica: get %s: the store gave no ETag", s.prefix+name)
 	}
 	return b.Bytes(), info.ETag, nil
 }
