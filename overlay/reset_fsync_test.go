@@ -310,6 +310,49 @@ func TestOpenResetsOverDamagedGeneration(t *testing.T) {
 	}
 }
 
+// Issue 37 (one corruption marker): a generation holding a record that
+// reads intact and does not decode (here a block dictionary record whose
+// name holds no id) does not open, with an error that is now
+// blazedb.ErrCorrupt too. Damage is damage: Open forgets the match, loudly,
+// as for a generation whose log lost bytes, where it used to refuse.
+func TestOpenResetsOverGenerationThatDoesNotDecode(t *testing.T) {
+	tp := openTemplate(t, template(t, 2))
+	o, mem := matchInMemory(t, tp)
+	if err := o.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := mem.ReadFile("/arena/" + currentName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := parseCurrent(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := blazedb.Open("/arena/"+genName(cur.gen)+"/blaze", blazedb.Options{FS: mem, Logger: slog.New(slog.DiscardHandler), Compression: blazedb.CompressionNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.PutNamed("dict/zz", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var logged logBuffer
+	o2, err := Config{Log: slog.New(slog.NewTextHandler(&logged, nil)), FS: mem}.Open(tp, "/arena")
+	if err != nil {
+		t.Fatalf("open over a generation holding a record that does not decode: %v", err)
+	}
+	defer o2.Shutdown()
+	if dirty, err := o2.Dirty(); err != nil || len(dirty) != 0 {
+		t.Fatalf("the match was not forgotten: dirty %v, %v", dirty, err)
+	}
+	if !strings.Contains(logged.String(), "generation is damaged") || !strings.Contains(logged.String(), "dict/zz") {
+		t.Fatalf("the reset was not reported as an error: %s", logged.String())
+	}
+}
+
 // logBuffer is a log's output that the test reads while the overlay's
 // background work may still write to it.
 type logBuffer struct {

@@ -129,7 +129,7 @@ func appendDictCopy(b []byte, lineage uint64, entries map[int32][]byte) []byte {
 // Damage gives an error wrapping ErrColumnCorrupt, never a panic.
 func parseDictCopy(b []byte) (dictCopy, error) {
 	bad := func(format string, args ...any) (dictCopy, error) {
-		return dictCopy{}, fmt.Errorf("%w: %s: %s", ErrColumnCorrupt, dictCopyName, fmt.Sprintf(format, args...))
+		return dictCopy{}, corruption(dictCopyName, "", fmt.Errorf("%w: %s: %s", ErrColumnCorrupt, dictCopyName, fmt.Sprintf(format, args...)))
 	}
 	if len(b) < len(dictCopySignature)+1+1+4 {
 		return bad("%d bytes is too short", len(b))
@@ -204,7 +204,7 @@ func (db *DB) loadDictionary(names []string) error {
 			return nil, err
 		}
 		if !cp.sameLineage(gen) {
-			err := fmt.Errorf("%w: %s is not this world's: written beside generation %d of chunks.dat, which is at %d", ErrColumnCorrupt, dictCopyName, cp.lineage, gen)
+			err := corruption(dictCopyName, "", fmt.Errorf("%w: %s is not this world's: written beside generation %d of chunks.dat, which is at %d", ErrColumnCorrupt, dictCopyName, cp.lineage, gen))
 			db.conf.Log.Error("the copy of the block dictionary is another world's; it is not used", "file", filepath.Join(db.dir, dictCopyName), "err", err)
 			return nil, err
 		}

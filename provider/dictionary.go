@@ -166,7 +166,8 @@ func stateKey(name string, props map[string]any) string {
 }
 
 // load reads every dictionary entry from the engine. An entry whose record
-// does not read is taken from the entries of dictionary.dat, which readCopy
+// does not read, or reads and does not decode, is taken from the entries
+// of dictionary.dat, which readCopy
 // returns (nil when there is none; an error when it does not read), as is,
 // when lost (recovery skipped damaged stretches of the log), an entry the
 // copy holds that the engine does not, and an entry Repair marked lost
@@ -182,7 +183,9 @@ func (d *dictionary) load(eng *blazedb.DB, readCopy func() (map[int32][]byte, er
 	err := eng.ReadNamed(dictPrefix, d.add)
 	damaged := map[int32]error{}
 	if errors.Is(err, blazedb.ErrCorrupt) {
-		// Some record does not read: read each on its own to learn which.
+		// Some record does not read, or reads and does not decode (which
+		// is damage as well, and treated the same): read each on its own
+		// to learn which.
 		d.entries, d.byKey = nil, map[string]int32{}
 		names, err := eng.Names()
 		if err != nil {
@@ -197,12 +200,12 @@ func (d *dictionary) load(eng *blazedb.DB, readCopy func() (map[int32][]byte, er
 				return nil, err
 			}
 			v, err := eng.GetNamed(n)
-			if errors.Is(err, blazedb.ErrCorrupt) {
-				damaged[id] = err
-				continue
-			}
 			if err == nil {
 				err = d.add(n, v)
+			}
+			if errors.Is(err, blazedb.ErrCorrupt) {
+				damaged[id] = corruption(chunksFile, fmt.Sprintf("dictionary entry %d", id), err)
+				continue
 			}
 			if err != nil {
 				return nil, err
@@ -318,7 +321,7 @@ func (d *dictionary) add(n string, v []byte) error {
 	}
 	e, err := loadEntry(v)
 	if err != nil {
-		return fmt.Errorf("%w: block dictionary entry %d: %v", ErrColumnCorrupt, id, err)
+		return corruption(chunksFile, fmt.Sprintf("dictionary entry %d", id), fmt.Errorf("%w: block dictionary entry %d: %v", ErrColumnCorrupt, id, err))
 	}
 	e.raw = v
 	d.entries[id] = e
@@ -330,7 +333,7 @@ func (d *dictionary) add(n string, v []byte) error {
 func dictID(n string) (int32, error) {
 	id, err := strconv.ParseUint(strings.TrimPrefix(n, dictPrefix), 16, 31)
 	if err != nil {
-		return 0, fmt.Errorf("%w: dictionary record %q", ErrColumnCorrupt, n)
+		return 0, corruption(chunksFile, fmt.Sprintf("named record %q", n), fmt.Errorf("%w: dictionary record %q", ErrColumnCorrupt, n))
 	}
 	return int32(id), nil
 }

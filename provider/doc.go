@@ -34,10 +34,13 @@
 //
 //   - Every part of a column comes back exactly, in all three dimensions.
 //   - A missing column satisfies errors.Is(err, leveldb.ErrNotFound);
-//     damage wraps blazedb.ErrCorrupt (naming the offset) or
-//     ErrColumnCorrupt; never a panic, and one bad column never hides
-//     another. Config.Repair (blaze repair) puts a damaged column back at
-//     its newest intact version, or removes it when none is left.
+//     all damage wraps blazedb.ErrCorrupt, and a CorruptionError names
+//     the file and the record (a record that reads and does not decode
+//     wraps ErrColumnCorrupt too; one whose checksum fails a
+//     *blazedb.CorruptionError with the offset); never a panic, and one
+//     bad column never hides another. Config.Repair (blaze repair) puts a
+//     damaged column back at its newest intact version, or removes it when
+//     none is left.
 //   - Block states survive a change of runtime ids; a state the registry
 //     does not know fails the load with ErrUnknownState, and that column is
 //     not overwritten while the DB is open and the column cannot be read
@@ -45,7 +48,7 @@
 //     under which it decodes again. A column using a dictionary entry that
 //     was lost fails the same way, and its error wraps ErrColumnCorrupt too.
 //   - A block dictionary entry that does not read from the engine (damaged,
-//     or lost with a stretch of the log recovery skipped) is taken from
+//     decoding badly, or lost with a stretch of the log recovery skipped) is taken from
 //     dictionary.dat when the world opens, and written back unless the
 //     world is read-only (DictionaryRestored lists them): damage to the log
 //     costs at most the entries added since the world last closed. A copy

@@ -2,9 +2,11 @@ package provider
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/provider/internal/column"
+	"github.com/df-mc/dragonfly/server/world"
 )
 
 var (
@@ -17,9 +19,12 @@ var (
 	// When the state itself is lost (its dictionary entry gone with damaged
 	// log records), the error wraps ErrColumnCorrupt too.
 	ErrUnknownState = errors.New("provider: unknown block state")
-	// ErrColumnCorrupt: a column record failed to decode, or uses a block
-	// dictionary entry that was lost. Errors from damaged engine records
-	// wrap blazedb.ErrCorrupt instead.
+	// ErrColumnCorrupt: a record that reads intact from its file does not
+	// decode (a column, a player spawn, a block dictionary entry,
+	// dictionary.dat), or a column uses a block dictionary entry that was
+	// lost. It wraps blazedb.ErrCorrupt, as every damage the provider
+	// reports does (see CorruptionError); errors from records whose
+	// checksum fails wrap blazedb.ErrCorrupt alone.
 	ErrColumnCorrupt = column.ErrCorrupt
 	// ErrInvalidColumn: StoreColumn was given a column it cannot store
 	// so that it reads back as given: a sub-chunk or layer missing, an
@@ -58,3 +63,79 @@ var ErrInvalidView = errors.New("provider: view cannot decode")
 // decode. Errors from damaged engine records wrap blazedb.ErrCorrupt
 // instead.
 var ErrPlayerCorrupt = errors.New("provider: malformed player data record")
+// Files a CorruptionError names, besides level.dat and the copies.
+const (
+	chunksFile = "chunks.dat" // the engine's log, which holds every record
+)
+
+// CorruptionError says where the provider found damage: the file and the
+// record in it. Every error the provider returns for damaged or
+// undecodable bytes wraps one, and every one satisfies errors.Is(err,
+// blazedb.ErrCorrupt); Err, the cause, may wrap ErrColumnCorrupt or a
+// *blazedb.CorruptionError with the offset too. Its message is Err's: the
+// context around it names the record in words, as in `load column %v
+// (%v): %w`. Test it with errors.As and a CorruptionError (a value), or a
+// *CorruptionError as for blazedb.CorruptionError. It is a value nothing
+// changes, safe to share between goroutines.
+type CorruptionError struct {
+	// File is the base name of the file: chunks.dat (the engine's log,
+	// holding columns, player spawns, dictionary entries and named
+	// records), dictionary.dat, level.dat or level.dat.blaze.
+	File string
+	// Record names what in File is damaged: "column (x, z) in overworld",
+	// "player spawn <uuid>", "dictionary entry 7", "named record
+	// \"edition\""; empty when the whole file is.
+	Record string
+	// Pos and Dim are the column's place when the record is a column; Dim
+	// is nil otherwise.
+	Pos world.ChunkPos
+	Dim world.Dimension
+	// Err is the cause.
+	Err error
+}
+
+func (e CorruptionError) Error() string { return e.Err.Error() }
+
+// Unwrap gives the cause, and blazedb.ErrCorrupt when the cause does not
+// wrap it already.
+func (e CorruptionError) Unwrap() []error {
+	if errors.Is(e.Err, blazedb.ErrCorrupt) {
+		return []error{e.Err}
+	}
+	return []error{e.Err, blazedb.ErrCorrupt}
+}
+
+// As fills a *CorruptionError target, the form blazedb.CorruptionError is
+// tested with, so that both forms work.
+func (e CorruptionError) As(target any) bool {
+	if p, ok := target.(**CorruptionError); ok {
+		c := e
+		*p = &c
+		return true
+	}
+	return false
+}
+
+// corruption wraps err, damage found in record of file, in a
+// CorruptionError (see locate).
+func corruption(file, record string, err error) error {
+	return locate(CorruptionError{File: file, Record: record, Err: err})
+}
+
+// columnCorruption wraps err, damage found loading the column at pos in
+// dim, in a CorruptionError (see locate).
+func columnCorruption(pos world.ChunkPos, dim world.Dimension, err error) error {
+	if err == nil {
+		return nil
+	}
+	return locate(CorruptionError{File: chunksFile, Record: fmt.Sprintf("column %v in %v", pos, dim), Pos: pos, Dim: dim, Err: err})
+}
+
+// locate returns e, or e.Err alone when it is nil, is no damage, or says
+// where already.
+func locate(e CorruptionError) error {
+	if e.Err == nil || !errors.Is(e.Err, blazedb.ErrCorrupt) || errors.As(e.Err, new(CorruptionError)) {
+		return e.Err
+	}
+	return e
+}

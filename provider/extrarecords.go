@@ -157,7 +157,7 @@ func (db *DB) ExtraColumns() ([]Place, error) {
 func (db *DB) WorldExtras(fn func(ExtraRecord) error) error {
 	return db.eng.ReadNamed(extraNamePrefix, func(name string, v []byte) error {
 		if len(v) == 0 || v[0] != worldExtraVer {
-			return fmt.Errorf("load world record %q: %w: version or length", name, ErrColumnCorrupt)
+			return fmt.Errorf("load world record %q: %w", name, corruption(chunksFile, fmt.Sprintf("named record %q", name), fmt.Errorf("%w: version or length", ErrColumnCorrupt)))
 		}
 		return fn(ExtraRecord{Key: []byte(name[len(extraNamePrefix):]), Value: v[1:]})
 	})

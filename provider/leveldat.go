@@ -172,14 +172,19 @@ type settingsRead struct {
 // that has neither gets Dragonfly's defaults, named after levelname.txt;
 // so does a new world, quietly. It fails, wrapping blazedb.ErrCorrupt,
 // only when level.dat does not read and no intact copy is left.
-func readSettings(fs vfs.FS, dir string, exists bool) (settingsRead, error) {
-	var r settingsRead
+func readSettings(fs vfs.FS, dir string, exists bool) (r settingsRead, err error) {
+	// Damage names its file (CorruptionError).
+	defer func() {
+		r.rec.LevelDat = corruption(levelDatName, "", r.rec.LevelDat)
+		r.rec.Copy = corruption(levelCopyName, "", r.rec.Copy)
+	}()
 	ld, lerr := vfs.ReadFile(fs, filepath.Join(dir, levelDatName))
 	var ldat *leveldat.Data
 	if lerr == nil {
 		// An error that is not ErrCorrupt (a version this build does not
 		// read) is not taken for damage unless an intact copy differs.
 		ldat, lerr = parseLevelDat(ld)
+		lerr = corruption(levelDatName, "", lerr)
 	} else if !errors.Is(lerr, vfs.ErrNotExist) {
 		return r, lerr
 	}

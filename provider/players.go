@@ -35,16 +35,20 @@ func decodeSpawn(id uuid.UUID, v []byte, err error) (cube.Pos, bool, error) {
 	if errors.Is(err, blazedb.ErrNotFound) {
 		return cube.Pos{}, false, nil
 	}
+	where := "player spawn " + id.String()
 	if err != nil {
-		return cube.Pos{}, false, fmt.Errorf("load spawn of player %v: %w", id, err)
+		return cube.Pos{}, false, fmt.Errorf("load spawn of player %v: %w", id, corruption(chunksFile, where, err))
+	}
+	bad := func(format string, args ...any) (cube.Pos, bool, error) {
+		return cube.Pos{}, true, fmt.Errorf("load spawn of player %v: %w", id, corruption(chunksFile, where, fmt.Errorf("%w: "+format, append([]any{ErrColumnCorrupt}, args...)...)))
 	}
 	switch {
 	case len(v) > 0 && v[0] > playerVersion:
-		return cube.Pos{}, true, fmt.Errorf("load spawn of player %v: %w: record version %d is newer than this build reads (%d)", id, ErrColumnCorrupt, v[0], playerVersion)
+		return bad("record version %d is newer than this build reads (%d)", v[0], playerVersion)
 	case len(v) > 0 && v[0] != playerVersion:
-		return cube.Pos{}, true, fmt.Errorf("load spawn of player %v: %w: record version %d", id, ErrColumnCorrupt, v[0])
+		return bad("record version %d", v[0])
 	case len(v) != playerRecordLen:
-		return cube.Pos{}, true, fmt.Errorf("load spawn of player %v: %w: record of %d bytes, want %d", id, ErrColumnCorrupt, len(v), playerRecordLen)
+		return bad("record of %d bytes, want %d", len(v), playerRecordLen)
 	}
 	return cube.Pos{
 		int(int32(binary.LittleEndian.Uint32(v[1:]))),
@@ -60,7 +64,8 @@ type PlayerSpawn struct {
 	ID   uuid.UUID // Name parsed
 	Pos  cube.Pos
 	// Err is why it could not be read: a name that is no UUID, or damage
-	// (wrapping ErrColumnCorrupt or blazedb.ErrCorrupt).
+	// (wrapping blazedb.ErrCorrupt and a CorruptionError; ErrColumnCorrupt
+	// too when the record reads and does not decode).
 	Err error
 }
 
@@ -84,7 +89,7 @@ func (db *DB) PlayerSpawns() ([]PlayerSpawn, error) {
 		if p.ID, err = uuid.Parse(s); err != nil || p.ID.String() != s {
 			// Blaze writes the canonical form only; another would not be
 			// found by its UUID.
-			p.Err = fmt.Errorf("%w: player record %q is not named by a UUID", ErrColumnCorrupt, n)
+			p.Err = corruption(chunksFile, fmt.Sprintf("named record %q", n), fmt.Errorf("%w: player record %q is not named by a UUID", ErrColumnCorrupt, n))
 		} else if p.Pos, ok, p.Err = db.LoadPlayerSpawnPosition(p.ID); !ok && p.Err == nil {
 			continue // removed meanwhile
 		}

@@ -279,14 +279,15 @@ func key(pos world.ChunkPos, dim world.Dimension) (blazedb.Key, error) {
 
 // LoadColumn reads the column at pos in dim. A missing column gives an
 // error satisfying errors.Is(err, leveldb.ErrNotFound); a damaged one an
-// error wrapping blazedb.ErrCorrupt (naming the offset) or ErrColumnCorrupt;
+// error wrapping blazedb.ErrCorrupt and a CorruptionError naming the
+// column (and ErrColumnCorrupt when the record reads and does not decode);
 // one holding a block state the registry does not know ErrUnknownState. The
 // caller owns the returned column.
 func (db *DB) LoadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column, error) {
 	col, err := db.loadColumn(pos, dim)
 	db.lastLoad.Store(int64(time.Since(db.born)))
 	if err != nil {
-		return nil, fmt.Errorf("load column %v (%v): %w", pos, dim, err)
+		return nil, fmt.Errorf("load column %v (%v): %w", pos, dim, columnCorruption(pos, dim, err))
 	}
 	return col, nil
 }

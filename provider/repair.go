@@ -107,9 +107,14 @@ func (conf Config) repairDictionary(dir string, rep *RepairReport, afterLoss boo
 			rep.DictionaryLost = lost.ids
 			continue
 		}
-		if errors.Is(err, blazedb.ErrCorrupt) {
+		if errors.Is(err, blazedb.ErrCorrupt) && !errors.Is(err, ErrColumnCorrupt) {
 			return "", nil // the engine's repair below mends what it can
 		}
+		// A record that reads intact and does not decode (ErrColumnCorrupt,
+		// now blazedb.ErrCorrupt too) is not the engine's to mend: its
+		// repair would leave it, so the error is reported, as it was before
+		// such errors wrapped blazedb.ErrCorrupt. A dictionary entry of
+		// that kind came back above as lost entries, like a damaged one.
 		if err != nil {
 			return "", err
 		}

@@ -160,7 +160,7 @@ func (v *View) SavePlayerSpawnPosition(id uuid.UUID, _ cube.Pos) error {
 func (v *View) LoadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column, error) {
 	col, err := v.loadColumn(pos, dim)
 	if err != nil {
-		return nil, fmt.Errorf("load column %v (%v) at %q: %w", pos, dim, v.name, err)
+		return nil, fmt.Errorf("load column %v (%v) at %q: %w", pos, dim, v.name, columnCorruption(pos, dim, err))
 	}
 	return col, nil
 }

@@ -301,3 +301,32 @@ func damageDictionary(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 }
+
+// Issue 37 (one corruption marker): a record that reads intact and does
+// not decode, here a block dictionary record whose name holds no id,
+// keeps the world from opening with an error that is now
+// blazedb.ErrCorrupt too (a provider.CorruptionError naming it). Check
+// reports it as damage rather than stop, as it does for a record whose
+// checksum fails: it used to stop with the error.
+func TestCheckReportsRecordThatDoesNotDecode(t *testing.T) {
+	dir := t.TempDir()
+	writeWorld(t, dir, 1)
+	eng, err := blazedb.Open(filepath.Join(dir, "blaze"), blazedb.Options{Logger: quiet, Compression: blazedb.CompressionNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.PutNamed("dict/zz", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Check(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ce provider.CorruptionError
+	if !r.Damaged() || len(r.Databases) != 1 || !errors.As(r.Databases[0].Engine, &ce) || ce.Record != `named record "dict/zz"` {
+		t.Fatalf("report %+v", r)
+	}
+}

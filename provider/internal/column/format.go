@@ -1,10 +1,18 @@
 package column
 
-import "errors"
+import "github.com/blazeworld/blaze/blazedb"
 
 // ErrCorrupt marks a column record that does not decode. The provider
-// exports it as ErrColumnCorrupt.
-var ErrCorrupt = errors.New("provider: malformed column record")
+// exports it as ErrColumnCorrupt. It wraps blazedb.ErrCorrupt, the one
+// corruption marker: a record that reads intact and does not decode is
+// damage as much as one whose checksum fails.
+var ErrCorrupt error = malformed("provider: malformed column record")
+
+// malformed is a sentinel that is also blazedb.ErrCorrupt.
+type malformed string
+
+func (m malformed) Error() string { return string(m) }
+func (malformed) Unwrap() error   { return blazedb.ErrCorrupt }
 
 // A column record is the engine value of one chunk column. Block data keeps
 // the layout of Dragonfly's network encoding (which decodes much faster
