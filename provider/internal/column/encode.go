@@ -373,24 +373,9 @@ func walkLayers(r *reader, layers int, read func(*reader) uint64, tr func(uint32
 	layer func(hdr byte, words []byte, n int), entry func(i int, t uint64)) error {
 	for l := 0; l < layers && r.err == nil; l++ {
 		hdr := r.byte()
-		bits := hdr >> 1
-		words, ok := rawchunk.IndexWords(bits)
-		if !ok {
-			r.fail("layer %d has %d bits per index", l, bits)
-			break
-		}
-		idx := r.bytes(words * 4)
-		n := 1
-		if bits != 0 {
-			n = int(read(r))
-			if n < 1 || n > 4096 {
-				r.fail("palette of %d entries", n)
-				break
-			}
-			if !indicesBelow(idx, bits, n) {
-				r.fail("layer %d has an index beyond its palette of %d", l, n)
-				break
-			}
+		bits, idx, n := readStorage(r, "layer", l, hdr, read)
+		if bits != 0 && r.err == nil && !indicesBelow(idx, bits, n) {
+			r.fail("layer %d has an index beyond its palette of %d", l, n)
 		}
 		if r.err != nil {
 			break

@@ -104,6 +104,34 @@ var laneTables = func() (t [17]lanes) {
 	return t
 }()
 
+// readStorage reads one paletted storage after its header byte hdr (bits
+// per index << 1 | a flag), in the layout a sub-chunk's block layers and a
+// column's biomes share (the network encoding's): the index words, then,
+// for bits > 0, the palette length, read with readLen. It checks the bits
+// per index and the palette length (1 to 4096); the caller checks the
+// indices against the palette (indicesBelow), which the biome walk can
+// often skip, and reads the entries, which the two read differently. It
+// records a failure in r, naming the storage as what and i. walkLayers and
+// walkBiomes share it rather than being one walker: a biome storage may
+// repeat the one below (header 0x7f) and the biomes end the input, while
+// layers come a counted number to a sub-chunk, with entries read, bounded
+// and translated by the caller's functions.
+func readStorage(r *reader, what string, i int, hdr byte, readLen func(*reader) uint64) (bits byte, words []byte, n int) {
+	bits = hdr >> 1
+	w, ok := rawchunk.IndexWords(bits)
+	if !ok {
+		r.fail("%s %d has %d bits per index", what, i, bits)
+		return bits, nil, 0
+	}
+	words, n = r.bytes(w*4), 1
+	if bits != 0 {
+		if n = int(readLen(r)); r.err == nil && (n < 1 || n > 4096) {
+			r.fail("%s %d has a palette of %d entries", what, i, n)
+		}
+	}
+	return bits, words, n
+}
+
 // walkBiomes validates the network biome encoding b of a column of subs
 // sub-chunks (one storage per sub-chunk, the first not "same as previous",
 // every index inside its palette) and, unless fn is nil, calls fn
@@ -130,20 +158,11 @@ func walkBiomes(b []byte, subs int, fn func(i int, bits byte, words []byte, pale
 			}
 			continue
 		}
-		bits := hdr >> 1
-		words, ok := rawchunk.IndexWords(bits)
-		if !ok {
-			r.fail("biome storage %d has %d bits per index", i, bits)
+		bits, idx, n := readStorage(r, "biome storage", i, hdr, readVarint32)
+		if r.err != nil {
 			break
 		}
-		idx := r.bytes(words * 4)
-		n := 1
 		if bits != 0 {
-			n = int(readVarint32(r))
-			if n < 1 || n > 4096 {
-				r.fail("biome palette of %d entries", n)
-				break
-			}
 			checked := bits == lastBits && n >= lastN && bytes.Equal(idx, lastWords)
 			if !checked && !indicesBelow(idx, bits, n) {
 				r.fail("biome storage %d has an index beyond its palette", i)
