@@ -19,6 +19,7 @@ import (
 	"github.com/blazeworld/blaze/blazedb/vfs"
 	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/world"
 )
 
@@ -269,11 +270,11 @@ func TestOpenResetsOverDamagedCurrent(t *testing.T) {
 	}
 }
 
-// Issue 35 (the damage sweep, an arena's generation): a generation that
-// does not open whole, here because its log lost bytes index.dat shows
-// were durable (blazedb.ErrDurableLoss), made the arena refuse to open.
-// Open forgets the match instead, loudly, as for a damaged CURRENT.
-func TestOpenResetsOverDamagedGeneration(t *testing.T) {
+// shutMatch makes a match in memory over a template and shuts it down,
+// returning the template, the filesystem and the match generation's engine
+// directory.
+func shutMatch(t *testing.T) (*provider.DB, *vfstest.MemFS, string) {
+	t.Helper()
 	tp := openTemplate(t, template(t, 2))
 	o, mem := matchInMemory(t, tp)
 	if err := o.Shutdown(); err != nil {
@@ -287,8 +288,34 @@ func TestOpenResetsOverDamagedGeneration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := "/arena/" + genName(cur.gen) + "/blaze/chunks.dat"
-	f, err := mem.OpenReadWrite(log)
+	return tp, mem, "/arena/" + genName(cur.gen) + "/blaze"
+}
+
+// wantResetOnOpen opens the arena again and checks that the match was
+// forgotten and the reset logged as an error that mentions says.
+func wantResetOnOpen(t *testing.T, tp *provider.DB, mem *vfstest.MemFS, says string) {
+	t.Helper()
+	var logged logBuffer
+	o, err := Config{Log: slog.New(slog.NewTextHandler(&logged, nil)), FS: mem}.Open(tp, "/arena")
+	if err != nil {
+		t.Fatalf("open over a damaged generation: %v", err)
+	}
+	defer o.Shutdown()
+	if dirty, err := o.Dirty(); err != nil || len(dirty) != 0 {
+		t.Fatalf("the match was not forgotten: dirty %v, %v", dirty, err)
+	}
+	if l := logged.String(); !strings.Contains(l, "level=ERROR") || !strings.Contains(l, "generation is damaged") || !strings.Contains(l, says) {
+		t.Fatalf("the reset was not reported as an error: %s", l)
+	}
+}
+
+// Issue 35 (the damage sweep, an arena's generation): a generation that
+// does not open whole, here because its log lost bytes index.dat shows
+// were durable (blazedb.ErrDurableLoss), made the arena refuse to open.
+// Open forgets the match instead, loudly, as for a damaged CURRENT.
+func TestOpenResetsOverDamagedGeneration(t *testing.T) {
+	tp, mem, eng := shutMatch(t)
+	f, err := mem.OpenReadWrite(eng + "/chunks.dat")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,18 +323,7 @@ func TestOpenResetsOverDamagedGeneration(t *testing.T) {
 	f.Truncate(size / 2)
 	f.Sync()
 	f.Close()
-	var logged logBuffer
-	o2, err := Config{Log: slog.New(slog.NewTextHandler(&logged, nil)), FS: mem}.Open(tp, "/arena")
-	if err != nil {
-		t.Fatalf("open over a generation that lost durable bytes: %v", err)
-	}
-	defer o2.Shutdown()
-	if dirty, err := o2.Dirty(); err != nil || len(dirty) != 0 {
-		t.Fatalf("the match was not forgotten: dirty %v, %v", dirty, err)
-	}
-	if !strings.Contains(logged.String(), "level=ERROR") || !strings.Contains(logged.String(), "generation is damaged") {
-		t.Fatalf("the reset was not reported as an error: %s", logged.String())
-	}
+	wantResetOnOpen(t, tp, mem, "durable")
 }
 
 // Issue 37 (one corruption marker): a generation holding a record that
@@ -316,41 +332,9 @@ func TestOpenResetsOverDamagedGeneration(t *testing.T) {
 // blazedb.ErrCorrupt too. Damage is damage: Open forgets the match, loudly,
 // as for a generation whose log lost bytes, where it used to refuse.
 func TestOpenResetsOverGenerationThatDoesNotDecode(t *testing.T) {
-	tp := openTemplate(t, template(t, 2))
-	o, mem := matchInMemory(t, tp)
-	if err := o.Shutdown(); err != nil {
-		t.Fatal(err)
-	}
-	b, err := mem.ReadFile("/arena/" + currentName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cur, err := parseCurrent(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := blazedb.Open("/arena/"+genName(cur.gen)+"/blaze", blazedb.Options{FS: mem, Logger: slog.New(slog.DiscardHandler), Compression: blazedb.CompressionNone})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.PutNamed("dict/zz", []byte("x")); err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Close(); err != nil {
-		t.Fatal(err)
-	}
-	var logged logBuffer
-	o2, err := Config{Log: slog.New(slog.NewTextHandler(&logged, nil)), FS: mem}.Open(tp, "/arena")
-	if err != nil {
-		t.Fatalf("open over a generation holding a record that does not decode: %v", err)
-	}
-	defer o2.Shutdown()
-	if dirty, err := o2.Dirty(); err != nil || len(dirty) != 0 {
-		t.Fatalf("the match was not forgotten: dirty %v, %v", dirty, err)
-	}
-	if !strings.Contains(logged.String(), "generation is damaged") || !strings.Contains(logged.String(), "dict/zz") {
-		t.Fatalf("the reset was not reported as an error: %s", logged.String())
-	}
+	tp, mem, dir := shutMatch(t)
+	worldtest.PutRecords(t, dir, mem, map[string][]byte{"dict/zz": []byte("x")}, nil)
+	wantResetOnOpen(t, tp, mem, "dict/zz")
 }
 
 // logBuffer is a log's output that the test reads while the overlay's

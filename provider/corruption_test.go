@@ -10,34 +10,16 @@ import (
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/google/uuid"
 )
 
-// putRecords writes records straight into the engine of the world in dir,
-// as a foreign writer or damage that kept its checksum would leave them:
-// named records by name, and a column's record at col when colRec is set.
-func putRecords(t *testing.T, dir string, named map[string][]byte, col blazedb.Key, colRec []byte) {
+// putRecords writes records straight into the engine of the world in dir
+// (worldtest.PutRecords).
+func putRecords(t *testing.T, dir string, named map[string][]byte, cols map[blazedb.Key][]byte) {
 	t.Helper()
-	opts := Config{}.withDefaults().engineOptions()
-	opts.Logger = quiet
-	eng, err := blazedb.Open(filepath.Join(dir, engineDir), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for n, v := range named {
-		if err := eng.PutNamed(n, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if colRec != nil {
-		if err := eng.Put(col, colRec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := eng.Close(); err != nil {
-		t.Fatal(err)
-	}
+	worldtest.PutRecords(t, filepath.Join(dir, engineDir), nil, named, cols)
 }
 
 // wantCorruption checks that err is damage (blazedb.ErrCorrupt), whether
@@ -79,7 +61,7 @@ func TestCorruptionErrorEveryKind(t *testing.T) {
 		playerPrefix + player.String(): {playerVersion, 1, 2},
 		playerPrefix + "not-a-uuid":    {playerVersion},
 		extraNamePrefix + "x":          {},
-	}, blazedb.Key{X: 1}, []byte("BZC\x02\x00garbage"))
+	}, map[blazedb.Key][]byte{{X: 1}: []byte("BZC\x02\x00garbage")})
 
 	db := openDB(t, dir, Config{})
 	_, err := db.LoadColumn(world.ChunkPos{1, 0}, world.Overworld)
@@ -157,7 +139,7 @@ func TestDictionaryEntryThatDoesNotDecode(t *testing.T) {
 	dir := t.TempDir()
 	cols := dictWorld(t, dir, 3)
 	id, name := firstEntry(t, dir)
-	putRecords(t, dir, map[string][]byte{name: []byte("not NBT")}, blazedb.Key{}, nil)
+	putRecords(t, dir, map[string][]byte{name: []byte("not NBT")}, nil)
 
 	db := openDB(t, dir, Config{ReadOnly: true})
 	if got := db.DictionaryRestored(); !slices.Contains(got, id) {
@@ -193,7 +175,7 @@ func TestDictionaryEntryThatDoesNotDecode(t *testing.T) {
 func TestRepairReportsWhatTheEngineCannotMend(t *testing.T) {
 	dir := t.TempDir()
 	dictWorld(t, dir, 1)
-	putRecords(t, dir, map[string][]byte{dictPrefix + "zz": []byte("x")}, blazedb.Key{}, nil)
+	putRecords(t, dir, map[string][]byte{dictPrefix + "zz": []byte("x")}, nil)
 	_, err := Config{Log: quiet}.Repair(dir)
 	if !errors.Is(err, ErrColumnCorrupt) || !strings.Contains(err.Error(), `"dict/zz"`) {
 		t.Fatalf("repair: %v", err)

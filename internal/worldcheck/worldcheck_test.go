@@ -311,16 +311,7 @@ func damageDictionary(t *testing.T, dir string) {
 func TestCheckReportsRecordThatDoesNotDecode(t *testing.T) {
 	dir := t.TempDir()
 	writeWorld(t, dir, 1)
-	eng, err := blazedb.Open(filepath.Join(dir, "blaze"), blazedb.Options{Logger: quiet, Compression: blazedb.CompressionNone})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.PutNamed("dict/zz", []byte("x")); err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Close(); err != nil {
-		t.Fatal(err)
-	}
+	worldtest.PutRecords(t, filepath.Join(dir, "blaze"), nil, map[string][]byte{"dict/zz": []byte("x")}, nil)
 	r, err := Check(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
