@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/df-mc/dragonfly/server/block/cube"
@@ -251,6 +252,13 @@ func sameValue(a, b reflect.Value) bool {
 	return a.Equal(b)
 }
 
+// equalNBTList reports whether b is a list of the same type and length as
+// x, element by element equal as equalNBT finds.
+func equalNBTList[T any](x []T, b any) bool {
+	y, ok := b.([]T)
+	return ok && slices.EqualFunc(x, y, func(p, q T) bool { return equalNBT(p, q) })
+}
+
 // equalNBT compares two values of NBT as blocks encode it, both of the
 // same block type: the Go types match, so a type switch serves where
 // sameNBT needs reflection. Floats compare by bits; what it does not know
@@ -270,27 +278,9 @@ func equalNBT(a, b any) bool {
 		}
 		return true
 	case []map[string]any:
-		y, ok := b.([]map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !equalNBT(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
+		return equalNBTList(x, b)
 	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !equalNBT(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
+		return equalNBTList(x, b)
 	case float32:
 		y, ok := b.(float32)
 		return ok && math.Float32bits(x) == math.Float32bits(y)
