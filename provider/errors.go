@@ -63,10 +63,10 @@ var ErrInvalidView = errors.New("provider: view cannot decode")
 // decode. Errors from damaged engine records wrap blazedb.ErrCorrupt
 // instead.
 var ErrPlayerCorrupt = errors.New("provider: malformed player data record")
-// Files a CorruptionError names, besides level.dat and the copies.
-const (
-	chunksFile = "chunks.dat" // the engine's log, which holds every record
-)
+
+// chunksFile is the engine's log, which holds every record, as a
+// CorruptionError names it.
+const chunksFile = "chunks.dat"
 
 // CorruptionError says where the provider found damage: the file and the
 // record in it. Every error the provider returns for damaged or
@@ -82,7 +82,7 @@ type CorruptionError struct {
 	// holding columns, player spawns, dictionary entries and named
 	// records), dictionary.dat, level.dat or level.dat.blaze.
 	File string
-	// Record names what in File is damaged: "column (x, z) in overworld",
+	// Record names what in File is damaged: "column (3, -2) in Overworld",
 	// "player spawn <uuid>", "dictionary entry 7", "named record
 	// \"edition\""; empty when the whole file is.
 	Record string
