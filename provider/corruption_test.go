@@ -110,6 +110,10 @@ func TestCorruptionErrorEveryKind(t *testing.T) {
 	db = openDB(t, dir, Config{ReadOnly: true, ColumnCacheBytes: -1, CacheBytes: -1})
 	_, err = db.LoadColumn(world.ChunkPos{0, 0}, world.Overworld)
 	wantCorruption(t, "damaged column record", err, false, "chunks.dat", "column (0, 0) in Overworld")
+	// One a caller builds around a cause that is no damage is damage too.
+	if err := error(CorruptionError{File: "level.dat", Err: errors.New("x")}); !errors.Is(err, blazedb.ErrCorrupt) {
+		t.Fatal("a CorruptionError is not blazedb.ErrCorrupt")
+	}
 	var be *blazedb.CorruptionError
 	if !errors.As(err, &be) || be.File != "chunks.dat" {
 		t.Fatalf("damaged column record: %v has no engine CorruptionError", err)

@@ -96,14 +96,15 @@ type CorruptionError struct {
 
 func (e CorruptionError) Error() string { return e.Err.Error() }
 
-// Unwrap gives the cause, and blazedb.ErrCorrupt when the cause does not
-// wrap it already.
-func (e CorruptionError) Unwrap() []error {
-	if errors.Is(e.Err, blazedb.ErrCorrupt) {
-		return []error{e.Err}
-	}
-	return []error{e.Err, blazedb.ErrCorrupt}
-}
+// Unwrap gives the cause. It is one error, not a list with
+// blazedb.ErrCorrupt (Is says that), so that tools which walk a chain of
+// single causes for its context (blaze check's findings) keep the
+// context around it.
+func (e CorruptionError) Unwrap() error { return e.Err }
+
+// Is reports that a CorruptionError is blazedb.ErrCorrupt, whatever its
+// cause wraps.
+func (e CorruptionError) Is(target error) bool { return target == blazedb.ErrCorrupt }
 
 // As fills a *CorruptionError target, the form blazedb.CorruptionError is
 // tested with, so that both forms work.
