@@ -373,7 +373,11 @@ func walkLayers(r *reader, layers int, read func(*reader) uint64, tr func(uint32
 	layer func(hdr byte, words []byte, n int), entry func(i int, t uint64)) error {
 	for l := 0; l < layers && r.err == nil; l++ {
 		hdr := r.byte()
-		bits, idx, n := readStorage(r, "layer", l, hdr, read)
+		bits, idx := storageWords(r, "layer", l, hdr)
+		n := 1
+		if bits != 0 {
+			n = paletteLen(r, "layer", l, read(r))
+		}
 		if bits != 0 && r.err == nil && !indicesBelow(idx, bits, n) {
 			r.fail("layer %d has an index beyond its palette of %d", l, n)
 		}

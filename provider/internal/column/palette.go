@@ -104,32 +104,38 @@ var laneTables = func() (t [17]lanes) {
 	return t
 }()
 
-// readStorage reads one paletted storage after its header byte hdr (bits
-// per index << 1 | a flag), in the layout a sub-chunk's block layers and a
-// column's biomes share (the network encoding's): the index words, then,
-// for bits > 0, the palette length, read with readLen. It checks the bits
-// per index and the palette length (1 to 4096); the caller checks the
-// indices against the palette (indicesBelow), which the biome walk can
-// often skip, and reads the entries, which the two read differently. It
-// records a failure in r, naming the storage as what and i. walkLayers and
-// walkBiomes share it rather than being one walker: a biome storage may
-// repeat the one below (header 0x7f) and the biomes end the input, while
-// layers come a counted number to a sub-chunk, with entries read, bounded
-// and translated by the caller's functions.
-func readStorage(r *reader, what string, i int, hdr byte, readLen func(*reader) uint64) (bits byte, words []byte, n int) {
+// storageWords reads the index words of one paletted storage whose header
+// byte hdr (bits per index << 1 | a flag) was read, in the layout a
+// sub-chunk's block layers and a column's biomes share (the network
+// encoding's), checking the bits per index; paletteLen checks the palette
+// length that follows for bits > 0. The caller reads that length and the
+// entries, which the two read differently, and checks the indices against
+// the palette (indicesBelow), which the biome walk can often skip. A
+// failure is recorded in r, naming the storage as what and i.
+//
+// walkLayers and walkBiomes share these rather than being one walker: a
+// biome storage may repeat the one below (header 0x7f) and the biomes end
+// the input, while layers come a counted number to a sub-chunk, with
+// entries read, bounded and translated by the caller's functions. (The
+// length is not read here through a function value: that would move the
+// biome walk's reader to the heap.)
+func storageWords(r *reader, what string, i int, hdr byte) (bits byte, words []byte) {
 	bits = hdr >> 1
 	w, ok := rawchunk.IndexWords(bits)
 	if !ok {
 		r.fail("%s %d has %d bits per index", what, i, bits)
-		return bits, nil, 0
+		return bits, nil
 	}
-	words, n = r.bytes(w*4), 1
-	if bits != 0 {
-		if n = int(readLen(r)); r.err == nil && (n < 1 || n > 4096) {
-			r.fail("%s %d has a palette of %d entries", what, i, n)
-		}
+	return bits, r.bytes(w * 4)
+}
+
+// paletteLen checks n, the palette length of storage i (see
+// storageWords), and returns it.
+func paletteLen(r *reader, what string, i int, n uint64) int {
+	if r.err == nil && (n < 1 || n > 4096) {
+		r.fail("%s %d has a palette of %d entries", what, i, n)
 	}
-	return bits, words, n
+	return int(n)
 }
 
 // walkBiomes validates the network biome encoding b of a column of subs
@@ -158,7 +164,11 @@ func walkBiomes(b []byte, subs int, fn func(i int, bits byte, words []byte, pale
 			}
 			continue
 		}
-		bits, idx, n := readStorage(r, "biome storage", i, hdr, readVarint32)
+		bits, idx := storageWords(r, "biome storage", i, hdr)
+		n := 1
+		if bits != 0 {
+			n = paletteLen(r, "biome storage", i, readVarint32(r))
+		}
 		if r.err != nil {
 			break
 		}
