@@ -35,12 +35,11 @@ func decodeSpawn(id uuid.UUID, v []byte, err error) (cube.Pos, bool, error) {
 	if errors.Is(err, blazedb.ErrNotFound) {
 		return cube.Pos{}, false, nil
 	}
-	where := "player spawn " + id.String()
 	if err != nil {
-		return cube.Pos{}, false, fmt.Errorf("load spawn of player %v: %w", id, corruption(chunksFile, where, err))
+		return cube.Pos{}, false, fmt.Errorf("load spawn of player %v: %w", id, corruption(chunksFile, "player spawn "+id.String(), err))
 	}
 	bad := func(format string, args ...any) (cube.Pos, bool, error) {
-		return cube.Pos{}, true, fmt.Errorf("load spawn of player %v: %w", id, corruption(chunksFile, where, fmt.Errorf("%w: "+format, append([]any{ErrColumnCorrupt}, args...)...)))
+		return cube.Pos{}, true, fmt.Errorf("load spawn of player %v: %w", id, corruption(chunksFile, "player spawn "+id.String(), fmt.Errorf("%w: "+format, append([]any{ErrColumnCorrupt}, args...)...)))
 	}
 	switch {
 	case len(v) > 0 && v[0] > playerVersion:
