@@ -61,8 +61,8 @@ type Config struct {
 	// owner keeps the settings (a segment's region): Open neither reads nor
 	// writes level.dat or levelname.txt, and neither does Close or
 	// SaveSettings; Settings starts from Dragonfly's defaults and lives
-	// only in memory. Reading, parsing and (on Close) atomically replacing
-	// both files was about half of opening a region.
+	// only in memory, sparing a region the reading, parsing and (on Close)
+	// atomic replacing of both files.
 	NoLevelDat bool
 	// SegmentRoot allows opening the root world of a segmented world
 	// (package segment), a directory holding regions/: segment sets it, and

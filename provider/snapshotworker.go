@@ -12,11 +12,10 @@ import (
 const (
 	// snapshotQuiet is how long the worker waits after the last LoadColumn
 	// before it decodes. Loads come in bursts (a player joining, crossing
-	// into new chunks, teleporting), and a decode beside a decode is
-	// slower for both: on a 2-core machine a cold load with the worker
-	// decoding beside it took 1.3 to 3 times as long as one without, as
-	// both allocate a column's worth of memory. Waiting for a pause moves
-	// that work out of the burst to where the World is not loading.
+	// into new chunks, teleporting), and a decode beside a decode slows
+	// both, as each allocates a column's worth of memory. Waiting for a
+	// pause moves that work out of the burst to where the World is not
+	// loading.
 	snapshotQuiet = time.Millisecond
 	// pendingCost is what the queue reckons a snapshot costs the column
 	// cache, about a realistic column's (its record and its raw size): the

@@ -113,7 +113,7 @@ func (c *Codec) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*chunk
 		buf = (*bp)[:0]
 	}
 	// One reader for every frame: a new one for each escaped to the heap,
-	// a third of a decode's allocations.
+	// an allocation a frame.
 	var fr reader
 	for i := 0; i < n; i++ {
 		raw, inDst := frame((*sp)[:0])
