@@ -28,6 +28,9 @@ func (db *DB) Backup(dir string) error {
 	if db.closed.Load() {
 		return fmt.Errorf("backup to %s: %w", dir, ErrClosed)
 	}
+	if err := db.flushStores(); err != nil {
+		return fmt.Errorf("backup to %s: %w", dir, err)
+	}
 	// Taken before the engine's snapshot: every entry here is in it.
 	db.dict.mu.Lock()
 	dict := db.dict.persistedEntries()

@@ -18,9 +18,11 @@ import (
 // after each Open, a new edition (edition.go).
 
 // StoreColumn stores col at pos in dim. Storing a column identical to the
-// stored one appends nothing. The column is encoded, and what the cache
-// keeps of it copied, before StoreColumn returns; the caller may mutate it
-// afterwards.
+// stored one appends nothing. A private copy of what changed is taken
+// before StoreColumn returns; the caller may mutate the column afterwards.
+// In DurabilityBalanced and DurabilityFast the copy is queued, and encoded
+// and written off the caller's goroutine (storequeue.go); otherwise it is
+// written before StoreColumn returns.
 func (db *DB) StoreColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Column) error {
 	if err := db.storeColumn(pos, dim, col); err != nil {
 		return fmt.Errorf("store column %v (%v): %w", pos, dim, err)
@@ -41,6 +43,9 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 	}
 	if err := db.checkStore(k, dim); err != nil {
 		return err
+	}
+	if db.store != nil {
+		return db.queueStore(k, pos, dim, col)
 	}
 	cols, br := db.columns()
 	prev, _ := cols.peek(k)

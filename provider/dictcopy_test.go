@@ -31,7 +31,7 @@ func dictWorld(t *testing.T, dir string, n int) []*chunk.Column {
 	var cols []*chunk.Column
 	for i := range n {
 		col := worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry)
-		if err := db.StoreColumn(world.ChunkPos{int32(i), 0}, world.Overworld, col); err != nil {
+		if err := storeNow(db, world.ChunkPos{int32(i), 0}, world.Overworld, col); err != nil {
 			t.Fatal(err)
 		}
 		cols = append(cols, worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry))

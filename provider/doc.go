@@ -66,7 +66,9 @@
 //     says what was found); Repair writes either file from the other.
 //   - Storing an unchanged column writes nothing; a column that could not
 //     read back as given (a layer missing, an index beyond its palette) is
-//     refused with ErrInvalidColumn and writes nothing either.
+//     refused with ErrInvalidColumn and writes nothing either (in Balanced
+//     and Fast, one whose content does not encode is refused by the store
+//     worker, and the next call that can report it returns the error).
 //   - The world's Edition (edition.go) changes with the first column
 //     written after each open, in the same atomic batch, and when damage
 //     puts columns back to older versions: what was built on the world's
@@ -75,7 +77,12 @@
 //     after a crash its destination is absent or a whole world.
 //   - Writes are as durable as Config.Durability promises (blazedb). After
 //     a crash at any point the world opens with every column and player
-//     spawn the mode had made durable, exactly (crash_test.go).
+//     spawn the mode had made durable, exactly (crash_test.go). In
+//     DurabilityBalanced and DurabilityFast a column store is queued and
+//     written off the World's tick (storequeue.go): a process crash can
+//     lose the stores of the last second, 64 MiB at most, and keeps every
+//     store acknowledged before some moment. Sync and Close write the
+//     queue first; loads read it.
 //
 // # Ownership
 //
@@ -86,7 +93,8 @@
 // storage (a SetBiome in either would change both); Blaze copies it. A copy
 // Prefetch made ahead of time is handed out to one LoadColumn, under the
 // cache's lock, and never to anyone else. StoreColumn has taken what
-// it keeps of the column (its encoding and a private copy) when it returns,
+// it keeps of the column (a private copy; in Safe modes its encoding too)
+// when it returns,
 // so the World may go on mutating the column. The private copy of the
 // blocks comes from a few shared allocations, as a decoded column's do, and
 // leaves out the light: a World computes a loaded chunk's light afresh.
@@ -94,8 +102,9 @@
 // # Concurrency
 //
 // A DB is safe for concurrent use: the worlds of three dimensions call it at
-// once, beside the engine's background work, a snapshot worker (or, with
-// ExternalMaintenance, the owner's Maintain), and prefetching. Locks are
+// once, beside the engine's background work, a snapshot worker and a store
+// worker (or, with ExternalMaintenance, the owner's Maintain, and no store
+// queue), and prefetching. Locks are
 // held only for memory work; no I/O happens under the column cache's lock.
 //
 // # Lock order

@@ -28,7 +28,7 @@ func TestEdition(t *testing.T) {
 	if !db.Edition().IsZero() {
 		t.Fatalf("a new world has edition %v", db.Edition())
 	}
-	if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+	if err := storeNow(db, pos, world.Overworld, col); err != nil {
 		t.Fatal(err)
 	}
 	e1 := db.Edition()
@@ -36,7 +36,7 @@ func TestEdition(t *testing.T) {
 		t.Fatal("a store left the edition zero")
 	}
 	other := worldtest.Synthetic(6, world.Overworld, world.DefaultBlockRegistry)
-	if err := db.StoreColumn(world.ChunkPos{9, 9}, world.Overworld, other); err != nil {
+	if err := storeNow(db, world.ChunkPos{9, 9}, world.Overworld, other); err != nil {
 		t.Fatal(err)
 	}
 	if db.Edition() != e1 {
@@ -56,7 +56,7 @@ func TestEdition(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+		if err := storeNow(db, pos, world.Overworld, col); err != nil {
 			t.Fatal(err)
 		}
 		if db.Edition() != e1 {
@@ -67,7 +67,7 @@ func TestEdition(t *testing.T) {
 
 	db = openDB(t, dir, Config{})
 	col.Chunk.SetBlock(1, 1, 1, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
-	if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+	if err := storeNow(db, pos, world.Overworld, col); err != nil {
 		t.Fatal(err)
 	}
 	e2 := db.Edition()
@@ -91,7 +91,7 @@ func TestEditionConcurrentFirstStores(t *testing.T) {
 		wg.Go(func() {
 			for i := range 4 {
 				col := worldtest.Synthetic(uint64(10*id+i), dim, world.DefaultBlockRegistry)
-				if err := db.StoreColumn(world.ChunkPos{int32(i), 0}, dim, col); err != nil {
+				if err := storeNow(db, world.ChunkPos{int32(i), 0}, dim, col); err != nil {
 					t.Error(err)
 				}
 			}
@@ -115,7 +115,7 @@ func TestEditionCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+	if err := storeNow(db, pos, world.Overworld, col); err != nil {
 		t.Fatal(err)
 	}
 	e1 := db.Edition()
@@ -139,10 +139,10 @@ func TestEditionCrash(t *testing.T) {
 		}
 		// Another column first, so that the changed one is not the first
 		// write: its record must still not outlive the edition's.
-		if err := db.StoreColumn(world.ChunkPos{5, 5}, world.Overworld, worldtest.Synthetic(8, world.Overworld, world.DefaultBlockRegistry)); err != nil {
+		if err := storeNow(db, world.ChunkPos{5, 5}, world.Overworld, worldtest.Synthetic(8, world.Overworld, world.DefaultBlockRegistry)); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.StoreColumn(pos, world.Overworld, changed); err != nil {
+		if err := storeNow(db, pos, world.Overworld, changed); err != nil {
 			t.Fatal(err)
 		}
 		after := mem.CrashClone(rand.New(rand.NewPCG(seed, 3)), 0.5)

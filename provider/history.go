@@ -44,6 +44,9 @@ func (db *DB) Snapshot(name string) error {
 	if db.conf.ReadOnly {
 		return fmt.Errorf("provider: snapshot %q: %w", name, blazedb.ErrReadOnly)
 	}
+	if err := db.flushStores(); err != nil {
+		return fmt.Errorf("provider: snapshot %q: %w", name, err)
+	}
 	if _, err := db.eng.CreateSnapshot(name); err != nil {
 		return fmt.Errorf("provider: snapshot %q: %w", name, err)
 	}
@@ -100,6 +103,9 @@ func (db *DB) ChangedSince(point string) ([]Place, error) {
 
 // changedSince returns where the columns changed at or after seq are.
 func (db *DB) changedSince(seq uint64) ([]Place, error) {
+	if err := db.flushStores(); err != nil {
+		return nil, err
+	}
 	cs, err := db.eng.ChangedSince(seq)
 	if err != nil {
 		return nil, err

@@ -42,7 +42,7 @@ func TestIncrementalStoreMatchesFullEncode(t *testing.T) {
 			case 5:
 				// No change at all.
 			}
-			if err := db.StoreColumn(pos, dim, col); err != nil {
+			if err := storeNow(db, pos, dim, col); err != nil {
 				t.Fatal(err)
 			}
 			k, _ := key(pos, dim)
@@ -133,12 +133,12 @@ func TestUniformSubChunksReused(t *testing.T) {
 	}
 	pos := world.ChunkPos{3, 3}
 	k, _ := key(pos, world.Overworld)
-	if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+	if err := storeNow(db, pos, world.Overworld, col); err != nil {
 		t.Fatal(err)
 	}
 	first, _ := db.cols.peek(k)
 	col.Chunk.SetBlock(1, 100, 1, 0, st["minecraft:stone"]) // change another sub-chunk
-	if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+	if err := storeNow(db, pos, world.Overworld, col); err != nil {
 		t.Fatal(err)
 	}
 	second, _ := db.cols.peek(k)
@@ -163,7 +163,7 @@ func TestUnchangedColumnBuildsNoRecord(t *testing.T) {
 	db := openDB(t, t.TempDir(), Config{})
 	col := worldtest.Synthetic(3, world.Overworld, world.DefaultBlockRegistry)
 	pos := world.ChunkPos{1, 1}
-	if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+	if err := storeNow(db, pos, world.Overworld, col); err != nil {
 		t.Fatal(err)
 	}
 	k, _ := key(pos, world.Overworld)

@@ -34,6 +34,11 @@ func (db *DB) Prefetch(pos world.ChunkPos, dim world.Dimension) (bool, error) {
 	if cols == nil {
 		return false, nil
 	}
+	if db.store.find(k) != nil {
+		// A store not yet written: wait for it (Prefetch runs off the
+		// tick), then cache what it wrote. A failure is left for Sync.
+		db.store.wait()
+	}
 	if s, ok := cols.peek(k); ok {
 		// Cached: give it a ready copy unless it has one.
 		if cols.hasReady(s) {

@@ -57,7 +57,8 @@ type DB struct {
 
 	quarantine *quarantine // columns that failed to load: never overwritten while unreadable
 
-	fill     *fillQueue // columns for the snapshot worker
+	fill     *fillQueue  // columns for the snapshot worker
+	store    *storeQueue // stores for the store worker (storequeue.go); nil when stores write at once
 	fillStop chan struct{}
 	fillDone sync.WaitGroup
 	lastLoad atomic.Int64 // when the last LoadColumn returned (nanoseconds since born)
@@ -183,6 +184,11 @@ func (conf Config) open(dir string) (*DB, error) {
 	if !conf.ExternalMaintenance {
 		db.fillDone.Add(1)
 		go db.snapshotWorker()
+		if !conf.ReadOnly && (conf.Durability == blazedb.DurabilityBalanced || conf.Durability == blazedb.DurabilityFast) {
+			db.store = newStoreQueue(storeQueueBytes, storeQueueAge)
+			db.fillDone.Add(1)
+			go db.storeWorker()
+		}
 		if !conf.ReadOnly {
 			db.fillDone.Add(1)
 			go db.copyWorker()
@@ -228,6 +234,9 @@ type Place struct {
 // together: for tools that visit a whole world (check, convert). Safe for
 // concurrent use; a column stored meanwhile may be left out.
 func (db *DB) Columns() ([]Place, error) {
+	if err := db.flushStores(); err != nil {
+		return nil, err
+	}
 	var out []Place
 	for id := range 3 {
 		dim, _ := world.DimensionByID(id)
@@ -254,6 +263,13 @@ func (db *DB) Engine() *blazedb.DB { return db.eng }
 func (db *DB) SetBlockRegistry(br world.BlockRegistry) {
 	if br == nil {
 		br = world.DefaultBlockRegistry
+	}
+	db.regMu.Lock()
+	same := db.reg == br
+	db.regMu.Unlock()
+	if !same {
+		// Queued columns hold runtime ids of the registry in use.
+		db.store.wait()
 	}
 	db.regMu.Lock()
 	defer db.regMu.Unlock()
@@ -301,6 +317,12 @@ func (db *DB) loadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column
 		return nil, blazedb.ErrClosed
 	}
 	cols, _ := db.columns()
+	if s := db.store.find(k); s != nil {
+		if cols != nil {
+			cols.hits.Add(1) // served from memory
+		}
+		return s.column() // read your writes: a store not yet written
+	}
 	if s, ready, ok := cols.take(k); ok {
 		if ready != nil {
 			return ready, nil
@@ -363,7 +385,9 @@ func (db *DB) columns() (*columnCache, chunk.BlockRegistry) {
 // whatever the durability mode (blazedb.DB.Sync). It also returns the
 // engine's background errors not yet reported, and a failed write of
 // dictionary.dat.
-func (db *DB) Sync() error { return errors.Join(db.eng.Sync(), db.copier.takeErr()) }
+func (db *DB) Sync() error {
+	return errors.Join(db.flushStores(), db.eng.Sync(), db.copier.takeErr())
+}
 
 // Maintain does the provider's and the engine's background work in the
 // caller's goroutine, for a DB opened with Config.ExternalMaintenance: it
@@ -424,9 +448,22 @@ func (db *DB) close(persist bool) error {
 	if !db.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	var errs []error
+	if db.store != nil {
+		if persist {
+			errs = append(errs, db.store.drain())
+		}
+		db.store.close()
+	}
 	close(db.fillStop)
 	db.fillDone.Wait()
-	var errs []error
+	if db.store != nil && persist {
+		// Stores that came in beside Close.
+		for batch := db.store.take(); len(batch) > 0; batch = db.store.take() {
+			db.store.done(batch, db.writeStores(batch))
+		}
+		errs = append(errs, db.store.takeErr())
+	}
 	if err := db.copier.takeErr(); err != nil {
 		errs = append(errs, err)
 	}

@@ -117,14 +117,14 @@ func TestStoreWithSameNBTSharesPrivateCopies(t *testing.T) {
 	obsidian := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
 	col := worldtest.Synthetic(5, world.Overworld, world.DefaultBlockRegistry)
 	want := worldtest.Synthetic(5, world.Overworld, world.DefaultBlockRegistry)
-	if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+	if err := storeNow(db, pos, world.Overworld, col); err != nil {
 		t.Fatal(err)
 	}
 	k, _ := key(pos, world.Overworld)
 	first, _ := db.cols.peek(k)
 	col.Chunk.SetBlock(1, 2, 3, 0, obsidian)
 	want.Chunk.SetBlock(1, 2, 3, 0, obsidian)
-	if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+	if err := storeNow(db, pos, world.Overworld, col); err != nil {
 		t.Fatal(err)
 	}
 	second, _ := db.cols.peek(k)
@@ -142,7 +142,7 @@ func TestStoreWithSameNBTSharesPrivateCopies(t *testing.T) {
 		t.Fatalf("the World's edits after a store reached the snapshot: %v", err)
 	}
 	// Stored again, the edits are the column's.
-	if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+	if err := storeNow(db, pos, world.Overworld, col); err != nil {
 		t.Fatal(err)
 	}
 	want.BlockEntities[0].Data["CustomName"] = "after the store"
@@ -244,15 +244,15 @@ func TestUnchangedStoreAppendsNothing(t *testing.T) {
 	db := openDB(t, dir, Config{})
 	pos := world.ChunkPos{0, 0}
 	col := worldtest.Synthetic(5, world.Overworld, world.DefaultBlockRegistry)
-	db.StoreColumn(pos, world.Overworld, col)
+	storeNow(db, pos, world.Overworld, col)
 	size := db.Engine().Stats().LogBytes
 	for i := 0; i < 5; i++ {
-		if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+		if err := storeNow(db, pos, world.Overworld, col); err != nil {
 			t.Fatal(err)
 		}
 	}
 	loaded, _ := db.LoadColumn(pos, world.Overworld)
-	db.StoreColumn(pos, world.Overworld, loaded)
+	storeNow(db, pos, world.Overworld, loaded)
 	if got := db.Engine().Stats().LogBytes; got != size {
 		t.Fatalf("unchanged stores appended %d bytes", got-size)
 	}
@@ -260,12 +260,12 @@ func TestUnchangedStoreAppendsNothing(t *testing.T) {
 	// After a reopen nothing is cached: the engine's elision catches it.
 	db = openDB(t, dir, Config{ColumnCacheBytes: -1})
 	size = db.Engine().Stats().LogBytes
-	db.StoreColumn(pos, world.Overworld, col)
+	storeNow(db, pos, world.Overworld, col)
 	if got := db.Engine().Stats().LogBytes; got != size {
 		t.Fatalf("unchanged store after reopen appended %d bytes", got-size)
 	}
 	col.Chunk.SetBlock(1, 1, 1, 0, worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"])
-	db.StoreColumn(pos, world.Overworld, col)
+	storeNow(db, pos, world.Overworld, col)
 	if db.Engine().Stats().LogBytes == size {
 		t.Fatal("a changed column was not stored")
 	}

@@ -79,6 +79,9 @@ func (db *DB) Clear(in func(Place) bool) (int, error) {
 // gives it, or removes it where then gives blazedb.ErrNotFound, skipping
 // those that hold it already.
 func (db *DB) rewrite(places []Place, in func(Place) bool, then func(blazedb.Key) ([]byte, error)) (int, error) {
+	if err := db.flushStores(); err != nil {
+		return 0, err
+	}
 	var (
 		b       blazedb.Batch
 		size    int

@@ -1,0 +1,442 @@
+package provider
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/dragonfly/server/world/chunk"
+)
+
+// The store queue's bounds: what a process crash can lose in
+// DurabilityBalanced and DurabilityFast, which the README's promises table
+// states and tests/kill_test.go measures.
+const (
+	// storeQueueBytes bounds the memory of the columns stored and not yet
+	// written: a store waits while more than this is queued.
+	storeQueueBytes = 64 << 20
+	// storeQueueAge bounds how far writing may fall behind: a store waits
+	// while the oldest store not yet written was acknowledged this long ago.
+	storeQueueAge = time.Second
+)
+
+// storeJob is a column StoreColumn acknowledged and the store worker has not
+// yet written: a snapshot (cache.go) without a record, taken on the World's
+// tick. Sub-chunks equal to those of the column's previous snapshot are
+// shared with it; snapshots are never modified.
+type storeJob struct {
+	s    *snapshot
+	pos  world.ChunkPos
+	dim  world.Dimension
+	cost int64     // the bytes the snapshot added
+	at   time.Time // when its first store was acknowledged
+	// taken is set once the worker has taken the job: a store of the same
+	// column after that queues a new job instead of replacing this one.
+	taken bool
+}
+
+// storeQueue holds the stores StoreColumn acknowledged in DurabilityBalanced
+// and DurabilityFast, oldest first, for the store worker, which encodes
+// them and writes each batch it takes in one atomic engine batch. A store of
+// a column still queued replaces the queued one in its place. The worker
+// takes everything queued at once: since the batch is atomic, whatever a
+// crash keeps of the acknowledged stores is every store acknowledged before
+// some moment, never a later one without the earlier ones. It is safe for
+// concurrent use.
+type storeQueue struct {
+	mu    sync.Mutex
+	moved *sync.Cond // a batch was written, or the queue closed
+	jobs  []*storeJob
+	// newest is the newest unwritten job of each column, queued or taken.
+	newest map[blazedb.Key]*storeJob
+	// bytes and unwritten count every job not yet written, taken or not;
+	// oldest is when the oldest of them was acknowledged.
+	bytes     int64
+	unwritten int
+	oldest    time.Time
+	err       error // a failed write, for the next call that can report it
+	// poisoned is a failed write of a poisoned engine (blazedb.ErrPoisoned),
+	// which no later write can succeed: every later store is refused with it.
+	poisoned error
+	closed   bool
+	wake     chan struct{} // capacity 1: jobs were queued into an empty queue
+	limit    int64
+	maxAge   time.Duration
+	// gate, when set (by tests, before the first store), holds the worker
+	// until it is closed.
+	gate chan struct{}
+}
+
+func newStoreQueue(limit int64, maxAge time.Duration) *storeQueue {
+	q := &storeQueue{newest: map[blazedb.Key]*storeJob{}, wake: make(chan struct{}, 1), limit: limit, maxAge: maxAge}
+	q.moved = sync.NewCond(&q.mu)
+	return q
+}
+
+// push queues j, replacing the queued job of the same column if there is
+// one. Unless it replaces, it waits while the queue is over its bounds in
+// bytes or age, and while the worker writes it (backpressure). It returns
+// blazedb.ErrClosed once the queue is closed.
+func (q *storeQueue) push(j *storeJob) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.poisoned != nil {
+		return fmt.Errorf("a queued store failed: %w", q.poisoned)
+	}
+	if old := q.newest[j.s.key]; old != nil && !old.taken {
+		q.bytes += j.cost - old.cost
+		old.s, old.cost = j.s, j.cost
+		return nil
+	}
+	for !q.closed && q.unwritten > 0 && (q.bytes+j.cost > q.limit || time.Since(q.oldest) > q.maxAge) {
+		q.moved.Wait()
+	}
+	if q.closed {
+		return blazedb.ErrClosed
+	}
+	if q.unwritten == 0 {
+		q.oldest = j.at
+	}
+	q.jobs = append(q.jobs, j)
+	q.newest[j.s.key] = j
+	q.bytes += j.cost
+	q.unwritten++
+	if len(q.jobs) == 1 {
+		select {
+		case q.wake <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// find returns the newest unwritten snapshot of k, or nil (always nil
+// without a queue).
+func (q *storeQueue) find(k blazedb.Key) *snapshot {
+	if q == nil {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if j := q.newest[k]; j != nil {
+		return j.s
+	}
+	return nil
+}
+
+// take takes every queued job, oldest first.
+func (q *storeQueue) take() []*storeJob {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	batch := q.jobs
+	q.jobs = nil
+	for _, j := range batch {
+		j.taken = true
+	}
+	return batch
+}
+
+// done reports batch written, or failed with err.
+func (q *storeQueue) done(batch []*storeJob, err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, j := range batch {
+		q.bytes -= j.cost
+		q.unwritten--
+		if q.newest[j.s.key] == j {
+			delete(q.newest, j.s.key)
+		}
+	}
+	q.oldest = time.Now()
+	if len(q.jobs) > 0 {
+		q.oldest = q.jobs[0].at
+	}
+	q.err = errors.Join(q.err, err)
+	if errors.Is(err, blazedb.ErrPoisoned) && q.poisoned == nil {
+		q.poisoned = err
+	}
+	q.moved.Broadcast()
+}
+
+// drain waits until every job queued before it is written (or the queue is
+// closed), then returns the failures not yet reported.
+func (q *storeQueue) drain() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.waitLocked()
+	return q.takeErrLocked()
+}
+
+// wait is drain leaving the failures for a call that reports them.
+func (q *storeQueue) wait() {
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.waitLocked()
+}
+
+func (q *storeQueue) waitLocked() {
+	for q.unwritten > 0 && !q.closed {
+		q.moved.Wait()
+	}
+}
+
+// takeErr returns the failures not yet reported, and forgets them.
+func (q *storeQueue) takeErr() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.takeErrLocked()
+}
+
+func (q *storeQueue) takeErrLocked() error {
+	err := q.err
+	q.err = nil
+	if err != nil {
+		return fmt.Errorf("a queued store failed: %w", err)
+	}
+	return nil
+}
+
+// close refuses further stores and wakes every waiter; the jobs still
+// queued are dropped (Discard).
+func (q *storeQueue) close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
+	q.moved.Broadcast()
+}
+
+// flushStores writes every store acknowledged before it and returns the
+// queue's failures not yet reported: for the calls that read or copy the
+// engine's own state (Sync, Backup, Snapshot, ChangedSince, Columns, a
+// revert), which would otherwise miss acknowledged stores.
+func (db *DB) flushStores() error {
+	if db.store == nil {
+		return nil
+	}
+	return db.store.drain()
+}
+
+// queueStore is StoreColumn in DurabilityBalanced and DurabilityFast: it
+// takes a snapshot of col, sharing what equals the column's newest
+// snapshot, and queues it for the store worker. An identical column queues
+// nothing. A failure of an earlier queued store is returned instead, and
+// col is then not stored (the World keeps it and stores it again).
+func (db *DB) queueStore(k blazedb.Key, pos world.ChunkPos, dim world.Dimension, col *chunk.Column) error {
+	if err := db.store.takeErr(); err != nil {
+		return err
+	}
+	if col == nil || col.Chunk == nil {
+		return fmt.Errorf("%w: nil column or chunk", ErrInvalidColumn)
+	}
+	if err := checkShape(col.Chunk); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidColumn, err)
+	}
+	cols, br := db.columns()
+	base := db.store.find(k)
+	if base == nil {
+		base, _ = cols.peek(k)
+	}
+	s, cost, same := db.dict.snapshotOf(k, br, col, base)
+	if same {
+		return nil
+	}
+	return db.store.push(&storeJob{s: s, pos: pos, dim: dim, cost: cost, at: time.Now()})
+}
+
+// snapshotOf takes a snapshot of col without its record, sharing with base
+// (the column's newest snapshot, or nil) every part equal to base's; same
+// reports that nothing differs. cost is what the snapshot's own copies
+// hold, about.
+func (d *dictionary) snapshotOf(k blazedb.Key, br chunk.BlockRegistry, col *chunk.Column, base *snapshot) (s *snapshot, cost int64, same bool) {
+	subs := col.Chunk.Sub()
+	if base != nil && len(base.subs) != len(subs) {
+		base = nil
+	}
+	s = &snapshot{key: k, rng: col.Chunk.Range(), br: br, tick: col.Tick, subs: make([]*chunk.SubChunk, len(subs))}
+	same = base != nil
+	var fresh []int
+	for i, sub := range subs {
+		if base != nil && subEqual(sub, base.subs[i]) {
+			s.subs[i] = base.subs[i]
+		} else {
+			fresh = append(fresh, i)
+		}
+	}
+	same = same && len(fresh) == 0
+	// The copies of the changed sub-chunks come from one arena, each of its
+	// blocks sized to hold all of theirs (as encodeColumn's do).
+	var a *columnArena
+	if d.raw != nil && len(fresh) > 0 {
+		a = &columnArena{}
+		for _, i := range fresh {
+			a.subBlock++
+			a.layerBlock += len(subs[i].Layers())
+			for _, l := range subs[i].Layers() {
+				n, p := len(d.raw.indicesOf(l)), l.Palette().Len()
+				a.wordBlock += n
+				a.valueBlock += p
+				cost += int64(4*(n+p)) + 64
+			}
+		}
+		a.storageBlock = a.layerBlock
+	}
+	for _, i := range fresh {
+		if a != nil {
+			s.subs[i] = d.raw.clone(a, subs[i])
+		} else {
+			s.subs[i] = subs[i].Clone()
+			cost += 8 << 10
+		}
+	}
+	sp := scratchBufs.Get().(*[]byte)
+	defer scratchBufs.Put(sp)
+	*sp = d.appendBiomes((*sp)[:0], col.Chunk)
+	if base != nil && bytes.Equal(*sp, base.biomes) {
+		s.biomes = base.biomes
+	} else {
+		same = false
+		s.biomes = slices.Clone(*sp)
+		cost += int64(len(s.biomes))
+	}
+	if base != nil && equalBlockEntities(col.BlockEntities, base.blockEntities) && equalEntities(col.Entities, base.entities) {
+		s.blockEntities, s.entities = base.blockEntities, base.entities
+	} else {
+		same = false
+		s.blockEntities, s.entities = cloneBlockEntities(col.BlockEntities), cloneEntities(col.Entities)
+		cost += int64(512 * (len(s.blockEntities) + len(s.entities)))
+	}
+	if base != nil && slices.Equal(col.ScheduledBlocks, base.scheduled) {
+		s.scheduled = base.scheduled
+	} else {
+		same = false
+		s.scheduled = slices.Clone(col.ScheduledBlocks)
+	}
+	same = same && col.Tick == base.tick
+	return s, cost + 512, same
+}
+
+// storeWorker writes what StoreColumn queued, a batch at a time, until the
+// DB closes; Close drains the queue before it stops the worker.
+func (db *DB) storeWorker() {
+	defer db.fillDone.Done()
+	for {
+		select {
+		case <-db.fillStop:
+			return
+		case <-db.store.wake:
+		}
+		if db.store.gate != nil {
+			<-db.store.gate
+		}
+		for batch := db.store.take(); len(batch) > 0; batch = db.store.take() {
+			db.store.done(batch, db.writeStores(batch))
+		}
+	}
+}
+
+// encodedStore is a job encoded for writing.
+type encodedStore struct {
+	j    *storeJob
+	enc  *encoded
+	prev *snapshot
+}
+
+// writeStores encodes batch, each column against its cached snapshot, and
+// writes every changed one in one atomic engine batch, with the block
+// dictionary entries they are the first to use and, if they are the first
+// columns written since Open, a new edition (as writeColumn does for one).
+// A column that does not encode is reported and the others written.
+func (db *DB) writeStores(batch []*storeJob) error {
+	cols, _ := db.columns()
+	var errs []error
+	var out []encodedStore
+	var fresh []int32
+	for _, j := range batch {
+		if err := j.s.build(); err != nil {
+			errs = append(errs, fmt.Errorf("store column %v (%v): %w", j.pos, j.dim, err))
+			continue
+		}
+		view := &chunk.Column{Chunk: j.s.chunk, Tick: j.s.tick, BlockEntities: j.s.blockEntities, Entities: j.s.entities, ScheduledBlocks: j.s.scheduled}
+		prev, _ := cols.peek(j.s.key)
+		enc, err := db.dict.encodeColumn(view, prev, db.conf.Compression)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("store column %v (%v): %w: %w", j.pos, j.dim, ErrInvalidColumn, err))
+			continue
+		}
+		if prev != nil && len(enc.fresh) == 0 && bytes.Equal(prev.rec, enc.rec) {
+			continue // unchanged: nothing to write
+		}
+		if !db.edited.Load() && len(enc.fresh) == 0 && db.holds(j.s.key, enc.rec) {
+			continue // the engine would elide it, and the edition must stay
+		}
+		out = append(out, encodedStore{j: j, enc: enc, prev: prev})
+		fresh = append(fresh, enc.fresh...)
+	}
+	if len(out) == 0 {
+		return errors.Join(errs...)
+	}
+	var b blazedb.Batch
+	var ed *Edition
+	if !db.edited.Load() {
+		db.editMu.Lock()
+		defer db.editMu.Unlock()
+		if !db.edited.Load() {
+			e := newEdition()
+			b.PutNamed(editionName, encodeEdition(e))
+			ed = &e
+		}
+	}
+	db.dict.mu.Lock()
+	ids, err := db.dict.unpersisted(&b, fresh)
+	db.dict.mu.Unlock()
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	for _, o := range out {
+		cols.remove(o.j.s.key)
+		b.Put(o.j.s.key, o.enc.rec)
+	}
+	if err := db.eng.Apply(&b); err != nil {
+		return errors.Join(append(errs, fmt.Errorf("store %d columns: %w", len(out), err))...)
+	}
+	db.dict.markPersisted(ids)
+	if len(ids) > 0 {
+		db.copier.added()
+	}
+	if ed != nil {
+		db.edition.Store(ed)
+		db.edited.Store(true)
+	}
+	for _, o := range out {
+		s, enc := o.j.s, o.enc
+		snap := &snapshot{key: s.key, rng: s.rng, br: s.br, rec: enc.rec, lay: enc.lay, subs: enc.subs, biomes: enc.biomes,
+			tick: s.tick, scheduled: s.scheduled, blockEntities: s.blockEntities, entities: s.entities}
+		if enc.sameNBT && o.prev != nil {
+			snap.blockEntities, snap.entities = o.prev.blockEntities, o.prev.entities
+		}
+		cols.put(snap)
+	}
+	return errors.Join(errs...)
+}
+
+// Has reports whether the world holds a column at pos in dim, a store
+// acknowledged and not yet written included, from memory alone. Safe for
+// concurrent use.
+func (db *DB) Has(pos world.ChunkPos, dim world.Dimension) (bool, error) {
+	k, err := key(pos, dim)
+	if err != nil {
+		return false, err
+	}
+	if db.store.find(k) != nil {
+		return true, nil
+	}
+	return db.eng.Has(k)
+}

@@ -1,0 +1,266 @@
+package provider
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/df-mc/dragonfly/server/world"
+	"github.com/df-mc/dragonfly/server/world/chunk"
+	"github.com/df-mc/goleveldb/leveldb"
+)
+
+// storeNow stores col and waits until the store is written: for the tests
+// that look at what a write leaves behind (the cache's snapshot, the
+// engine's records, the edition), which a queued store (issue 42) leaves
+// only once the store worker has written it.
+func storeNow(db *DB, pos world.ChunkPos, dim world.Dimension, col *chunk.Column) error {
+	if err := db.StoreColumn(pos, dim, col); err != nil {
+		return err
+	}
+	return db.flushStores()
+}
+
+func queueJob(x int32, cost int64) *storeJob {
+	return &storeJob{s: &snapshot{key: blazedb.Key{X: x}}, cost: cost, at: time.Now()}
+}
+
+// returnsWithin reports whether f returns within d.
+func returnsWithin(d time.Duration, f func()) (chan struct{}, bool) {
+	done := make(chan struct{})
+	go func() { f(); close(done) }()
+	select {
+	case <-done:
+		return done, true
+	case <-time.After(d):
+		return done, false
+	}
+}
+
+// Issue 42: a store of a column still queued replaces the queued one in
+// its place, costing its own bytes only; once the worker has taken it, a
+// store queues anew.
+func TestStoreQueueReplaces(t *testing.T) {
+	q := newStoreQueue(1<<20, time.Hour)
+	a1, b1, a2 := queueJob(1, 100), queueJob(2, 10), queueJob(1, 300)
+	for _, j := range []*storeJob{a1, b1, a2} {
+		if err := q.push(j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(q.jobs) != 2 || q.jobs[0] != a1 || a1.s != a2.s || q.bytes != 310 || q.unwritten != 2 {
+		t.Fatalf("after a replacement: %d jobs, %d bytes, %d unwritten", len(q.jobs), q.bytes, q.unwritten)
+	}
+	if q.find(blazedb.Key{X: 1}) != a2.s {
+		t.Fatal("find does not give the newest store")
+	}
+	batch := q.take()
+	a3 := queueJob(1, 50)
+	if err := q.push(a3); err != nil {
+		t.Fatal(err)
+	}
+	if len(q.jobs) != 1 || q.unwritten != 3 || q.find(blazedb.Key{X: 1}) != a3.s {
+		t.Fatal("a store of a column being written did not queue anew")
+	}
+	q.done(batch, nil)
+	if q.find(blazedb.Key{X: 1}) != a3.s || q.find(blazedb.Key{X: 2}) != nil || q.bytes != 50 {
+		t.Fatalf("after the batch: %d bytes", q.bytes)
+	}
+}
+
+// Issue 42: the queue holds at most its bound in bytes, and falls at most
+// its bound in time behind: a store beyond either waits for the worker
+// (backpressure), and one into an empty queue never waits.
+func TestStoreQueueBackpressure(t *testing.T) {
+	q := newStoreQueue(1000, time.Hour)
+	if err := q.push(queueJob(1, 2000)); err != nil { // alone: admitted
+		t.Fatal(err)
+	}
+	batch := q.take()
+	done, ok := returnsWithin(50*time.Millisecond, func() { q.push(queueJob(2, 10)) })
+	if ok {
+		t.Fatal("a store beyond the byte bound did not wait")
+	}
+	q.done(batch, nil)
+	<-done
+
+	q = newStoreQueue(1<<20, 20*time.Millisecond)
+	q.push(queueJob(1, 10))
+	if _, ok := returnsWithin(time.Second, func() { q.push(queueJob(2, 10)) }); !ok {
+		t.Fatal("a store within both bounds waited")
+	}
+	time.Sleep(30 * time.Millisecond)
+	done, ok = returnsWithin(50*time.Millisecond, func() { q.push(queueJob(3, 10)) })
+	if ok {
+		t.Fatal("a store behind a queue older than its bound did not wait")
+	}
+	q.done(q.take(), nil)
+	<-done
+
+	// Closing releases a waiting store with ErrClosed.
+	q = newStoreQueue(10, time.Hour)
+	q.push(queueJob(1, 10))
+	var err error
+	done, _ = returnsWithin(10*time.Millisecond, func() { err = q.push(queueJob(2, 10)) })
+	q.close()
+	<-done
+	if !errors.Is(err, blazedb.ErrClosed) {
+		t.Fatalf("a store waiting on a closed queue: %v", err)
+	}
+}
+
+// Issue 42: a failed write is returned once, by the next call that can
+// report it; a poisoned engine's refuses every later store.
+func TestStoreQueueErrors(t *testing.T) {
+	q := newStoreQueue(1<<20, time.Hour)
+	boom := errors.New("boom")
+	q.push(queueJob(1, 10))
+	q.done(q.take(), boom)
+	if err := q.drain(); !errors.Is(err, boom) {
+		t.Fatalf("drain after a failure: %v", err)
+	}
+	if err := q.drain(); err != nil {
+		t.Fatalf("a failure reported twice: %v", err)
+	}
+	if err := q.push(queueJob(2, 10)); err != nil {
+		t.Fatalf("a store after an ordinary failure: %v", err)
+	}
+	q.done(q.take(), fmt.Errorf("write: %w", blazedb.ErrPoisoned))
+	if err := q.push(queueJob(3, 10)); !errors.Is(err, blazedb.ErrPoisoned) {
+		t.Fatalf("a store after the engine was poisoned: %v", err)
+	}
+}
+
+// Issue 42: a store not yet written is what a load returns (read your
+// writes), a copy the caller owns, whatever the World does to the column it
+// stored; Has counts it; Sync writes it.
+func TestQueuedStoreReadYourWrites(t *testing.T) {
+	db := openDB(t, t.TempDir(), Config{})
+	gate := make(chan struct{})
+	db.store.gate = gate
+	pos := world.ChunkPos{4, 5}
+	col := worldtest.Synthetic(3, world.Overworld, world.DefaultBlockRegistry)
+	want := worldtest.Synthetic(3, world.Overworld, world.DefaultBlockRegistry)
+	obsidian := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
+	if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	col.Chunk.SetBlock(0, 0, 0, 0, obsidian)
+	col.BlockEntities[0].Data["CustomName"] = "changed after store"
+	k, _ := key(pos, world.Overworld)
+	if ok, _ := db.eng.Has(k); ok {
+		t.Fatal("the gated worker wrote the store")
+	}
+	if ok, err := db.Has(pos, world.Overworld); !ok || err != nil {
+		t.Fatalf("Has of a queued store: %v, %v", ok, err)
+	}
+	got, err := db.LoadColumn(pos, world.Overworld)
+	if err != nil {
+		t.Fatalf("load of a queued store: %v", err)
+	}
+	if err := worldtest.Compare(want, got); err != nil {
+		t.Fatalf("load of a queued store: %v", err)
+	}
+	got.Chunk.SetBlock(1, 1, 1, 0, obsidian) // the caller's own
+	if again, _ := db.LoadColumn(pos, world.Overworld); worldtest.Compare(want, again) != nil {
+		t.Fatal("mutating a loaded queued column changed the next load")
+	}
+	// A second store of it replaces the queued one.
+	want.Chunk.SetBlock(0, 0, 0, 0, obsidian)
+	want.BlockEntities[0].Data["CustomName"] = "changed after store"
+	if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(db.store.jobs); n != 1 {
+		t.Fatalf("%d jobs queued for one column", n)
+	}
+	close(gate)
+	if err := db.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := db.eng.Has(k); !ok {
+		t.Fatal("Sync did not write the queued store")
+	}
+	if got, _ := db.LoadColumn(pos, world.Overworld); worldtest.Compare(want, got) != nil {
+		t.Fatal("the written column is not the last store")
+	}
+}
+
+// Issue 42: Close writes every queued store before it closes the engine.
+func TestCloseDrainsQueue(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Config{Log: quiet}.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := make([]*chunk.Column, 64)
+	for i := range cols {
+		cols[i] = worldtest.Synthetic(uint64(i), world.Overworld, world.DefaultBlockRegistry)
+		if err := db.StoreColumn(world.ChunkPos{int32(i), 0}, world.Overworld, cols[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openDB(t, dir, Config{})
+	for i, want := range cols {
+		got, err := db.LoadColumn(world.ChunkPos{int32(i), 0}, world.Overworld)
+		if err != nil {
+			t.Fatalf("column %d after Close: %v", i, err)
+		}
+		if err := worldtest.Compare(want, got); err != nil {
+			t.Fatalf("column %d after Close: %v", i, err)
+		}
+	}
+}
+
+// Issue 42: a queued store the engine fails to write is returned by the
+// next call that can report it (here Sync), once; Close reports one that
+// failed while it drained.
+func TestQueuedStoreFailureSurfaces(t *testing.T) {
+	var fail atomic.Bool
+	fs := vfstest.Inject(vfstest.NewMem(), func(op vfstest.Op, name string) error {
+		if op == vfstest.OpWrite && fail.Load() && filepath.Base(name) == "chunks.dat" {
+			return errors.New("injected write failure")
+		}
+		return nil
+	})
+	db, err := Config{FS: fs, Log: quiet}.Open("/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := worldtest.Synthetic(1, world.Overworld, world.DefaultBlockRegistry)
+	if err := storeNow(db, world.ChunkPos{0, 0}, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	fail.Store(true)
+	other := worldtest.Synthetic(2, world.Overworld, world.DefaultBlockRegistry)
+	if err := db.StoreColumn(world.ChunkPos{1, 0}, world.Overworld, other); err != nil {
+		t.Fatalf("the store itself: %v", err)
+	}
+	if err := db.Sync(); err == nil || !strings.Contains(err.Error(), "injected write failure") {
+		t.Fatalf("Sync after a failed queued write: %v", err)
+	}
+	fail.Store(false)
+	if err := db.Sync(); err != nil {
+		t.Fatalf("the failure reported twice: %v", err)
+	}
+	if _, err := db.LoadColumn(world.ChunkPos{1, 0}, world.Overworld); !errors.Is(err, leveldb.ErrNotFound) {
+		t.Fatalf("load of the column whose write failed: %v", err)
+	}
+	fail.Store(true)
+	if err := db.StoreColumn(world.ChunkPos{2, 0}, world.Overworld, other); err != nil {
+		t.Fatalf("the store itself: %v", err)
+	}
+	if err := db.Close(); err == nil {
+		t.Fatal("Close drained a failing write without an error")
+	}
+}
