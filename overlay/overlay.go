@@ -66,7 +66,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"path/filepath"
 	"sync"
 
@@ -355,16 +354,14 @@ func (p *Provider) Dirty() ([]DirtyChunk, error) {
 	if p.cur == nil {
 		return nil, blazedb.ErrClosed
 	}
-	var out []DirtyChunk
-	for id := 0; id < 3; id++ {
-		dim, _ := world.DimensionByID(id)
-		keys, err := p.cur.Engine().Keys(blazedb.Area{Dim: int32(id), MinX: math.MinInt32, MinZ: math.MinInt32, MaxX: math.MaxInt32, MaxZ: math.MaxInt32})
-		if err != nil {
-			return nil, err
-		}
-		for _, k := range keys {
-			out = append(out, DirtyChunk{Pos: world.ChunkPos{k.X, k.Z}, Dim: dim})
-		}
+	// Columns, not the engine's keys: it counts the stores still queued.
+	places, err := p.cur.Columns()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DirtyChunk, 0, len(places))
+	for _, pl := range places {
+		out = append(out, DirtyChunk{Pos: pl.Pos, Dim: pl.Dim})
 	}
 	return out, nil
 }
@@ -430,11 +427,7 @@ func (p *Provider) LoadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.C
 // changed reports whether the overlay holds the column at pos, from memory
 // alone. p.mu must be held, with p.cur open.
 func (p *Provider) changed(pos world.ChunkPos, dim world.Dimension) (bool, error) {
-	id, ok := world.DimensionID(dim)
-	if !ok {
-		return false, fmt.Errorf("unknown dimension %v", dim)
-	}
-	return p.cur.Engine().Has(blazedb.Key{Dim: int32(id), X: pos[0], Z: pos[1]})
+	return p.cur.Has(pos, dim) // a store still queued too
 }
 
 // StoreColumn writes to the overlay only.
