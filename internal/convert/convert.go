@@ -446,7 +446,10 @@ func fromLevelDB(src, dst string, o Options) (*Report, error) {
 	// The destination first: opening it checks the level.dat just copied,
 	// which Dragonfly's reader takes on trust (a damaged length in its
 	// header panics).
-	bz, err := provider.Config{Log: o.Log, Durability: blazedb.DurabilityFast, Compression: o.Compression}.Open(dst)
+	// ExternalMaintenance: stores are written at once, not queued (issue
+	// 42), so that a column the provider refuses is reported as that
+	// column's failure; a conversion needs no background work.
+	bz, err := provider.Config{Log: o.Log, Durability: blazedb.DurabilityFast, ExternalMaintenance: true, Compression: o.Compression}.Open(dst)
 	if err != nil {
 		return nil, fmt.Errorf("open destination, with the source's level.dat: %w", err)
 	}
