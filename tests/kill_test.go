@@ -96,10 +96,19 @@ func TestKilledServerChild(t *testing.T) {
 	}
 }
 
+// processLossBound is what a process crash may lose in DurabilityBalanced
+// and DurabilityFast: the stores acknowledged in the last second, which the
+// provider's store queue has not yet written (README, the promises table;
+// issue 42). Its other bound, 64 MiB of queued columns, is far beyond what
+// the child stores.
+const processLossBound = time.Second
+
 // TestKilledServer kills a child building in its world, in the default
-// mode and in DurabilityFast (a process crash loses nothing in either),
-// and checks after each kill that every block a returned save covered is
-// there: the last one set at its place, or one set after it.
+// mode and in DurabilityFast, and checks after each kill that every block a
+// save covered is there (the last one set at its place, or one set after
+// it) if the save returned more than processLossBound before the kill:
+// the saves after that may be lost, but only as a whole suffix of them. It
+// measures what the kills lost, in saves and in time before the kill.
 func TestKilledServer(t *testing.T) {
 	if os.Getenv(killChildEnv) != "" {
 		t.Skip("child")
@@ -109,7 +118,9 @@ func TestKilledServer(t *testing.T) {
 	}
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(7, 7))
-	acked := -1 // every set up to acked was covered by a returned save
+	acked := -1 // every set up to acked is in the world
+	var lostSaves int
+	var lostWindow time.Duration
 	for run := range 6 {
 		mode := blazedb.DurabilityBalanced
 		if run%2 == 1 {
@@ -118,20 +129,47 @@ func TestKilledServer(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKilledServerChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), killChildEnv+"="+dir,
 			"BLAZE_KILL_START="+strconv.Itoa(acked+1), "BLAZE_KILL_MODE="+strconv.Itoa(int(mode)))
-		before := acked
-		acked = killtest.Run(t, cmd, time.Duration(20+rng.IntN(200))*time.Millisecond)
-		if acked <= before {
-			t.Fatalf("run %d: no save returned", run)
+		acks, killed := killtest.RunTimed(t, cmd, time.Duration(20+rng.IntN(200))*time.Millisecond)
+		last := acks[len(acks)-1].N
+		// Every save that returned processLossBound before the kill must
+		// be there.
+		must := acked
+		for _, a := range acks {
+			if killed.Sub(a.At) > processLossBound {
+				must = a.N
+			}
 		}
-		checkKilledWorld(t, dir, acked, run)
+		// The newest save the world holds whole, the later ones lost.
+		kept := -2
+		for i := len(acks) - 1; i >= 0 && acks[i].N >= must; i-- {
+			if checkKilledWorld(t, dir, acks[i].N, last, run) == nil {
+				kept = acks[i].N
+				if i+1 < len(acks) {
+					lostSaves += len(acks) - 1 - i
+					lostWindow = max(lostWindow, killed.Sub(acks[i+1].At))
+				}
+				break
+			}
+		}
+		if kept == -2 {
+			if err := checkKilledWorld(t, dir, must, last, run); err != nil {
+				t.Fatalf("run %d (%v): a save that returned more than %v before the kill is lost: %v", run, mode, processLossBound, err)
+			}
+			kept = must
+			lostSaves += len(acks)
+		}
+		if kept <= acked {
+			t.Fatalf("run %d: no save returned and kept", run)
+		}
+		acked = kept
 	}
-	t.Logf("6 kills; %d blocks set in saves that returned", acked+1)
+	t.Logf("6 kills; %d blocks set in saves kept; %d saves lost, the oldest returned %v before its kill", acked+1, lostSaves, lostWindow)
 }
 
 // checkKilledWorld opens the world in dir and checks that each place holds
 // the last block set there up to acked, or one the child may have set
-// after it (in the save the kill cut short).
-func checkKilledWorld(t *testing.T, dir string, acked, run int) {
+// after it, up to the save after last (which the kill cut short).
+func checkKilledWorld(t *testing.T, dir string, acked, last, run int) error {
 	t.Helper()
 	// As a World would, before runtime ids are asked for.
 	world.DefaultBlockRegistry.Finalize()
@@ -141,7 +179,7 @@ func checkKilledWorld(t *testing.T, dir string, acked, run int) {
 		pos, b := killSet(i)
 		want[pos] = []uint32{world.BlockRuntimeID(b)}
 	}
-	for i := acked + 1; i <= acked+killSaveEvery; i++ {
+	for i := acked + 1; i <= last+killSaveEvery; i++ {
 		pos, b := killSet(i)
 		want[pos] = append(want[pos], world.BlockRuntimeID(b))
 	}
@@ -151,6 +189,7 @@ func checkKilledWorld(t *testing.T, dir string, acked, run int) {
 	}
 	w := world.Config{Provider: db, Dim: world.Overworld, Synchronous: true, Log: quiet, ReadOnly: true}.New()
 	defer w.Close()
+	var bad error
 	<-w.Do(func(tx *world.Tx) {
 		for i := 0; i <= acked; i++ {
 			pos, _ := killSet(i)
@@ -160,7 +199,7 @@ func checkKilledWorld(t *testing.T, dir string, acked, run int) {
 				ok = ok || rid == got
 			}
 			if !ok {
-				t.Errorf("run %d: %v holds %v; saved up to set %d, it should hold %v", run, pos, tx.Block(pos), acked, want[pos])
+				bad = fmt.Errorf("run %d: %v holds %v; saved up to set %d, it should hold %v", run, pos, tx.Block(pos), acked, want[pos])
 				return
 			}
 		}
@@ -168,4 +207,5 @@ func checkKilledWorld(t *testing.T, dir string, acked, run int) {
 	if rec := db.Engine().Recovery(); len(rec.Corrupt) > 0 {
 		t.Fatalf("run %d: recovery skipped damage after a process kill: %v", run, rec.Corrupt)
 	}
+	return bad
 }

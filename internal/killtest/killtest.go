@@ -20,6 +20,21 @@ import (
 // anything else.
 func Run(t testing.TB, cmd *exec.Cmd, wait time.Duration) int {
 	t.Helper()
+	acks, _ := RunTimed(t, cmd, wait)
+	return acks[len(acks)-1].N
+}
+
+// Ack is a number the child printed, and when the parent read it: a
+// moment after the child made it durable.
+type Ack struct {
+	N  int
+	At time.Time
+}
+
+// RunTimed is Run returning every number the child printed, in order
+// (never none), with when each was read, and the moment of the kill.
+func RunTimed(t testing.TB, cmd *exec.Cmd, wait time.Duration) (acks []Ack, killed time.Time) {
+	t.Helper()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -27,14 +42,14 @@ func Run(t testing.TB, cmd *exec.Cmd, wait time.Duration) int {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	numbers := make(chan int, 1<<16)
+	numbers := make(chan Ack, 1<<16)
 	other := make(chan string, 1)
 	go func() {
 		var rest strings.Builder
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			if n, err := strconv.Atoi(sc.Text()); err == nil {
-				numbers <- n
+				numbers <- Ack{n, time.Now()}
 			} else {
 				rest.WriteString(sc.Text() + "\n")
 			}
@@ -42,19 +57,21 @@ func Run(t testing.TB, cmd *exec.Cmd, wait time.Duration) int {
 		close(numbers)
 		other <- rest.String()
 	}()
-	last, ok := <-numbers
+	first, ok := <-numbers
 	if !ok {
 		cmd.Wait()
 		t.Fatalf("the child printed no progress: %s", <-other)
 	}
+	acks = append(acks, first)
 	time.Sleep(wait)
+	killed = time.Now()
 	cmd.Process.Kill()
-	for n := range numbers {
-		last = n
+	for a := range numbers {
+		acks = append(acks, a)
 	}
 	cmd.Wait()
 	if rest := <-other; rest != "" {
 		t.Fatalf("the child said: %s", rest)
 	}
-	return last
+	return acks, killed
 }
