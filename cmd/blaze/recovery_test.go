@@ -200,6 +200,9 @@ func TestCheckAndRepairNameLostDictionaryEntries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if err := db.Sync(); err != nil { // the stores written before the compaction (issue 42)
+		t.Fatal(err)
+	}
 	if err := db.Engine().Compact(); err != nil {
 		t.Fatal(err)
 	}
