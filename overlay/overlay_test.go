@@ -233,7 +233,7 @@ func TestResetIsCrashSafe(t *testing.T) {
 	for k := 1; k < 80; k++ {
 		tp := openTemplate(t, tdir)
 		o, mem := matchInMemory(t, tp)
-		o.cur.Sync() // the provider's: it writes the queued store too (issue 42)
+		o.cur.Sync()          // the provider's: it writes the queued store too (issue 42)
 		spare := <-o.bg.spare // let the spare be ready: preparing it is not part of a reset
 		o.bg.spare <- spare
 		mem.CrashAfter(k)
