@@ -45,7 +45,10 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 		return err
 	}
 	if db.store != nil {
-		return db.queueStore(k, pos, dim, col)
+		// Not queued while a checkpoint is gathered (see queueStore).
+		if queued, err := db.queueStore(k, pos, dim, col); queued {
+			return err
+		}
 	}
 	cols, br := db.columns()
 	prev, _ := cols.peek(k)

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/provider/internal/column"
+	"github.com/blazeworld/blaze/provider/internal/nbt"
+	"github.com/blazeworld/blaze/provider/internal/rawchunk"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
@@ -229,15 +232,31 @@ func (db *DB) flushStores() error {
 // snapshot, and queues it for the store worker. An identical column queues
 // nothing. A failure of an earlier queued store is returned instead, and
 // col is then not stored (the World keeps it and stores it again).
-func (db *DB) queueStore(k blazedb.Key, pos world.ChunkPos, dim world.Dimension, col *chunk.Column) error {
+//
+// While a checkpoint is gathered (checkpoint.go) it queues nothing and
+// reports queued false: the store then takes the direct path (writeColumn),
+// whose gate puts it into the checkpoint's batch. A queued store would reach
+// the engine beside that batch, and break the checkpoint's promise that the
+// chunks and the players in it are of one moment (the crash dupe). The
+// check and the push hold the gate's lock read, so that a checkpoint is
+// armed between pushes; beginCheckpoint drains the queue, with the lock
+// held, before it arms: while a checkpoint is gathered the queue is empty,
+// nothing queued can land after the checkpoint, and the cache holds each
+// column's newest snapshot, which the direct path encodes against.
+func (db *DB) queueStore(k blazedb.Key, pos world.ChunkPos, dim world.Dimension, col *chunk.Column) (queued bool, err error) {
 	if err := db.store.takeErr(); err != nil {
-		return err
+		return true, err
 	}
 	if col == nil || col.Chunk == nil {
-		return fmt.Errorf("%w: nil column or chunk", ErrInvalidColumn)
+		return true, fmt.Errorf("%w: nil column or chunk", ErrInvalidColumn)
 	}
-	if err := checkShape(col.Chunk); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidColumn, err)
+	if err := column.CheckShape(col.Chunk); err != nil {
+		return true, fmt.Errorf("%w: %w", ErrInvalidColumn, err)
+	}
+	db.ckpt.mu.RLock()
+	defer db.ckpt.mu.RUnlock()
+	if db.ckpt.pending != nil {
+		return false, nil
 	}
 	cols, br := db.columns()
 	base := db.store.find(k)
@@ -246,10 +265,14 @@ func (db *DB) queueStore(k blazedb.Key, pos world.ChunkPos, dim world.Dimension,
 	}
 	s, cost, same := db.dict.snapshotOf(k, br, col, base)
 	if same {
-		return nil
+		return true, nil
 	}
-	return db.store.push(&storeJob{s: s, pos: pos, dim: dim, cost: cost, at: time.Now()})
+	return true, db.store.push(&storeJob{s: s, pos: pos, dim: dim, cost: cost, at: time.Now()})
 }
+
+// biomeBufs holds the buffers snapshotOf encodes a column's biomes into to
+// compare them with the previous snapshot's.
+var biomeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
 // snapshotOf takes a snapshot of col without its record, sharing with base
 // (the column's newest snapshot, or nil) every part equal to base's; same
@@ -264,7 +287,7 @@ func (d *dictionary) snapshotOf(k blazedb.Key, br chunk.BlockRegistry, col *chun
 	same = base != nil
 	var fresh []int
 	for i, sub := range subs {
-		if base != nil && subEqual(sub, base.subs[i]) {
+		if base != nil && column.SubEqual(sub, base.subs[i]) {
 			s.subs[i] = base.subs[i]
 		} else {
 			fresh = append(fresh, i)
@@ -272,33 +295,34 @@ func (d *dictionary) snapshotOf(k blazedb.Key, br chunk.BlockRegistry, col *chun
 	}
 	same = same && len(fresh) == 0
 	// The copies of the changed sub-chunks come from one arena, each of its
-	// blocks sized to hold all of theirs (as encodeColumn's do).
-	var a *columnArena
-	if d.raw != nil && len(fresh) > 0 {
-		a = &columnArena{}
+	// blocks sized to hold all of theirs (as the codec's decode does).
+	raw := d.codec.Raw()
+	var a *rawchunk.Arena
+	if raw != nil && len(fresh) > 0 {
+		a = &rawchunk.Arena{}
 		for _, i := range fresh {
-			a.subBlock++
-			a.layerBlock += len(subs[i].Layers())
+			a.SubBlock++
+			a.LayerBlock += len(subs[i].Layers())
 			for _, l := range subs[i].Layers() {
-				n, p := len(d.raw.indicesOf(l)), l.Palette().Len()
-				a.wordBlock += n
-				a.valueBlock += p
+				n, p := len(raw.Words(l)), l.Palette().Len()
+				a.WordBlock += n
+				a.ValueBlock += p
 				cost += int64(4*(n+p)) + 64
 			}
 		}
-		a.storageBlock = a.layerBlock
+		a.StorageBlock = a.LayerBlock
 	}
 	for _, i := range fresh {
 		if a != nil {
-			s.subs[i] = d.raw.clone(a, subs[i])
+			s.subs[i] = raw.Clone(a, subs[i])
 		} else {
 			s.subs[i] = subs[i].Clone()
 			cost += 8 << 10
 		}
 	}
-	sp := scratchBufs.Get().(*[]byte)
-	defer scratchBufs.Put(sp)
-	*sp = d.appendBiomes((*sp)[:0], col.Chunk)
+	sp := biomeBufs.Get().(*[]byte)
+	defer biomeBufs.Put(sp)
+	*sp = d.codec.AppendBiomes((*sp)[:0], col.Chunk)
 	if base != nil && bytes.Equal(*sp, base.biomes) {
 		s.biomes = base.biomes
 	} else {
@@ -306,11 +330,11 @@ func (d *dictionary) snapshotOf(k blazedb.Key, br chunk.BlockRegistry, col *chun
 		s.biomes = slices.Clone(*sp)
 		cost += int64(len(s.biomes))
 	}
-	if base != nil && equalBlockEntities(col.BlockEntities, base.blockEntities) && equalEntities(col.Entities, base.entities) {
+	if base != nil && nbt.EqualBlockEntities(col.BlockEntities, base.blockEntities) && nbt.EqualEntities(col.Entities, base.entities) {
 		s.blockEntities, s.entities = base.blockEntities, base.entities
 	} else {
 		same = false
-		s.blockEntities, s.entities = cloneBlockEntities(col.BlockEntities), cloneEntities(col.Entities)
+		s.blockEntities, s.entities = nbt.CloneBlockEntities(col.BlockEntities), nbt.CloneEntities(col.Entities)
 		cost += int64(512 * (len(s.blockEntities) + len(s.entities)))
 	}
 	if base != nil && slices.Equal(col.ScheduledBlocks, base.scheduled) {
@@ -345,20 +369,27 @@ func (db *DB) storeWorker() {
 // encodedStore is a job encoded for writing.
 type encodedStore struct {
 	j    *storeJob
-	enc  *encoded
+	enc  *column.Encoded
 	prev *snapshot
+	// write is false for a column the engine holds already (unchanged):
+	// only its snapshot is cached.
+	write bool
 }
 
 // writeStores encodes batch, each column against its cached snapshot, and
 // writes every changed one in one atomic engine batch, with the block
 // dictionary entries they are the first to use and, if they are the first
 // columns written since Open, a new edition (as writeColumn does for one).
-// A column that does not encode is reported and the others written.
+// Whether a column changed is unchanged's decision, as for a direct store.
+// A column that does not encode is reported and the others written. It
+// never runs while a checkpoint is gathered: the queue is empty then (see
+// queueStore).
 func (db *DB) writeStores(batch []*storeJob) error {
 	cols, _ := db.columns()
 	var errs []error
 	var out []encodedStore
 	var fresh []int32
+	writes := 0
 	for _, j := range batch {
 		if err := j.s.build(); err != nil {
 			errs = append(errs, fmt.Errorf("store column %v (%v): %w", j.pos, j.dim, err))
@@ -366,60 +397,62 @@ func (db *DB) writeStores(batch []*storeJob) error {
 		}
 		view := &chunk.Column{Chunk: j.s.chunk, Tick: j.s.tick, BlockEntities: j.s.blockEntities, Entities: j.s.entities, ScheduledBlocks: j.s.scheduled}
 		prev, _ := cols.peek(j.s.key)
-		enc, err := db.dict.encodeColumn(view, prev, db.conf.Compression)
+		enc, err := db.dict.codec.Encode(view, prev.prev(), db.conf.Compression)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("store column %v (%v): %w: %w", j.pos, j.dim, ErrInvalidColumn, err))
 			continue
 		}
-		if prev != nil && len(enc.fresh) == 0 && bytes.Equal(prev.rec, enc.rec) {
-			continue // unchanged: nothing to write
+		same, cached := db.unchanged(j.s.key, prev, enc)
+		if cached {
+			continue // the cache holds it: nothing to write or cache
 		}
-		if !db.edited.Load() && len(enc.fresh) == 0 && db.holds(j.s.key, enc.rec) {
-			continue // the engine would elide it, and the edition must stay
+		out = append(out, encodedStore{j: j, enc: enc, prev: prev, write: !same})
+		if !same {
+			writes++
+			fresh = append(fresh, enc.Fresh...)
 		}
-		out = append(out, encodedStore{j: j, enc: enc, prev: prev})
-		fresh = append(fresh, enc.fresh...)
 	}
-	if len(out) == 0 {
-		return errors.Join(errs...)
-	}
-	var b blazedb.Batch
-	var ed *Edition
-	if !db.edited.Load() {
-		db.editMu.Lock()
-		defer db.editMu.Unlock()
+	if writes > 0 {
+		var b blazedb.Batch
+		var ed *Edition
 		if !db.edited.Load() {
-			e := newEdition()
-			b.PutNamed(editionName, encodeEdition(e))
-			ed = &e
+			db.editMu.Lock()
+			defer db.editMu.Unlock()
+			if !db.edited.Load() {
+				e := newEdition()
+				b.PutNamed(editionName, encodeEdition(e))
+				ed = &e
+			}
 		}
-	}
-	db.dict.mu.Lock()
-	ids, err := db.dict.unpersisted(&b, fresh)
-	db.dict.mu.Unlock()
-	if err != nil {
-		return errors.Join(append(errs, err)...)
-	}
-	for _, o := range out {
-		cols.remove(o.j.s.key)
-		b.Put(o.j.s.key, o.enc.rec)
-	}
-	if err := db.eng.Apply(&b); err != nil {
-		return errors.Join(append(errs, fmt.Errorf("store %d columns: %w", len(out), err))...)
-	}
-	db.dict.markPersisted(ids)
-	if len(ids) > 0 {
-		db.copier.added()
-	}
-	if ed != nil {
-		db.edition.Store(ed)
-		db.edited.Store(true)
+		db.dict.mu.Lock()
+		ids, err := db.dict.unpersisted(&b, fresh)
+		db.dict.mu.Unlock()
+		if err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+		for _, o := range out {
+			if o.write {
+				cols.remove(o.j.s.key)
+				b.Put(o.j.s.key, o.enc.Rec)
+			}
+		}
+		if err := db.eng.Apply(&b); err != nil {
+			return errors.Join(append(errs, fmt.Errorf("store %d columns: %w", writes, err))...)
+		}
+		db.dict.markPersisted(ids)
+		if len(ids) > 0 {
+			db.copier.added()
+		}
+		if ed != nil {
+			db.edition.Store(ed)
+			db.edited.Store(true)
+		}
 	}
 	for _, o := range out {
 		s, enc := o.j.s, o.enc
-		snap := &snapshot{key: s.key, rng: s.rng, br: s.br, rec: enc.rec, lay: enc.lay, subs: enc.subs, biomes: enc.biomes,
+		snap := &snapshot{key: s.key, rng: s.rng, br: s.br, rec: enc.Rec, lay: enc.Layout, subs: enc.Subs, biomes: enc.Biomes,
 			tick: s.tick, scheduled: s.scheduled, blockEntities: s.blockEntities, entities: s.entities}
-		if enc.sameNBT && o.prev != nil {
+		if enc.SameNBT && o.prev != nil {
 			snap.blockEntities, snap.entities = o.prev.blockEntities, o.prev.entities
 		}
 		cols.put(snap)

@@ -27,7 +27,7 @@ const maxPooledRecord = 1 << 20
 // prev (the same column's previous version), every part equal to prev's
 // reuses prev's frame, and prev's copy of each equal sub-chunk; only
 // changed parts are encoded, compressed and copied.
-// subEqual may call equal sub-chunks different, never the reverse, so
+// SubEqual may call equal sub-chunks different, never the reverse, so
 // reuse is always exact; and compression is deterministic, so the result
 // equals a full encode byte for byte. When nothing differs, prev's record
 // itself is returned and no record is built.
@@ -39,7 +39,7 @@ func (c *Codec) Encode(col *chunk.Column, p Prev, comp blazedb.Compression) (*En
 	if col == nil || col.Chunk == nil {
 		return nil, errors.New("nil column or chunk")
 	}
-	if err := checkShape(col.Chunk); err != nil {
+	if err := CheckShape(col.Chunk); err != nil {
 		return nil, err
 	}
 	subs := col.Chunk.Sub()
@@ -67,12 +67,12 @@ func (c *Codec) Encode(col *chunk.Column, p Prev, comp blazedb.Compression) (*En
 	// every autosave stores) is recognised without building a record.
 	sp := scratchBufs.Get().(*[]byte)
 	defer scratchBufs.Put(sp)
-	*sp = c.appendBiomes((*sp)[:0], col.Chunk)
+	*sp = c.AppendBiomes((*sp)[:0], col.Chunk)
 	sameSub := make([]bool, len(subs))
 	sameBiomes, sameNBT, same := false, false, prev != nil
 	if prev != nil {
 		for i, sub := range subs {
-			sameSub[i] = subEqual(sub, prev.Subs[i])
+			sameSub[i] = SubEqual(sub, prev.Subs[i])
 			same = same && sameSub[i]
 		}
 		sameBiomes = bytes.Equal(*sp, prev.Biomes)
@@ -212,12 +212,13 @@ func (c *Codec) Encode(col *chunk.Column, p Prev, comp blazedb.Compression) (*En
 	return e, nil
 }
 
-// checkShape refuses a chunk with a sub-chunk, a layer or a layer's palette
+// CheckShape refuses a chunk with a sub-chunk, a layer or a layer's palette
 // missing, which encoding would dereference. Dragonfly's World never makes
 // one, but its LevelDB decoder does from a damaged sub-chunk: it reads a
 // layer written as the marker of a repeated biome storage as a nil layer,
-// without an error.
-func checkShape(c *chunk.Chunk) error {
+// without an error. Encode checks it; the provider's store queue checks
+// it before it snapshots a column, which copies the same layers.
+func CheckShape(c *chunk.Chunk) error {
 	for i, sub := range c.Sub() {
 		if sub == nil {
 			return fmt.Errorf("sub-chunk %d is missing", i)
@@ -231,8 +232,10 @@ func checkShape(c *chunk.Chunk) error {
 	return nil
 }
 
-// appendBiomes appends the biomes of c in Dragonfly's network encoding.
-func (c *Codec) appendBiomes(dst []byte, ch *chunk.Chunk) []byte {
+// AppendBiomes appends the biomes of c in Dragonfly's network encoding,
+// the form Prev.Biomes and Encoded.Biomes hold (the store queue's
+// snapshots hold the same).
+func (c *Codec) AppendBiomes(dst []byte, ch *chunk.Chunk) []byte {
 	if c.raw != nil {
 		return c.raw.AppendBiomes(dst, ch)
 	}
@@ -256,7 +259,7 @@ func appendTail(b []byte, col *chunk.Column, toID func(uint32) (uint64, error)) 
 	return b, nil
 }
 
-// subEqual reports whether two sub-chunks of the same registry hold the
+// SubEqual reports whether two sub-chunks of the same registry hold the
 // same blocks. SubChunk.Equals calls every uniform layer (one block state
 // throughout, such as the air above the ground: most sub-chunks of most
 // columns) different from everything, itself included, so those were
@@ -264,8 +267,9 @@ func appendTail(b []byte, col *chunk.Column, toID func(uint32) (uint64, error)) 
 // palette has one entry is uniform (every index must be 0), so two such
 // layers with the same entry are equal. Layers Equal calls different for
 // its other reason (a palette starting with runtime id 0) stay different:
-// that only costs a re-encode.
-func subEqual(a, b *chunk.SubChunk) bool {
+// that only costs a re-encode. The store queue shares a snapshot's
+// sub-chunk with the previous snapshot's by the same rule.
+func SubEqual(a, b *chunk.SubChunk) bool {
 	if a.Equals(b) {
 		return true
 	}
