@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -262,5 +263,62 @@ func TestQueuedStoreFailureSurfaces(t *testing.T) {
 	}
 	if err := db.Close(); err == nil {
 		t.Fatal("Close drained a failing write without an error")
+	}
+}
+
+// Issues 40 and 42: a checkpoint arms only once the store queue has
+// written every store acknowledged before it, and a store made while it
+// is gathered goes into its batch, not into the queue: no queued store
+// reaches the engine beside the checkpoint's batch or after it.
+func TestCheckpointDrainsStoreQueue(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t, dir, Config{})
+	gate := make(chan struct{})
+	db.store.gate = gate
+	var open sync.Once
+	openGate := func() { open.Do(func() { close(gate) }) }
+	t.Cleanup(openGate) // before the DB's Close, which drains the queue
+	pos := world.ChunkPos{7, -2}
+	k, _ := key(pos, world.Overworld)
+	col := worldtest.Synthetic(5, world.Overworld, world.DefaultBlockRegistry)
+	if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	var p *pendingCheckpoint
+	armed, ok := returnsWithin(100*time.Millisecond, func() { p = db.beginCheckpoint() })
+	if ok {
+		t.Fatal("the checkpoint armed with a store still queued")
+	}
+	openGate()
+	<-armed
+	if db.store.find(k) != nil {
+		t.Fatal("a store is queued while the checkpoint is gathered")
+	}
+	if ok, _ := db.eng.Has(k); !ok {
+		t.Fatal("the store acknowledged before the checkpoint is not written when it arms")
+	}
+	obsidian := worldtest.States(world.DefaultBlockRegistry)["minecraft:obsidian"]
+	col.Chunk.SetBlock(0, 0, 0, 0, obsidian)
+	want := worldtest.Synthetic(5, world.Overworld, world.DefaultBlockRegistry)
+	want.Chunk.SetBlock(0, 0, 0, 0, obsidian)
+	if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+		t.Fatal(err)
+	}
+	if db.store.find(k) != nil || len(p.keys) != 1 || p.keys[0] != k {
+		t.Fatalf("a store during the checkpoint was queued, not gathered (%d keys gathered)", len(p.keys))
+	}
+	if err := db.commitCheckpoint(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openDB(t, dir, Config{})
+	got, err := db.LoadColumn(pos, world.Overworld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := worldtest.Compare(want, got); err != nil {
+		t.Fatalf("after the checkpoint and a reopen: %v", err)
 	}
 }
