@@ -2,11 +2,9 @@ package overlay
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/provider"
-	"github.com/df-mc/dragonfly/server/world"
 )
 
 // Promote writes every column the overlay changed into its template, as
@@ -39,21 +37,19 @@ func (p *Provider) Promote() error {
 	if p.cur == nil {
 		return fmt.Errorf("overlay: promote %s: %w", p.dir, blazedb.ErrClosed)
 	}
-	var cols []provider.ColumnAt
-	for id := 0; id < 3; id++ {
-		dim, _ := world.DimensionByID(id)
-		keys, err := p.cur.Engine().Keys(blazedb.Area{Dim: int32(id), MinX: math.MinInt32, MinZ: math.MinInt32, MaxX: math.MaxInt32, MaxZ: math.MaxInt32})
+	// Columns writes the arena's queued stores first (the store queue of
+	// issue 42): the engine alone would miss those acknowledged lately.
+	places, err := p.cur.Columns()
+	if err != nil {
+		return fmt.Errorf("overlay: promote %s: %w", p.dir, err)
+	}
+	cols := make([]provider.ColumnAt, 0, len(places))
+	for _, pl := range places {
+		col, err := p.cur.LoadColumn(pl.Pos, pl.Dim)
 		if err != nil {
 			return fmt.Errorf("overlay: promote %s: %w", p.dir, err)
 		}
-		for _, k := range keys {
-			pos := world.ChunkPos{k.X, k.Z}
-			col, err := p.cur.LoadColumn(pos, dim)
-			if err != nil {
-				return fmt.Errorf("overlay: promote %s: %w", p.dir, err)
-			}
-			cols = append(cols, provider.ColumnAt{Pos: pos, Dim: dim, Col: col})
-		}
+		cols = append(cols, provider.ColumnAt{Pos: pl.Pos, Dim: pl.Dim, Col: col})
 	}
 	if err := t.StoreColumns(cols); err != nil {
 		return fmt.Errorf("overlay: promote %s: %w", p.dir, err)
