@@ -82,7 +82,10 @@
 //     written off the World's tick (storequeue.go): a process crash can
 //     lose the stores of the last second, 64 MiB at most, and keeps every
 //     store acknowledged before some moment. Sync and Close write the
-//     queue first; loads read it.
+//     queue first; loads read it. A checkpoint (checkpoint.go) writes it
+//     before it arms, holding the checkpoint's gate, which the store worker
+//     never takes; while a checkpoint is gathered a store is not queued
+//     but goes into its batch, so that none lands beside or after it.
 //
 // # Ownership
 //
