@@ -44,6 +44,9 @@ type replicated struct {
 // Close ships what is left and closes the world, returning the replica's
 // failures not reported yet with the world's.
 func (w replicated) Close() error {
+	// The stores still queued (provider/storequeue.go) reach the log, and
+	// the log the disk, before the last shipment reads it.
+	serr := w.DB.Sync()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err := w.rep.Close(ctx)
@@ -51,7 +54,7 @@ func (w replicated) Close() error {
 		w.log.Error("replica: the last shipment, or an earlier one, failed", "err", err)
 		err = fmt.Errorf("replica: %w", err)
 	}
-	return errors.Join(err, w.DB.Close())
+	return errors.Join(serr, err, w.DB.Close())
 }
 
 // pullTemplate pulls the arena template src names, s3://BUCKET/PREFIX@DIGEST
