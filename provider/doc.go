@@ -116,6 +116,11 @@
 // in: a goroutine holding one takes only those below it. The engine's
 // locks come after all of them (the engine never calls back).
 //
+//  0. checkpointMu (one Checkpoint at a time in a process), then
+//     playerDBs (the DBs serving players), then DB.ckpt.mu: held for
+//     reading across each column or player write, which a pending
+//     checkpoint gathers into its batch (checkpoint.go), and for writing
+//     while a checkpoint arms, after the store queue drains, or ends.
 //  1. DB.backupMu, DB.editMu, copyKeeper.mu (DB.copier), viewPins.mu
 //     (DB.views): never two at once, and each held across engine I/O.
 //     backupMu lets one Backup run at a time; editMu is held across the
@@ -137,6 +142,8 @@
 //
 // These are leaves, under which no other lock is taken: columnCache.mu
 // (the cache's list, index and pins), quarantine.mu (the quarantined
-// columns), fillQueue.mu (the snapshot worker's jobs) and View.regMu (a
-// View's registry error).
+// columns), fillQueue.mu (the snapshot worker's jobs), storeQueue.mu (the
+// queued stores, waited on through its condition variable, which releases
+// it; the store worker writes with it released) and View.regMu (a View's
+// registry error).
 package provider
