@@ -69,6 +69,11 @@ func TestCollectorFollowsARealWorld(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		// Stores are written off the caller's goroutine (issue 42); the
+		// engine's figures show them once Sync has written them.
+		if err := db.Sync(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	db, err := provider.Config{Log: quiet}.Open(dir)
 	if err != nil {

@@ -47,6 +47,11 @@ func TestRestoreCommand(t *testing.T) {
 		if err := db.StoreColumn(world.ChunkPos{x, 0}, world.Overworld, worldtest.Synthetic(seed, world.Overworld, world.DefaultBlockRegistry)); err != nil {
 			t.Fatal(err)
 		}
+		// Written off the caller's goroutine (issue 42): the replica ships
+		// the log, which holds the store once Sync has written it.
+		if err := db.Sync(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	put(0, 1)
 	if err := rep.Ship(ctx); err != nil {
