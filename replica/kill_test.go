@@ -58,7 +58,12 @@ func TestServerKilledMidUpload(t *testing.T) {
 			want[pos] = col
 			mu.Unlock()
 			stores.Add(1)
-			db.Engine().SyncLog()
+			// Sync writes the provider's queued store (issue 42) and
+			// syncs the log the replica ships.
+			if err := db.Sync(); err != nil {
+				t.Error(err)
+				return
+			}
 			if i%4 == 3 {
 				if err := db.Engine().Compact(); err != nil {
 					t.Error(err)

@@ -75,6 +75,11 @@ func store(t *testing.T, db *provider.DB, want columns, seeds map[world.ChunkPos
 		}
 		want[pos] = col
 	}
+	// The provider writes stores off the caller's goroutine (issue 42);
+	// the log, which the replica ships, holds them once Sync returns.
+	if err := db.Sync(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // compareWorld opens the world in dir and compares it column by column
