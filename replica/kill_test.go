@@ -88,6 +88,10 @@ func TestServerKilledMidUpload(t *testing.T) {
 			atKill = time.Now()
 		}
 		wait(3)
+		// Until the replicator has tried to ship to the stopped server.
+		for deadline := time.Now().Add(10 * time.Second); rep.Stats().Failures == 0 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
 		srv.Restart()
 	}
 	wait(3)
