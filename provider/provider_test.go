@@ -420,6 +420,11 @@ func TestUnknownStateFailsLoudlyAndIsKept(t *testing.T) {
 	col := worldtest.Synthetic(8, world.Overworld, world.DefaultBlockRegistry)
 	db.StoreColumn(pos, world.Overworld, col)
 	db.StoreColumn(other, world.Overworld, worldtest.Synthetic(9, world.Overworld, world.DefaultBlockRegistry))
+	// The store queue (issue 42) gives the column's blocks their ids when
+	// it writes them: Sync writes them now.
+	if err := db.Sync(); err != nil {
+		t.Fatal(err)
+	}
 	// Rename the dictionary entry of obsidian... rather: of gold ore, which
 	// the column uses, to a block this registry has never heard of.
 	gold := worldtest.States(world.DefaultBlockRegistry)["minecraft:gold_ore"]
