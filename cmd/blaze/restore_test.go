@@ -21,9 +21,7 @@ import (
 // and credentials of the AWS environment variables.
 func TestRestoreCommand(t *testing.T) {
 	srv := s3test.Start(t)
-	t.Setenv("AWS_ENDPOINT_URL", srv.URL)
-	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
+	srv.SetEnv(t)
 	const url = "s3://replicas/arena-1"
 	st, err := replica.OpenStore(url, replica.EndpointFromEnv())
 	if err != nil {

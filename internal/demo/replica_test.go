@@ -20,9 +20,7 @@ import (
 // server on the same replica is refused.
 func TestReplica(t *testing.T) {
 	srv := s3test.Start(t)
-	t.Setenv("AWS_ENDPOINT_URL", srv.URL)
-	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
+	srv.SetEnv(t)
 	const url = "s3://demo/lobby"
 	st, err := replica.OpenStore(url, replica.EndpointFromEnv())
 	if err != nil {
@@ -86,9 +84,7 @@ func TestReplica(t *testing.T) {
 // by digest into the cache, verified, and serves an arena over it.
 func TestArenaTemplateByDigest(t *testing.T) {
 	srv := s3test.Start(t)
-	t.Setenv("AWS_ENDPOINT_URL", srv.URL)
-	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
+	srv.SetEnv(t)
 	const url = "s3://demo/templates"
 	st, err := replica.OpenStore(url, replica.EndpointFromEnv())
 	if err != nil {

@@ -148,3 +148,12 @@ func (s *Server) Restart() {
 	bin, _ := Binary()
 	s.start(bin)
 }
+
+// SetEnv points the standard AWS environment variables at s, with its
+// credentials, for the rest of tb: the way a server owner configures the
+// demo's -replica and blaze restore.
+func (s *Server) SetEnv(tb testing.TB) {
+	tb.Setenv("AWS_ENDPOINT_URL", s.URL)
+	tb.Setenv("AWS_ACCESS_KEY_ID", AccessKey)
+	tb.Setenv("AWS_SECRET_ACCESS_KEY", SecretKey)
+}
