@@ -60,8 +60,10 @@ var (
 var ErrInvalidView = errors.New("provider: view cannot decode")
 
 // ErrPlayerCorrupt: a player's data record (playerdata.go) failed to
-// decode. Errors from damaged engine records wrap blazedb.ErrCorrupt
-// instead.
+// decode. A stored record's comes in a CorruptionError, so that it
+// satisfies errors.Is(err, blazedb.ErrCorrupt) as all damage does; a
+// document given to SavePlayerData that does not decode is refused with
+// ErrPlayerCorrupt alone.
 var ErrPlayerCorrupt = errors.New("provider: malformed player data record")
 
 // chunksFile is the engine's log, which holds every record, as a

@@ -177,7 +177,7 @@ func loadPlayerData(id uuid.UUID, v []byte, err error, dim func(world.Dimension)
 	}
 	conf, d, err := decodePlayerData(id, v)
 	if err != nil {
-		return player.Config{}, nil, fmt.Errorf("load data of player %v: %w", id, err)
+		return player.Config{}, nil, fmt.Errorf("load data of player %v: %w", id, playerCorruption(id.String(), err))
 	}
 	var w *world.World
 	if dim != nil {
@@ -367,27 +367,27 @@ func decodePlayerData(id uuid.UUID, v []byte) (conf player.Config, dim world.Dim
 		return bad("held slot %d", j.Inventory.MainHandSlot)
 	}
 	if err := decodeSlots(j.Inventory.Items, conf.Inventory); err != nil {
-		return bad("inventory: %v", err)
+		return bad("inventory: %w", err)
 	}
 	if err := decodeSlots(j.EnderChestInventory, conf.EnderChestInventory); err != nil {
-		return bad("ender chest: %v", err)
+		return bad("ender chest: %w", err)
 	}
 	var armour [4]item.Stack
 	for i, b := range [][]byte{j.Inventory.Helmet, j.Inventory.Chestplate, j.Inventory.Leggings, j.Inventory.Boots} {
 		if armour[i], err = decodeStack(b); err != nil {
-			return bad("armour: %v", err)
+			return bad("armour: %w", err)
 		}
 	}
 	conf.Armour.Set(armour[0], armour[1], armour[2], armour[3])
 	off, err := decodeStack(j.Inventory.OffHand)
 	if err != nil {
-		return bad("off hand: %v", err)
+		return bad("off hand: %w", err)
 	}
 	_ = conf.OffHand.SetItem(0, off)
 	for _, e := range j.Effects {
 		t, ok := effect.ByID(e.ID)
 		if !ok {
-			return bad("unknown effect %d", e.ID)
+			return bad("%w: unknown effect %d", errNotKnownHere, e.ID)
 		}
 		lt, lasting := t.(effect.LastingType)
 		var eff effect.Effect
@@ -449,7 +449,7 @@ func decodeStack(b []byte) (s item.Stack, err error) {
 	// an item this server does not know, or a count of 0.
 	s = item.ReadNBT(m, nil)
 	if s.Empty() {
-		return item.Stack{}, fmt.Errorf("item %v does not read as a stack (an item this server does not know?)", m["Name"])
+		return item.Stack{}, fmt.Errorf("%w: item %v does not read as a stack (an item this server does not know?)", errNotKnownHere, m["Name"])
 	}
 	return s, nil
 }
@@ -462,8 +462,10 @@ type PlayerData struct {
 	// Record is the record's value (playerDataVersion, then playerdb's
 	// JSON document); nil when Err is set.
 	Record []byte
-	// Err is why it could not be read: a name that is no UUID, or damage
-	// (wrapping ErrPlayerCorrupt or blazedb.ErrCorrupt).
+	// Err is why it could not be read: damage, satisfying
+	// errors.Is(Err, blazedb.ErrCorrupt), and wrapping ErrPlayerCorrupt
+	// when the record read intact but does not decode (or its name is no
+	// UUID).
 	Err error
 }
 
@@ -495,7 +497,7 @@ func (db *DB) PlayerData() ([]PlayerData, error) {
 		if p.ID, err = uuid.Parse(s); err != nil || p.ID.String() != s {
 			// Blaze writes the canonical form only; another would not be
 			// found by its UUID.
-			p.Err = fmt.Errorf("%w: player data record %q is not named by a UUID", ErrPlayerCorrupt, n)
+			p.Err = playerCorruption(s, fmt.Errorf("%w: player data record %q is not named by a UUID", ErrPlayerCorrupt, n))
 			out = append(out, p)
 			continue
 		}
@@ -504,7 +506,9 @@ func (db *DB) PlayerData() ([]PlayerData, error) {
 			continue // removed meanwhile
 		}
 		if err == nil {
-			_, _, err = decodePlayerData(p.ID, v)
+			if _, _, err = decodePlayerData(p.ID, v); err != nil {
+				err = playerCorruption(s, err)
+			}
 		}
 		if err != nil {
 			p.Err = fmt.Errorf("data of player %v: %w", p.ID, err)
@@ -514,6 +518,24 @@ func (db *DB) PlayerData() ([]PlayerData, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// errNotKnownHere marks a record that reads intact but holds an item or
+// effect this server does not know.
+var errNotKnownHere = errors.New("not known to this server")
+
+// playerCorruption marks err, a stored player data record named name
+// (after playerDataPrefix) that does not decode, as damage: it then
+// satisfies errors.Is(err, blazedb.ErrCorrupt) as well as ErrPlayerCorrupt.
+// A document a caller hands SavePlayerData is refused with
+// ErrPlayerCorrupt alone: bad input is not damage; nor is an item or
+// effect this server does not know (a plugin's, say), which another server
+// may read, as a column's unknown block state is not (ErrUnknownState).
+func playerCorruption(name string, err error) error {
+	if errors.Is(err, errNotKnownHere) {
+		return err
+	}
+	return CorruptionError{File: chunksFile, Record: fmt.Sprintf("named record %q", playerDataPrefix+name), Err: err}
 }
 
 // SavePlayerData stores player id's data as the JSON document Dragonfly's
