@@ -62,8 +62,8 @@ func FuzzDecodeRecord(f *testing.F) {
 	})
 }
 
-// FuzzDecodeIndex: decoding never panics; a decoded index re-encodes and
-// decodes to the same entries.
+// FuzzDecodeIndex: decoding index.dat of version 3 or 2 never panics; a
+// decoded index re-encodes (as version 3) and decodes to the same entries.
 func FuzzDecodeIndex(f *testing.F) {
 	ix := newIndex()
 	ix.put(rkey{chunk: Key{0, 1, 2}}, entry{off: 40, size: 60, vsum: 5})
@@ -80,6 +80,8 @@ func FuzzDecodeIndex(f *testing.F) {
 	ix.hist.chains.set(rkey{chunk: Key{0, 1, 2}}, []version{{seq: 1, off: 100, size: 30, vsum: 6}, {seq: 3, off: 40, size: 60, vsum: 5}})
 	ix.hist.chains.set(rkey{named: true, name: "gone"}, []version{{seq: 2, off: 130, size: 40, vsum: 7}, {seq: 6, off: -1, size: 33}})
 	f.Add(encodeIndex(ix, indexMeta{generation: 3, covered: 170, nextSeq: 9}))
+	// Version 2, which is still read (issue 41 item 2).
+	f.Add(encodeIndexV2(ix, indexMeta{generation: 3, covered: 170, nextSeq: 9}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ix, m, err := decodeIndex(b)
 		if err != nil {

@@ -7,7 +7,7 @@ import (
 	"slices"
 )
 
-// The history section of index.dat (format version 2), after the named
+// The history section of index.dat (format versions 2 and 3), after the named
 // entries: the history as it was when index.dat was written (history.go).
 //
 //	+--------+------+-------------------------------------------------+

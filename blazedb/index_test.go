@@ -122,17 +122,48 @@ func TestIndexAreaMatchesFilter(t *testing.T) {
 	}
 }
 
-// decodeIndex refuses an index.dat that passes its checksum but describes
-// what cannot be: a key twice, an entry outside the log it covers, a
-// covered length outside the log's bounds. Open then rebuilds by scanning.
+// encodeIndexV2 writes index.dat of version 2, which builds before
+// issue 41 wrote and this one still reads.
+func encodeIndexV2(ix *index, m indexMeta) []byte {
+	nchunks := ix.count - len(ix.named)
+	b := make([]byte, indexHeaderSize, indexHeaderSize+nchunks*indexChunkEntrySize+len(ix.named)*32+4)
+	copy(b, indexSignature)
+	binary.LittleEndian.PutUint32(b[8:], indexVersion2)
+	binary.LittleEndian.PutUint64(b[16:], m.generation)
+	binary.LittleEndian.PutUint64(b[24:], uint64(m.covered))
+	binary.LittleEndian.PutUint64(b[32:], m.nextSeq)
+	binary.LittleEndian.PutUint64(b[40:], uint64(nchunks))
+	binary.LittleEndian.PutUint64(b[48:], uint64(len(ix.named)))
+	ix.each(func(k rkey, e entry) bool {
+		if k.named {
+			b = binary.LittleEndian.AppendUint16(b, uint16(len(k.name)))
+			b = append(b, k.name...)
+		} else {
+			b = binary.LittleEndian.AppendUint32(b, uint32(k.chunk.Dim))
+			b = binary.LittleEndian.AppendUint32(b, uint32(k.chunk.X))
+			b = binary.LittleEndian.AppendUint32(b, uint32(k.chunk.Z))
+		}
+		b = binary.LittleEndian.AppendUint32(b, e.vsum)
+		b = binary.LittleEndian.AppendUint64(b, uint64(e.off))
+		b = binary.LittleEndian.AppendUint32(b, e.size)
+		return true
+	})
+	b = appendHistorySection(b, ix.hist)
+	return binary.LittleEndian.AppendUint32(b, crc(b))
+}
+
+// decodeIndex refuses an index.dat of version 2 that passes its checksum
+// but describes what cannot be: a key twice, an entry outside the log it
+// covers, a covered length outside the log's bounds. Open then rebuilds
+// by scanning.
 func TestDecodeIndexRefuses(t *testing.T) {
 	ix := newIndex()
 	ix.put(rkey{chunk: Key{X: 1}}, entry{off: fileHeaderSize, size: 100, vsum: 1})
 	ix.put(rkey{chunk: Key{X: 2}}, entry{off: fileHeaderSize + 100, size: 100, vsum: 2})
 	ix.settle()
 	meta := indexMeta{generation: 3, covered: fileHeaderSize + 200, nextSeq: 9}
-	valid := encodeIndex(ix, meta)
-	if _, m, err := decodeIndex(valid); err != nil || m != meta {
+	valid := encodeIndexV2(ix, meta)
+	if got, m, err := decodeIndex(valid); err != nil || m != meta || got.diff(ix) != "" {
 		t.Fatalf("a valid index.dat: %+v, %v", m, err)
 	}
 	// edit changes the bytes at off (after the header) and fixes the checksum.
@@ -147,6 +178,76 @@ func TestDecodeIndexRefuses(t *testing.T) {
 		"entry beyond covered": edit(second+16, binary.LittleEndian.AppendUint64(nil, fileHeaderSize+150)),
 		"covered too short":    edit(24, binary.LittleEndian.AppendUint64(nil, fileHeaderSize-1)),
 		"covered too long":     edit(24, binary.LittleEndian.AppendUint64(nil, 1<<57)),
+	} {
+		if _, _, err := decodeIndex(b); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// Issue 41 item 2: index.dat version 3 round-trips, is smaller than
+// version 2 for a compacted log of identical columns, and its decoder
+// refuses, as ErrCorrupt, a payload that passes the checksum but
+// describes what cannot be.
+func TestDecodeIndexV3(t *testing.T) {
+	ix := newIndex()
+	var off int64 = fileHeaderSize
+	for x := int32(-12); x < 12; x++ {
+		for z := int32(-12); z < 12; z++ {
+			ix.put(rkey{chunk: Key{X: x, Z: z}}, entry{off: off, size: 300, vsum: 0xfeedf00d})
+			off += 300
+		}
+	}
+	ix.put(rkey{chunk: Key{Dim: 2, X: 5}}, entry{off: off, size: 90, vsum: 1})
+	ix.put(rkey{named: true, name: "level"}, entry{off: fileHeaderSize, size: 300, vsum: 0xfeedf00d})
+	ix.settle()
+	meta := indexMeta{generation: 3, covered: off + 90, nextSeq: 900}
+	v3, v2 := encodeIndex(ix, meta), encodeIndexV2(ix, meta)
+	for _, b := range [][]byte{v3, v2} {
+		got, m, err := decodeIndex(b)
+		if err != nil || m != meta || got.diff(ix) != "" {
+			t.Fatalf("version %d: %+v, %v, %s", b[8], m, err, got.diff(ix))
+		}
+	}
+	if len(v3)*10 > len(v2) {
+		t.Errorf("version 3 holds %d bytes, version 2 %d: not 10 times smaller", len(v3), len(v2))
+	}
+
+	// payload builds a payload of one dimension 0 with the given chunk
+	// entries (code delta, offset delta, size), no names, no history.
+	payload := func(entries ...[3]int64) []byte {
+		b := binary.AppendUvarint(nil, 1)
+		b = binary.LittleEndian.AppendUint32(b, 0)
+		b = binary.AppendUvarint(b, uint64(len(entries)))
+		for _, e := range entries {
+			b = binary.AppendUvarint(b, uint64(e[0]))
+			b = binary.AppendVarint(b, e[1])
+			b = binary.AppendUvarint(b, uint64(e[2]))
+			b = binary.LittleEndian.AppendUint32(b, 7)
+		}
+		b = binary.AppendUvarint(b, 0)
+		return appendHistorySection(b, nil)
+	}
+	small := indexMeta{generation: 1, covered: fileHeaderSize + 200, nextSeq: 1}
+	if _, _, err := decodeIndex(wrapIndexPayload(small, payload([3]int64{1, 0, 100}, [3]int64{1, 0, 100}))); err != nil {
+		t.Fatalf("a valid payload: %v", err)
+	}
+	damagedFrame := wrapIndexPayload(small, payload([3]int64{1, 0, 100}))
+	damagedFrame[indexV3HeaderSize+6] ^= 0xff
+	damagedFrame = binary.LittleEndian.AppendUint32(damagedFrame[:len(damagedFrame)-4], crc(damagedFrame[:len(damagedFrame)-4]))
+	wrongLength := wrapIndexPayload(small, payload([3]int64{1, 0, 100}))
+	wrongLength[40]++
+	wrongLength = binary.LittleEndian.AppendUint32(wrongLength[:len(wrongLength)-4], crc(wrongLength[:len(wrongLength)-4]))
+	for name, b := range map[string][]byte{
+		"key twice":            wrapIndexPayload(small, payload([3]int64{1, 0, 100}, [3]int64{0, 0, 100})),
+		"entry beyond covered": wrapIndexPayload(small, payload([3]int64{1, 0, 100}, [3]int64{1, 1, 100})),
+		"entry before the log": wrapIndexPayload(small, payload([3]int64{1, -1, 100})),
+		"code overflows":       wrapIndexPayload(small, payload([3]int64{-1, 0, 100}, [3]int64{2, 0, 100})),
+		"trailing bytes":       wrapIndexPayload(small, append(payload([3]int64{1, 0, 100}), 0)),
+		"truncated":            wrapIndexPayload(small, payload([3]int64{1, 0, 100})[:9]),
+		"covered too short":    wrapIndexPayload(indexMeta{covered: fileHeaderSize - 1}, payload()),
+		"damaged frame":        damagedFrame,
+		"wrong raw length":     wrongLength,
 	} {
 		if _, _, err := decodeIndex(b); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: %v", name, err)
