@@ -165,6 +165,7 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	var kept map[rkey]carried
 	var keptBytes int64
 	var rc *recompressor
+	var plan *aliasPlan
 	for {
 		var newly map[rkey]carried
 		nix, kept = newIndex(), map[rkey]carried{}
@@ -173,11 +174,22 @@ func (db *DB) compact(afterCopy func()) (err error) {
 		if err := hc.writeHistory(db, old, w, rc); err != nil {
 			return err
 		}
-		newly, keptBytes, err = db.copySnapshot(old, snap, carry, w, nix, kept, rc)
+		// Values two or more keys hold, stored once (alias.go).
+		plan, err = db.planAliases(old, snap, carry, rc)
+		if err != nil {
+			return err
+		}
+		if err := plan.writeFirst(w); err != nil {
+			return err
+		}
+		newly, keptBytes, err = db.copySnapshot(old, snap, carry, w, nix, kept, rc, plan)
 		if err != nil {
 			return err
 		}
 		if len(newly) == 0 {
+			if err := plan.writeRest(w, nix); err != nil {
+				return err
+			}
 			break
 		}
 		if err := findOlder(old, from, newly); err != nil {
@@ -260,6 +272,7 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	f = db.renamedHandle(f)
 	nix.settle()
 	nl := newLogFile(f, nh, w.off, w.off)
+	nl.alt = nix.alternates()
 	nl.marked = w.off
 	nl.markBytes.Store(markSize + headerCopySize)
 	nl.keptBytes.Store(keptBytes)
@@ -375,7 +388,7 @@ func (db *DB) renamedHandle(f vfs.File) vfs.File {
 // returns the damaged live records carry did not hold; when there are
 // any, w is incomplete (the pass only looks for more once it meets the
 // first) and the copy must start again.
-func (db *DB) copySnapshot(old *logFile, snap *index, carry map[rkey]carried, w *appender, nix *index, kept map[rkey]carried, rc *recompressor) (newly map[rkey]carried, keptBytes int64, err error) {
+func (db *DB) copySnapshot(old *logFile, snap *index, carry map[rkey]carried, w *appender, nix *index, kept map[rkey]carried, rc *recompressor, plan *aliasPlan) (newly map[rkey]carried, keptBytes int64, err error) {
 	newly = map[rkey]carried{}
 	var buf []byte
 	snap.each(func(k rkey, e entry) bool {
@@ -398,8 +411,11 @@ func (db *DB) copySnapshot(old *logFile, snap *index, carry map[rkey]carried, w 
 			}
 			return err == nil
 		}
+		if plan.of[k] {
+			return true // stored once, with its body (alias.go)
+		}
 		var r record
-		if r, buf, bad, err = readLive(old, e, buf); err != nil {
+		if r, buf, bad, err = readLiveAlt(old, e, buf); err != nil {
 			return false
 		}
 		if bad != nil {
@@ -409,10 +425,15 @@ func (db *DB) copySnapshot(old *logFile, snap *index, carry map[rkey]carried, w 
 		if len(newly) > 0 {
 			return true
 		}
-		if nr, ok := rc.rewrite(k, &r); ok {
+		seq, pr := r.seq, r
+		if r.kind == kindBody { // a body only this key still names
+			seq = liveSeq(snap, k, 0)
+			pr.kind, pr.key, pr.seq = kindPut, k.appendTo(nil), seq
+		}
+		if nr, ok := rc.rewrite(k, &pr); ok {
 			err = writeRewritten(w, nix, k, &nr)
 		} else {
-			err = writeLive(w, nix, k, e, &r, buf)
+			err = writeLive(w, nix, k, e, &r, buf, seq)
 		}
 		return err == nil
 	})
@@ -435,20 +456,27 @@ func readLive(old *logFile, e entry, buf []byte) (r record, b []byte, bad, err e
 	if bad != nil {
 		return r, buf, bad, nil
 	}
-	if r.kind != kindPut && r.kind != kindBatchPut {
+	if r.kind != kindPut && r.kind != kindBatchPut && r.kind != kindBody {
 		return r, buf, nil, corruptf(logName, e.off, "index points at a record of kind %#x", r.kind)
 	}
 	return r, buf, nil, nil
 }
 
 // writeLive appends r, the live record e of k read into b, to w as a
-// top-level put and records it in nix.
-func writeLive(w *appender, nix *index, k rkey, e entry, r *record, b []byte) error {
+// top-level put and records it in nix. A body (alias.go) becomes a put of
+// k again, with seq, k's sequence number.
+func writeLive(w *appender, nix *index, k rkey, e entry, r *record, b []byte, seq uint64) error {
 	off := w.pos()
 	var err error
-	if r.kind == kindPut {
+	switch r.kind {
+	case kindPut:
 		err = w.write(b)
-	} else {
+	case kindBody:
+		r.kind, r.key, r.seq = kindPut, k.appendTo(nil), seq
+		b = appendRecord(nil, r)
+		e.size = uint32(len(b))
+		err = w.write(b)
+	default:
 		r.kind = kindPut
 		err = w.write(appendRecord(nil, r))
 	}
@@ -470,7 +498,7 @@ func carryRecord(old *logFile, k rkey, c carried, buf []byte, w *appender, nix *
 		return carried{}, buf, err
 	}
 	if bad == nil {
-		return carried{}, buf, writeLive(w, nix, k, c.e, &r, buf)
+		return carried{}, buf, writeLive(w, nix, k, c.e, &r, buf, 0)
 	}
 	damaged := slices.Clone(buf)
 	out := carried{reason: bad.Error()}

@@ -1,6 +1,7 @@
 package blazedb
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -79,16 +80,16 @@ func (hc *historyCopy) writeHistory(db *DB, old *logFile, w *appender, rc *recom
 				out = appendRecord(out[:0], &record{seq: v.seq, kind: kindDelete, key: k.appendTo(nil)})
 				hc.nh.appendVersion(k, version{seq: v.seq, off: -1, size: uint32(len(out))})
 			} else {
-				if cap(buf) < int(v.size) {
-					buf = make([]byte, v.size)
+				var r record
+				var err error
+				r, buf, err = readVersion(old, v, buf)
+				if err != nil && !isDecodeErr(err) && !errors.Is(err, errNotPut) {
+					return err
 				}
-				buf = buf[:v.size]
-				if n, err := old.f.ReadAt(buf, v.off); n < len(buf) {
-					return fmt.Errorf("read %s at %d: %w", logName, v.off, err)
-				}
-				r, _, err := decodeRecord(buf, buf[16]&0x80 == 0)
-				if err == nil && r.kind != kindPut && r.kind != kindBatchPut {
-					err = fmt.Errorf("record of kind %#x", r.kind)
+				if err == nil && r.kind == kindBody {
+					// A version that was an alias (alias.go): a put of
+					// its key again.
+					r.key, r.seq = k.appendTo(nil), v.seq
 				}
 				if err == nil && db.repairing.Load() {
 					_, err = r.rawValue() // Repair verifies values as Check does
@@ -160,4 +161,36 @@ func (hc *historyCopy) finish(cur *history, next uint64, w *appender) error {
 	hc.nh.floor = max(hc.nh.floor, hc.floor)
 	hc.nh.recount()
 	return nil
+}
+
+// errNotPut: a version the history keeps is a record of another kind.
+var errNotPut = errors.New("not a put")
+
+// readVersion reads and decodes the record of v, a version of a key, into
+// buf (scratch space, returned for reuse): a put, or a body (alias.go),
+// from its second copy when the first does not decode. A failed read is
+// returned as it is; bytes that do not decode as a decode error.
+func readVersion(old *logFile, v version, buf []byte) (record, []byte, error) {
+	read := func(off int64) (record, error) {
+		if cap(buf) < int(v.size) {
+			buf = make([]byte, v.size)
+		}
+		buf = buf[:v.size]
+		if n, err := old.f.ReadAt(buf, off); n < len(buf) {
+			return record{}, fmt.Errorf("read %s at %d: %w", logName, off, err)
+		}
+		r, _, err := decodeRecord(buf, buf[16]&0x80 == 0)
+		if err == nil && r.kind != kindPut && r.kind != kindBatchPut && r.kind != kindBody {
+			err = fmt.Errorf("%w: record of kind %#x", errNotPut, r.kind)
+		}
+		return r, err
+	}
+	r, err := read(v.off)
+	if second, ok := old.alt[v.off]; ok && err != nil && isDecodeErr(err) {
+		if r2, err2 := read(second); err2 == nil {
+			return r2, buf, nil
+		}
+		r, err = read(v.off) // buf holds the first copy again, as reported
+	}
+	return r, buf, err
 }

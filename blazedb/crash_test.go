@@ -204,10 +204,16 @@ type workload struct {
 	// groupID its id: a batch may put them again (see do).
 	group   []string
 	groupID string
+	// shared makes half the values one of three shared by every key, so
+	// that compaction stores them once (issue 41, alias.go).
+	shared bool
 }
 
 func (w *workload) value(key string) string {
 	w.op++
+	if w.shared && w.rng.IntN(2) == 0 {
+		return fmt.Sprintf("shared#%d#%s", w.rng.IntN(3), strings.Repeat("blaze", 40))
+	}
 	// Sizes from a few bytes to several KiB, mostly compressible.
 	pad := strings.Repeat("blaze", w.rng.IntN(1200))
 	if w.rng.IntN(3) == 0 {

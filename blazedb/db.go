@@ -301,6 +301,7 @@ func (db *DB) openLog(f vfs.File) error {
 	db.idx = rec.ix
 	db.seq = rec.nextSeq
 	db.log = newLogFile(f, h, end, synced)
+	db.log.alt = rec.ix.alternates()
 	db.log.markBytes.Store(rec.marks)
 	if rec.endMarked {
 		db.log.marked = end // nothing to mark again before more is written

@@ -29,6 +29,13 @@ func seedRecords() [][]byte {
 	snap := encodeSnapshot(time.Unix(0, 1e18))
 	out = append(out, appendRecord(nil, &record{seq: 12, kind: kindPut, key: appendNamedKey(nil, snapshotPrefix+"s"), value: snap, rawLen: uint32(len(snap)), vsum: crc(snap)}))
 	out = append(out, fileHeader{generation: 5, baseSeq: 9}.encodeWithCopy()[fileHeaderSize:])
+	// A body and an alias list (issue 41, alias.go).
+	stored, used, _ := compress(nil, codecLZ4, big)
+	out = append(out, appendRecord(nil, &record{kind: kindBody, codec: used, value: stored, rawLen: uint32(len(big)), vsum: crc(big)}))
+	list := appendAliasList(nil, &aliasList{bodies: []aliasBody{{first: 200, second: 300, size: 60, vsum: 7}}, keys: []aliasKey{{k: Key{X: 1}, seq: 3}, {k: Key{X: 2}, seq: 4}}}, 400)
+	zl, zc, _ := compress(nil, codecZstd, list)
+	out = append(out, appendRecord(nil, &record{seq: 4, kind: kindAliases, value: list, rawLen: uint32(len(list)), vsum: crc(list)}))
+	out = append(out, appendRecord(nil, &record{seq: 4, kind: kindAliases, codec: zc, value: zl, rawLen: uint32(len(list)), vsum: crc(list)}))
 	return out
 }
 
@@ -53,7 +60,12 @@ func FuzzDecodeRecord(f *testing.F) {
 			if p, _, ok := r.timeMark(); ok && r.kind == kindMark && len(r.value) != timeMarkValueLen {
 				t.Fatalf("time mark %+v from a value of %d bytes", p, len(r.value))
 			}
-			if r.kind == kindPut || r.kind == kindBatchPut {
+			if r.kind == kindAliases {
+				if _, err := readAliasList(400, &r); err != nil && !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("alias list: unexpected error class: %v", err)
+				}
+			}
+			if r.kind == kindPut || r.kind == kindBatchPut || r.kind == kindBody {
 				if v, err := r.rawValue(); err == nil && (len(v) != int(r.rawLen) || crc(v) != r.vsum) {
 					t.Fatal("rawValue returned unverified bytes")
 				}

@@ -36,7 +36,10 @@ type index struct {
 	dims  map[int32]*dimIndex
 	named map[string]entry
 	count int   // live keys
-	live  int64 // bytes of live records
+	live  int64 // bytes of live records, each body's two copies once
+	// bodies are the bodies of the log (alias.go) by their first copy's
+	// offset, with how many keys point there; nil when there are none.
+	bodies map[int64]bodyRef
 	// hist is the history (history.go): the DB's index has one; an index
 	// built only to compare (Check) has none.
 	hist *history
@@ -74,11 +77,11 @@ func (ix *index) put(k rkey, e entry) (entry, bool) {
 		old, had = t.put(k.chunk.code(), e)
 	}
 	if had {
-		ix.live -= int64(old.size)
+		ix.charge(old, -1)
 	} else {
 		ix.count++
 	}
-	ix.live += int64(e.size)
+	ix.charge(e, 1)
 	return old, had
 }
 
@@ -94,7 +97,7 @@ func (ix *index) del(k rkey) (entry, bool) {
 	}
 	if had {
 		ix.count--
-		ix.live -= int64(old.size)
+		ix.charge(old, -1)
 	}
 	return old, had
 }
@@ -106,6 +109,9 @@ func (ix *index) clone() *index {
 	}
 	for n, e := range ix.named {
 		c.named[n] = e
+	}
+	if ix.bodies != nil {
+		c.bodies = maps.Clone(ix.bodies)
 	}
 	if ix.hist != nil {
 		c.hist = ix.hist.clone()
@@ -181,6 +187,14 @@ func (ix *index) diff(o *index) string {
 	if ix.count != o.count || ix.live != o.live {
 		return fmt.Sprintf("%d keys of %d live bytes against %d keys of %d live bytes", ix.count, ix.live, o.count, o.live)
 	}
+	if len(ix.bodies) != len(o.bodies) {
+		return fmt.Sprintf("%d bodies against %d", len(ix.bodies), len(o.bodies))
+	}
+	for f, b := range ix.bodies {
+		if ob, ok := o.bodies[f]; !ok || ob != b {
+			return fmt.Sprintf("body at %d: %+v against %+v (present %v)", f, b, ob, ok)
+		}
+	}
 	var msg string
 	ix.each(func(k rkey, e entry) bool {
 		if oe, ok := o.get(k); !ok || oe != e {
@@ -219,6 +233,10 @@ func (ix *index) diff(o *index) string {
 //	+--------------------+--------------------------------------------+
 //	| field              | encoding                                   |
 //	+--------------------+--------------------------------------------+
+//	| bodies b           | uvarint (alias.go)                         |
+//	| b bodies,          | first copy's offset minus the previous     |
+//	|   ascending        |   body's (the first: minus 40), uvarint;   |
+//	|                    |   second copy's minus the first's, uvarint |
 //	| dimensions d       | uvarint                                    |
 //	| d dimensions,      | dimension int32 LE, entries n uvarint, then|
 //	|   ascending        |   n chunk entries in Morton order          |
@@ -237,8 +255,9 @@ func (ix *index) diff(o *index) string {
 //	+--------------------+--------------------------------------------+
 //
 // A compacted log holds its records in the index's order, so most
-// locations are a zero, a size and a checksum, and identical columns
-// repeat the same bytes for zstd to find.
+// locations are a zero, a size and a checksum, and keys aliased to one
+// body (alias.go) repeat the same bytes for zstd to find: the entries of
+// an arena's aliased columns take about what its alias list does.
 //
 // Version 2 (released; still read, never written):
 //
@@ -320,6 +339,14 @@ func appendIndexPayload(b []byte, ix *index) []byte {
 		b = binary.AppendUvarint(b, uint64(e.size))
 		b = binary.LittleEndian.AppendUint32(b, e.vsum)
 		end = e.off + int64(e.size)
+	}
+	firsts := slices.Sorted(maps.Keys(ix.bodies))
+	b = binary.AppendUvarint(b, uint64(len(firsts)))
+	var prevBody int64 = fileHeaderSize
+	for _, f := range firsts {
+		b = binary.AppendUvarint(b, uint64(f-prevBody))
+		b = binary.AppendUvarint(b, uint64(ix.bodies[f].second-f))
+		prevBody = f
 	}
 	var dims []int32
 	counts := map[int32]int{}
@@ -496,6 +523,22 @@ func decodeIndexPayload(p []byte, covered int64) (*index, error) {
 		e := entry{off: off, size: uint32(size), vsum: binary.LittleEndian.Uint32(p[at:])}
 		at += 4
 		return e, true
+	}
+	nbody, ok := uv()
+	if !ok || nbody > uint64(len(p)-at)/2 {
+		return bad(at, "body count")
+	}
+	var prevBody int64 = fileHeaderSize
+	for i := uint64(0); i < nbody; i++ {
+		start := at
+		d1, ok1 := uv()
+		d2, ok2 := uv()
+		first := prevBody + int64(d1)
+		if !ok1 || !ok2 || (i > 0 && d1 == 0) || d1 > uint64(covered) || d2 == 0 || d2 > uint64(covered) || first+int64(d2) >= covered {
+			return bad(start, "body %d", i)
+		}
+		ix.addBody(first, first+int64(d2))
+		prevBody = first
 	}
 	nd, ok := uv()
 	if !ok || nd > uint64(len(p)) {

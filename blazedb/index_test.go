@@ -216,7 +216,8 @@ func TestDecodeIndexV3(t *testing.T) {
 	// payload builds a payload of one dimension 0 with the given chunk
 	// entries (code delta, offset delta, size), no names, no history.
 	payload := func(entries ...[3]int64) []byte {
-		b := binary.AppendUvarint(nil, 1)
+		b := binary.AppendUvarint(nil, 0) // no bodies
+		b = binary.AppendUvarint(b, 1)
 		b = binary.LittleEndian.AppendUint32(b, 0)
 		b = binary.AppendUvarint(b, uint64(len(entries)))
 		for _, e := range entries {

@@ -195,6 +195,22 @@ var readBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return 
 // appending its value to dst (nil: a new slice). With all, a value stored
 // raw is summed too (see entryValue).
 func readEntry(l *logFile, e entry, key, dst []byte, all bool) ([]byte, error) {
+	v, err := readEntryAt(l, e, key, dst, all)
+	if err == nil || !errors.Is(err, ErrCorrupt) {
+		return v, err
+	}
+	if second, ok := l.alt[e.off]; ok {
+		// A body whose first copy does not verify: its second (alias.go).
+		e.off = second
+		if v, err2 := readEntryAt(l, e, key, dst, all); err2 == nil {
+			return v, nil
+		}
+	}
+	return nil, err
+}
+
+// readEntryAt is readEntry without a body's second copy.
+func readEntryAt(l *logFile, e entry, key, dst []byte, all bool) ([]byte, error) {
 	bp := readBufs.Get().(*[]byte)
 	defer readBufs.Put(bp)
 	if cap(*bp) < int(e.size) {
@@ -232,9 +248,9 @@ func entryValue(rec []byte, e entry, key, dst []byte, all bool) ([]byte, error) 
 		return nil, corruptf(logName, e.off, "%v", err)
 	}
 	switch {
-	case r.kind != kindPut && r.kind != kindBatchPut:
+	case r.kind != kindPut && r.kind != kindBatchPut && r.kind != kindBody:
 		return nil, corruptf(logName, e.off, "index points at a record of kind %#x", r.kind)
-	case !bytes.Equal(r.key, key):
+	case r.kind != kindBody && !bytes.Equal(r.key, key):
 		return nil, corruptf(logName, e.off, "index points at a record of another key")
 	case r.vsum != e.vsum:
 		return nil, corruptf(logName, e.off, "record value checksum %08x, index has %08x", r.vsum, e.vsum)

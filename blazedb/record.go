@@ -17,7 +17,7 @@ import (
 //	| offset | size | field                                           |
 //	+--------+------+-------------------------------------------------+
 //	|      0 |    8 | signature "\x89BLZLOG\n"                        |
-//	|      8 |    4 | format version, uint32 LE (3)                   |
+//	|      8 |    4 | format version, uint32 LE (4; 3 is read)        |
 //	|     12 |    4 | flags, uint32 LE (0; reserved)                  |
 //	|     16 |    8 | generation, uint64 LE (+1 on every compaction)  |
 //	|     24 |    8 | base sequence, uint64 LE (next seq at creation) |
@@ -34,8 +34,8 @@ import (
 //	|      4 |    4 | n, body length = key length + stored length     |
 //	|      8 |    8 | sequence number: the record's version           |
 //	|     16 |    1 | kind (put 1, delete 2, batch 3, sync mark 4,    |
-//	|        |      |   header copy 5; in a batch: put 0x81,          |
-//	|        |      |   delete 0x82)                                  |
+//	|        |      |   header copy 5, body 6, alias list 7; in a     |
+//	|        |      |   batch: put 0x81, delete 0x82)                 |
 //	|     17 |    1 | codec of the stored value (none 0, lz4 1,       |
 //	|        |      |   snappy 2, zstd 3)                             |
 //	|     18 |    2 | key length k                                    |
@@ -93,6 +93,18 @@ import (
 // (a zeroed start of the file) leave the log unopenable until Repair
 // rebuilds the header from the records (header.go).
 //
+// A body (kind 6) and an alias list (kind 7) are written only by
+// compaction, which stores a value that two or more live chunk keys hold
+// once: a body has no key, sequence number 0, and the value, stored and
+// summed as a put's; an alias list has no key, the largest sequence
+// number of the keys it names, and the keys that hold each body
+// (alias.go draws it). They are what version 4 adds to version 3 (issue
+// 41), so that a build that reads only version 3 refuses a log that may
+// hold them (ErrVersion) rather than take them for damage. A log of
+// version 3 is still read and appended to as it is: appends write the
+// records both versions share, and compaction, the only writer of bodies,
+// writes a log of version 4.
+//
 // Versions 1 (without sync marks) and 2 (without the header copy and time
 // marks) were never released; their reader is gone, and Open refuses them
 // with ErrOldVersion. From now on a change of this format is a new
@@ -102,7 +114,8 @@ import (
 // constants must not change without a new format version.
 const (
 	logSignature   = "\x89BLZLOG\n"
-	logVersion     = 3 // written and read; 1 and 2 were never released
+	logVersion     = 4 // written and read; 3 is read; 1 and 2 were never released
+	logVersion3    = 3
 	fileHeaderSize = 40
 	headerCopySize = recHeaderSize + fileHeaderSize // the record at fileHeaderSize
 	recHeaderSize  = 28
@@ -112,6 +125,8 @@ const (
 	kindBatch       = 0x03
 	kindMark        = 0x04
 	kindHeaderCopy  = 0x05
+	kindBody        = 0x06
+	kindAliases     = 0x07
 	kindBatchPut    = 0x81
 	kindBatchDelete = 0x82
 	markValueLen    = 8
@@ -186,7 +201,7 @@ func decodeFileHeader(b []byte) (fileHeader, error) {
 	if got, want := binary.LittleEndian.Uint32(b[32:]), crc(b[:32]); got != want {
 		return fileHeader{}, corruptf(logName, 32, "file header checksum %08x, want %08x", got, want)
 	}
-	if v < logVersion {
+	if v < logVersion3 {
 		return fileHeader{}, fmt.Errorf("%w: %s is format version %d, a development format no release wrote; this build reads version %d", ErrOldVersion, logName, v, logVersion)
 	}
 	if r := binary.LittleEndian.Uint32(b[36:]); r != 0 {
@@ -328,7 +343,7 @@ func inspectHeader(h []byte, topLevel bool) (int, headerFault) {
 		return 0, headerRaw
 	}
 	switch kind {
-	case kindPut, kindDelete, kindBatch, kindMark, kindHeaderCopy:
+	case kindPut, kindDelete, kindBatch, kindMark, kindHeaderCopy, kindBody, kindAliases:
 		if !topLevel {
 			return 0, headerInBatch
 		}
@@ -339,7 +354,7 @@ func inspectHeader(h []byte, topLevel bool) (int, headerFault) {
 	default:
 		return 0, headerKind
 	}
-	keyless := kind == kindBatch || kind == kindMark || kind == kindHeaderCopy
+	keyless := kind == kindBatch || kind == kindMark || kind == kindHeaderCopy || kind == kindBody || kind == kindAliases
 	if keyless != (k == 0) {
 		return 0, headerKey
 	}
@@ -347,7 +362,7 @@ func inspectHeader(h []byte, topLevel bool) (int, headerFault) {
 		kind == kindHeaderCopy && (n != fileHeaderSize || raw != fileHeaderSize) {
 		return 0, headerFixedSize
 	}
-	if (kind == kindDelete || kind == kindBatchDelete || keyless) && c != codecNone {
+	if (kind == kindDelete || kind == kindBatchDelete || kind == kindBatch || kind == kindMark || kind == kindHeaderCopy) && c != codecNone {
 		return 0, headerCodecKind
 	}
 	return recHeaderSize + int(n), headerOK
@@ -378,7 +393,7 @@ func decodeRecord(b []byte, topLevel bool) (record, int, error) {
 		rawLen: binary.LittleEndian.Uint32(b[20:]),
 		vsum:   binary.LittleEndian.Uint32(b[24:]),
 	}
-	if r.kind != kindBatch && r.kind != kindMark && r.kind != kindHeaderCopy {
+	if r.kind != kindBatch && r.kind != kindMark && r.kind != kindHeaderCopy && r.kind != kindBody && r.kind != kindAliases {
 		if _, err := parseKey(r.key); err != nil {
 			return record{}, 0, fmt.Errorf("%w: %v", errBadRecord, err)
 		}
@@ -391,6 +406,13 @@ func decodeRecord(b []byte, topLevel bool) (record, int, error) {
 	case kindMark, kindHeaderCopy:
 		if r.seq != 0 || crc(r.value) != r.vsum {
 			return record{}, 0, fmt.Errorf("%w: %s with sequence %d or a bad value checksum", errBadRecord, kindName(r.kind), r.seq)
+		}
+	case kindBody:
+		if r.seq != 0 {
+			return record{}, 0, fmt.Errorf("%w: body with sequence %d", errBadRecord, r.seq)
+		}
+		if r.codec == codecNone && int(r.rawLen) != len(r.value) {
+			return record{}, 0, fmt.Errorf("%w: raw length %d, stored %d", errBadRecord, r.rawLen, len(r.value))
 		}
 	case kindBatch:
 		if int(r.rawLen) != len(r.value) {

@@ -192,8 +192,20 @@ func scanLog(f vfs.File, from, end int64, marks bool, apply func(off int64, r *r
 	w := &window{f: f, end: end, base: -1}
 	res := scanResult{end: from}
 	var ahead *lookAhead
+	var bodies map[int64]bodySeen // the bodies met (alias.go)
 	for off := from; off < end; {
 		r, n, err := w.decodeAt(off)
+		switch {
+		case err == nil && r.kind == kindBody:
+			if bodies == nil {
+				bodies = map[int64]bodySeen{}
+			}
+			bodies[off] = bodySeen{size: uint32(n), vsum: r.vsum}
+		case err == nil && r.kind == kindAliases:
+			// A list that names no body is damage, however well its
+			// checksum verifies.
+			err = checkAliasList(off, &r, from, bodies, res.corrupt)
+		}
 		if err == nil {
 			if r.kind == kindMark || r.kind == kindHeaderCopy {
 				res.marks += int64(n)
@@ -354,6 +366,17 @@ const bigCandidate = 64 << 10
 
 // applyRecord applies a top-level record found at off to ix.
 func applyRecord(ix *index, off int64, r *record) error {
+	switch r.kind {
+	case kindBody:
+		return nil // its keys are in the alias list after it
+	case kindAliases:
+		a, err := readAliasList(off, r)
+		if err != nil {
+			return err
+		}
+		applyAliases(ix, a, true)
+		return nil
+	}
 	return eachEntry(off, r, func(at int64, k rkey, e *record) error {
 		if e.kind == kindDelete || e.kind == kindBatchDelete {
 			ix.delAt(k, e.seq, uint32(e.size()))
@@ -367,6 +390,9 @@ func applyRecord(ix *index, off int64, r *record) error {
 // eachEntry calls fn for the put or delete r is, or for each one of a
 // batch, with its offset in the log and its key.
 func eachEntry(off int64, r *record, fn func(at int64, k rkey, e *record) error) error {
+	if r.kind == kindBody || r.kind == kindAliases {
+		return nil // no key of their own (alias.go)
+	}
 	one := func(at int64, e *record) error {
 		k, err := parseKey(e.key)
 		if err != nil {

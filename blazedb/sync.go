@@ -18,6 +18,10 @@ type logFile struct {
 	f    vfs.File
 	gen  uint64
 	refs sync.WaitGroup // readers and writers using f
+	// alt maps the first copy of each body (alias.go) to its second, read
+	// when the first does not verify. Set before the log is in use, and
+	// never changed: only compaction writes bodies, into a new log.
+	alt map[int64]int64
 
 	// marked is the length of the file its sync marks cover: the value
 	// of the last mark appended, or the mark's own end when that value
