@@ -303,25 +303,42 @@ type aliasPlan struct {
 // compared. Keys carry names, and records that do not verify, are left
 // to the copy. rc rewrites each body once, as it would each key's record.
 func (db *DB) planAliases(old *logFile, snap *index, carry map[rkey]carried, rc *recompressor) (*aliasPlan, error) {
-	type class struct {
-		vsum   uint32
-		stored uint32
-	}
-	classes := map[class][]rkey{}
-	snap.each(func(k rkey, e entry) bool {
-		if k.named {
-			return false // chunk keys come first; nothing named is aliased
-		}
-		if _, ok := carry[k]; ok {
-			return true
-		}
+	// A key's class is its value's checksum and stored length. Classes
+	// are found twice over with a sorted list, 8 bytes a key, rather than
+	// a map of every key: on a real world nearly every class is one key.
+	class := func(e entry) uint64 {
 		stored := e.size - recHeaderSize
 		if _, body := snap.bodies[e.off]; !body {
 			stored -= chunkKeyLen
 		}
-		c := class{e.vsum, stored}
-		classes[c] = append(classes[c], k)
-		return true
+		return uint64(e.vsum)<<32 | uint64(stored)
+	}
+	chunkKeys := func(fn func(k rkey, e entry)) {
+		snap.each(func(k rkey, e entry) bool {
+			if k.named {
+				return false // chunk keys come first; nothing named is aliased
+			}
+			if _, ok := carry[k]; !ok {
+				fn(k, e)
+			}
+			return true
+		})
+	}
+	var all []uint64
+	chunkKeys(func(_ rkey, e entry) { all = append(all, class(e)) })
+	slices.Sort(all)
+	twice := map[uint64]bool{}
+	for i := 1; i < len(all); i++ {
+		if all[i] == all[i-1] {
+			twice[all[i]] = true
+		}
+	}
+	all = nil
+	classes := map[uint64][]rkey{}
+	chunkKeys(func(k rkey, e entry) {
+		if c := class(e); twice[c] {
+			classes[c] = append(classes[c], k)
+		}
 	})
 	plan := &aliasPlan{of: map[rkey]bool{}}
 	var buf []byte

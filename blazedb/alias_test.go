@@ -188,6 +188,36 @@ func TestAliasDamage(t *testing.T) {
 			db.Close()
 		})
 	}
+	t.Run("both body copies", func(t *testing.T) {
+		fs, db, want := aliasWorld(t, 6, Options{})
+		if err := db.Compact(); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		bodies := logRecords(t, fs, kindBody)
+		b, _ := fs.ReadFile("/db/" + logName)
+		b[bodies[0]+recHeaderSize+5] ^= 0x40
+		b[bodies[2]+recHeaderSize+5] ^= 0x40
+		fs.WriteFile("/db/"+logName, b)
+		db, err := Open("/db", Options{FS: fs, Logger: quiet, DisableAutoCompaction: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Get(Key{X: 3, Z: 3}); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("a body both of whose copies are damaged: %v", err)
+		}
+		db.Close()
+		rep, err := Repair("/db", Options{FS: fs, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		db = open(t, fs, "/db", Options{DisableAutoCompaction: true})
+		if _, err := db.Get(Key{X: 3, Z: 3}); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("after Repair (%+v), a column of the lost body: %v", rep, err)
+		}
+		checkValues(t, db, map[Key][]byte{{X: 1}: want[Key{X: 1}], {Dim: 1, X: 9}: want[Key{Dim: 1, X: 9}]})
+		db.Close()
+	})
 	t.Run("alias list", func(t *testing.T) {
 		fs, db, want := aliasWorld(t, 6, Options{})
 		if err := db.Compact(); err != nil {

@@ -445,8 +445,14 @@ func indexSaving(b *testing.B, dir string, parts []columnParts, aliases bool) in
 	if err != nil {
 		b.Fatal(err)
 	}
+	if len(idx) < 12 || binary.LittleEndian.Uint32(idx[8:]) != 2 {
+		// Version 3 (issue 41) is compressed and keeps aliased entries
+		// as its bodies': the lever is the format now, and saves nothing
+		// more.
+		return 0
+	}
 	size := len(idx)
-	// index.dat (blazedb/index.go): a 56-byte header, whose bytes 40..48
+	// index.dat version 2 (blazedb/index.go): a 56-byte header, whose bytes 40..48
 	// count the chunk entries, then 28 bytes an entry: dim, x, z int32;
 	// vsum uint32; offset uint64; size uint32.
 	const head, entry = 56, 28
