@@ -251,7 +251,7 @@ func (ix *index) diff(o *index) string {
 //	|                    |   the entry before it in the file, chunk   |
 //	|                    |   or named (the first: minus 40), varint;  |
 //	|                    |   size uvarint; vsum uint32 LE             |
-//	| history section    | as in version 2 (historyindex.go)          |
+//	| history section    | version 3's (historyindex.go)              |
 //	+--------------------+--------------------------------------------+
 //
 // A compacted log holds its records in the index's order, so most
@@ -378,7 +378,7 @@ func appendIndexPayload(b []byte, ix *index) []byte {
 		b = append(b, n...)
 		loc(ix.named[n])
 	}
-	return appendHistorySection(b, ix.hist)
+	return appendHistoryV3(b, ix.hist, ix)
 }
 
 // decodeIndex parses index.dat, of version 3 or 2. Every entry must lie
@@ -606,7 +606,7 @@ func decodeIndexPayload(p []byte, covered int64) (*index, error) {
 		ix.put(rkey{named: true, name: name}, e)
 		end = e.off + int64(e.size)
 	}
-	at, err := decodeHistorySection(p, at, ix, covered)
+	at, err := decodeHistoryV3(p, at, ix, covered)
 	if err != nil {
 		return nil, err
 	}

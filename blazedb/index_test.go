@@ -227,7 +227,7 @@ func TestDecodeIndexV3(t *testing.T) {
 			b = binary.LittleEndian.AppendUint32(b, 7)
 		}
 		b = binary.AppendUvarint(b, 0)
-		return appendHistorySection(b, nil)
+		return appendHistoryV3(b, nil, nil)
 	}
 	small := indexMeta{generation: 1, covered: fileHeaderSize + 200, nextSeq: 1}
 	if _, _, err := decodeIndex(wrapIndexPayload(small, payload([3]int64{1, 0, 100}, [3]int64{1, 0, 100}))); err != nil {
