@@ -270,7 +270,7 @@ func TestAliasDamage(t *testing.T) {
 // writes (the crash harness of crash_test.go, with half the values
 // shared between keys).
 func TestCrashAliases(t *testing.T) {
-	n := soak(60, 5_000)
+	n := soak(40, 5_000)
 	aliased := 0
 	for i := range n {
 		if runCrashShared(t, uint64(i)) {
