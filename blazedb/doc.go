@@ -25,7 +25,12 @@
 // rewrites the log without them while reads and writes go on. Where a
 // rename cannot replace an open file (Windows), it renames the old log
 // aside first, and Open puts it back after a crash between the two
-// renames (files.go).
+// renames (files.go). Compaction also stores a value that two or more
+// live chunk keys hold once, written twice apart, with the keys as an
+// alias list (alias.go): a flat arena or a void map is a few records.
+// Reads of such a key verify the value as any other, and take the second
+// copy when the first is damaged; the keys that hold a value are counted
+// from the index, never stored.
 //
 // # History
 //
