@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
@@ -344,4 +345,25 @@ func FuzzDecodeAliasList(f *testing.F) {
 			t.Fatalf("round trip: %+v, %v; want %+v", again, err, a)
 		}
 	})
+}
+
+// Issue 41 item 1: Repair rebuilding a lost header from an aliased log
+// takes index.dat's generation: its entries for aliased keys, which point
+// at bodies, fit the log.
+func TestRepairRebuildsHeaderOfAliases(t *testing.T) {
+	fs, db, want := aliasWorld(t, 6, Options{})
+	if err := db.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	b, _ := fs.ReadFile("/db/" + logName)
+	clear(b[:fileHeaderSize+headerCopySize])
+	fs.WriteFile("/db/"+logName, b)
+	rep, err := Repair("/db", Options{FS: fs, Logger: quiet})
+	if err != nil || !strings.Contains(rep.Header, "index.dat names") {
+		t.Fatalf("repair %+v, %v", rep, err)
+	}
+	db = open(t, fs, "/db", Options{DisableAutoCompaction: true})
+	checkValues(t, db, want)
+	db.Close()
 }

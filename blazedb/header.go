@@ -166,6 +166,10 @@ func indexFits(f vfs.File, ix *index, damaged []CorruptRegion) bool {
 			ok = inDamage(e)
 			return ok
 		}
+		if r.kind == kindBody { // an alias (alias.go): the key is the list's
+			ok = !k.named && r.vsum == e.vsum
+			return ok
+		}
 		got, err := parseKey(r.key)
 		ok = err == nil && got == k
 		return ok
