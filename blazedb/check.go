@@ -106,6 +106,14 @@ func damagedKeys(l *logFile, ix *index, c CorruptRegion) string {
 	}
 	var keys []string
 	name := func(at int64, h []byte) bool {
+		switch h[16] {
+		case kindBody: // alias.go
+			keys = append(keys, "a copy of a value that several chunk keys hold, which reads take from its other copy")
+			return true
+		case kindAliases:
+			keys = append(keys, "an alias list (the chunk keys that hold such values: index.dat keeps them, and compaction writes the list again)")
+			return true
+		}
 		kl := int(binary.LittleEndian.Uint16(h[18:]))
 		if recHeaderSize+kl > len(h) {
 			return false
