@@ -293,8 +293,9 @@ type planned struct {
 
 // aliasPlan is what one compaction stores once.
 type aliasPlan struct {
-	bodies []*planned
-	of     map[rkey]bool // the keys aliased
+	bodies    []*planned
+	of        map[rkey]bool // the keys aliased
+	listBytes int64         // the alias list's record, once written
 }
 
 // planAliases finds the live chunk values of snap that two or more keys
@@ -421,7 +422,8 @@ func (p *aliasPlan) writeFirst(w *appender) error {
 }
 
 // writeRest writes the second copy of every body and the alias list, and
-// points the aliased keys of nix at the bodies.
+// points the aliased keys of nix at the bodies. It notes the list's size
+// (p.listBytes): not garbage, as the bodies are not.
 func (p *aliasPlan) writeRest(w *appender, nix *index) error {
 	if len(p.bodies) == 0 {
 		return nil
@@ -446,6 +448,7 @@ func (p *aliasPlan) writeRest(w *appender, nix *index) error {
 		return err
 	}
 	rec := appendRecord(nil, &record{seq: a.maxSeq(), kind: kindAliases, codec: c, value: stored, rawLen: uint32(len(raw)), vsum: crc(raw)})
+	p.listBytes = int64(len(rec))
 	if err := w.write(rec); err != nil {
 		return fmt.Errorf("write %s: %w", compactName, err)
 	}

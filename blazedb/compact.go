@@ -275,7 +275,7 @@ func (db *DB) compact(afterCopy func()) (err error) {
 	nl.alt = nix.alternates()
 	nl.marked = w.off
 	nl.markBytes.Store(markSize + headerCopySize)
-	nl.keptBytes.Store(keptBytes)
+	nl.keptBytes.Store(keptBytes + plan.listBytes)
 	var cs *carriedSet
 	if len(kept) > 0 {
 		cs = &carriedSet{gen: nl.gen, recs: kept}
