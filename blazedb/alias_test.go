@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 )
@@ -300,7 +301,9 @@ func TestCrashAliases(t *testing.T) {
 func runCrashShared(t *testing.T, seed uint64) bool {
 	fs := vfstest.NewMem()
 	fs.MkdirAll("/db", 0o755)
-	opts := Options{FS: fs, Logger: quiet, Durability: DurabilitySafe, DisableAutoCompaction: true, IndexCheckpointBytes: []int64{-1, 2 << 10}[seed%2]}
+	opts := Options{FS: fs, Logger: quiet, Durability: DurabilitySafe, DisableAutoCompaction: true, IndexCheckpointBytes: []int64{-1, 2 << 10}[seed%2],
+		// History kept, off, or a horizon every compaction passes.
+		History: []time.Duration{0, -1, time.Nanosecond}[seed/2%3]}
 	db, err := Open("/db", opts)
 	if err != nil {
 		t.Fatal(err)
