@@ -15,7 +15,7 @@ import (
 // hold it as an alias list, in the file it writes:
 //
 //	header | time marks | history records | first copies of the bodies |
-//	live records | second copies of the bodies | alias list | ...
+//	live records | second copies of the bodies | alias lists | ...
 //
 // A body is written twice, apart, because it is the one record whose loss
 // would cost more than itself: a read, a compaction or a Repair that finds
@@ -421,10 +421,17 @@ func (p *aliasPlan) writeFirst(w *appender) error {
 	return nil
 }
 
-// writeRest writes the second copy of every body and the alias list, and
-// points the aliased keys of nix at the bodies. It notes the list's size
+// maxAliasListKeys is the most keys one alias list names, so that a
+// list's value stays below maxValueLen however many columns a world
+// aliases (a key takes at most 30 bytes, a body 39, and a list holds only
+// the bodies its keys name, at most one for two keys); more keys take more
+// lists.
+const maxAliasListKeys = 1 << 20
+
+// writeRest writes the second copy of every body and the alias lists, and
+// points the aliased keys of nix at the bodies. It notes the lists' size
 // (p.listBytes): not garbage, as the bodies are not.
-func (p *aliasPlan) writeRest(w *appender, nix *index) error {
+func (p *aliasPlan) writeRest(w *appender, nix *index, most int) error {
 	if len(p.bodies) == 0 {
 		return nil
 	}
@@ -441,16 +448,34 @@ func (p *aliasPlan) writeRest(w *appender, nix *index) error {
 		}
 	}
 	slices.SortFunc(a.keys, func(x, y aliasKey) int { return compareRkey(rkey{chunk: x.k}, rkey{chunk: y.k}) })
-	at := w.pos()
-	raw := appendAliasList(nil, a, at)
-	stored, c, err := compress(nil, codecZstd, raw)
-	if err != nil {
-		return err
+	if most <= 0 {
+		most = maxAliasListKeys
 	}
-	rec := appendRecord(nil, &record{seq: a.maxSeq(), kind: kindAliases, codec: c, value: stored, rawLen: uint32(len(raw)), vsum: crc(raw)})
-	p.listBytes = int64(len(rec))
-	if err := w.write(rec); err != nil {
-		return fmt.Errorf("write %s: %w", compactName, err)
+	for keys := a.keys; len(keys) > 0; {
+		part := &aliasList{}
+		local := map[int]int{}
+		for _, k := range keys[:min(most, len(keys))] {
+			n, ok := local[k.body]
+			if !ok {
+				n = len(part.bodies)
+				local[k.body] = n
+				part.bodies = append(part.bodies, a.bodies[k.body])
+			}
+			k.body = n
+			part.keys = append(part.keys, k)
+		}
+		keys = keys[len(part.keys):]
+		at := w.pos()
+		raw := appendAliasList(nil, part, at)
+		stored, c, err := compress(nil, codecZstd, raw)
+		if err != nil {
+			return err
+		}
+		rec := appendRecord(nil, &record{seq: part.maxSeq(), kind: kindAliases, codec: c, value: stored, rawLen: uint32(len(raw)), vsum: crc(raw)})
+		p.listBytes += int64(len(rec))
+		if err := w.write(rec); err != nil {
+			return fmt.Errorf("write %s: %w", compactName, err)
+		}
 	}
 	applyAliases(nix, a, false)
 	return nil

@@ -381,3 +381,25 @@ func TestRepairRebuildsHeaderOfAliases(t *testing.T) {
 	checkValues(t, db, want)
 	db.Close()
 }
+
+// Issue 41 item 1: a compaction that aliases more keys than one list may
+// name writes several lists, each with the bodies its keys name; a scan
+// reads them all back.
+func TestAliasListsSplit(t *testing.T) {
+	fs, db, want := aliasWorld(t, 6, Options{})
+	db.knobs.aliasListKeys = 5
+	if err := db.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(logRecords(t, fs, kindAliases)); n != 8 { // 34 + 2 keys, 5 a list
+		t.Errorf("%d alias lists, want 8", n)
+	}
+	db.Close()
+	fs.Remove("/db/" + indexName)
+	db = open(t, fs, "/db", Options{DisableAutoCompaction: true})
+	if db.Recovery().IndexLoaded {
+		t.Fatal("index.dat was loaded")
+	}
+	checkValues(t, db, want)
+	db.Close()
+}

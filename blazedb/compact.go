@@ -187,7 +187,7 @@ func (db *DB) compact(afterCopy func()) (err error) {
 			return err
 		}
 		if len(newly) == 0 {
-			if err := plan.writeRest(w, nix); err != nil {
+			if err := plan.writeRest(w, nix, db.knobs.aliasListKeys); err != nil {
 				return err
 			}
 			break

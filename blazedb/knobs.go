@@ -22,6 +22,9 @@ type testKnobs struct {
 	// Background compactions never run it. Set by the goroutine that
 	// calls Compact, before the call.
 	compactCopied func()
+	// aliasListKeys, when not 0, replaces maxAliasListKeys (alias.go).
+	// Set before the DB is used.
+	aliasListKeys int
 	// slowFsync, in nanoseconds, replaces defaultSlowFsync when not 0.
 	// Atomic: a test changes it while writers fsync.
 	slowFsync atomic.Int64
