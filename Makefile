@@ -75,6 +75,7 @@ fuzz-smoke:
 	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecodeIndex$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecompress$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecodeSnapshot$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
+	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecodeAliasList$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider/internal/column -run '^$$' -fuzz '^FuzzDecodeColumn$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider/internal/column -run '^$$' -fuzz '^FuzzRecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider/internal/nbt -run '^$$' -fuzz '^FuzzCanonicalNBT$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
@@ -86,6 +87,10 @@ fuzz-smoke:
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzDecodeExtras$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./overlay -run '^$$' -fuzz '^FuzzParseCurrent$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./segment -run '^$$' -fuzz '^FuzzParseLayout$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
+	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzReadLogHeader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
+	$(GO) test ./provider -run '^$$' -fuzz '^FuzzDecodePlayerData$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
+	$(GO) test ./replica -run '^$$' -fuzz '^FuzzDecodeManifest$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
+	$(GO) test ./replica -run '^$$' -fuzz '^FuzzParseObjectName$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 
 fuzz:
 	$(MAKE) fuzz-smoke FUZZTIME=$(FUZZLONG)
