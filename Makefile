@@ -133,6 +133,11 @@ soak:
 # with each provider before its sub-benchmarks, and times its levers'
 # decodes over a whole world per iteration: it runs a set number of
 # iterations a sample too.
+# The replica's benchmarks (issue 39: BenchmarkReplicaCost and
+# BenchmarkRestore10k in tests/, those of replica/) start versitygw on
+# loopback through internal/s3test, installing it with go install when it
+# is missing (they are skipped when it cannot be installed). Each
+# shipment of replica/'s is a round trip to it: 50 a sample.
 # BENCH narrows the run of tests/ and the engine's packages (BENCH=Walk);
 # BURST the bursts' (BURST=mcdb, or BURST=none for none); SIZE the size
 # table's (SIZE=flat24, SIZE=real/lever, or SIZE=none for none).
@@ -143,7 +148,7 @@ BENCHBIN := build/bench
 BENCHRUN  = -test.run '^$$' -test.benchmem -test.count $(BENCHCOUNT)
 bench:
 	rm -rf $(BENCHBIN) bench.txt bench-engine.txt
-	$(GO) test -c -o $(BENCHBIN)/ ./tests ./blazedb ./provider ./segment ./overlay
+	$(GO) test -c -o $(BENCHBIN)/ ./tests ./blazedb ./provider ./segment ./overlay ./replica
 	$(GO) build -o $(BENCHBIN)/benchtable ./internal/cmd/benchtable
 	cd tests && ../$(BENCHBIN)/tests.test $(BENCHRUN) -test.bench '$(BENCH)' -test.skip 'StoreBurst|^BenchmarkSize$$' -test.timeout 3h | tee ../bench.txt
 	$(if $(filter none,$(SIZE)),,cd tests && ../$(BENCHBIN)/tests.test $(BENCHRUN) -test.bench '^BenchmarkSize$$/$(SIZE)' -test.benchtime 20x -test.timeout 1h | tee -a ../bench.txt)
@@ -154,6 +159,7 @@ bench:
 	cd overlay && ../$(BENCHBIN)/overlay.test $(BENCHRUN) -test.bench 'ResetOverlay|ArenaCycle' -test.benchtime 20x -test.timeout 1h | tee -a ../bench-engine.txt
 	cd overlay && ../$(BENCHBIN)/overlay.test $(BENCHRUN) -test.bench 'ArenaMemory' -test.benchtime 2x -test.timeout 1h | tee -a ../bench-engine.txt
 	cd overlay && ../$(BENCHBIN)/overlay.test $(BENCHRUN) -test.bench 'LoadPrefetched' -test.benchtime 20000x -test.timeout 1h | tee -a ../bench-engine.txt
+	cd replica && ../$(BENCHBIN)/replica.test $(BENCHRUN) -test.bench '$(BENCH)' -test.benchtime 50x -test.timeout 1h | tee -a ../bench-engine.txt
 	$(BENCHBIN)/benchtable bench.txt bench-engine.txt
 
 # Vetted for Windows and macOS too: the filesystem seam has code for each
