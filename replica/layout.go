@@ -27,6 +27,12 @@ import (
 //	| file/NAME/EPOCH-TIME              | the whole of the world's file NAME         |
 //	|                                   | (level.dat, levelname.txt, dictionary.dat) |
 //	|                                   | as read at TIME, when it changed           |
+//	| regions/DIM/r.X.Z/log/...         | a segmented world's region (its directory  |
+//	| regions/DIM/r.X.Z/file/...        | in the world): its log and files as above; |
+//	|                                   | the root's (the layout record included)    |
+//	|                                   | are the world's, above                     |
+//	| regions/DIM/r.X.Z/deleted/        | the region was deleted at TIME: a restore  |
+//	|   EPOCH-TIME (empty)              | takes its objects of TIME on only          |
 //	+-----------------------------------+--------------------------------------------+
 //
 // The log's records carry the engine's checksums, which a restore verifies
@@ -56,6 +62,8 @@ const (
 	manifestVersion   = 1
 	logDir            = "log/"
 	fileDir           = "file/"
+	regionsDir        = "regions/"
+	deletedDir        = "deleted/"
 )
 
 // shippedFiles are the world's files shipped whole beside its log, from
@@ -134,4 +142,29 @@ func parseFileObject(name string) (o fileObject, ok bool) {
 		return fileObject{}, false
 	}
 	return fileObject{file: file, epoch: e, time: time.Unix(0, int64(t)).UTC()}, true
+}
+
+// deletionObject names the mark of a region's deletion, under the
+// region's prefix.
+type deletionObject struct {
+	epoch uint64
+	time  time.Time
+}
+
+func (o deletionObject) name() string {
+	return deletedDir + hex16(o.epoch) + "-" + hex16(uint64(o.time.UnixNano()))
+}
+
+func parseDeletionObject(name string) (o deletionObject, ok bool) {
+	rest, ok := strings.CutPrefix(name, deletedDir)
+	nums := strings.Split(rest, "-")
+	if !ok || len(nums) != 2 {
+		return deletionObject{}, false
+	}
+	e, ok1 := parseHex16(nums[0])
+	t, ok2 := parseHex16(nums[1])
+	if !ok1 || !ok2 || t > 1<<63-1 {
+		return deletionObject{}, false
+	}
+	return deletionObject{epoch: e, time: time.Unix(0, int64(t)).UTC()}, true
 }

@@ -25,7 +25,36 @@ func Prune(ctx context.Context, store *Store, horizon time.Time) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	plan, err := planRestore(ctx, store, m, horizon)
+	n, err := prune(ctx, store, m, horizon, false)
+	if err != nil {
+		return n, err
+	}
+	regions, err := listRegions(ctx, store)
+	if err != nil {
+		return n, err
+	}
+	for _, rel := range regions {
+		k, err := prune(ctx, store.sub(rel), m, horizon, true)
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// prune is Prune of the objects under store, a world's or (region) a
+// region's prefix, with the replica's manifest m. A region's objects
+// from before its last deletion by horizon are not pruned.
+func prune(ctx context.Context, store *Store, m *manifest, horizon time.Time, region bool) (int, error) {
+	var from time.Time
+	if region {
+		var err error
+		if from, err = deletedAt(ctx, store, m, horizon); err != nil {
+			return 0, err
+		}
+	}
+	plan, err := planRestore(ctx, store, m, horizon, from)
 	if errors.Is(err, ErrNoReplica) {
 		return 0, nil
 	}
@@ -40,7 +69,7 @@ func Prune(ctx context.Context, store *Store, horizon time.Time) (int, error) {
 	base := plan.report
 	for _, n := range names {
 		o, ok := parseLogObject(n)
-		if ok && (o.epoch < base.Epoch || o.epoch == base.Epoch && o.gen < base.Generation) {
+		if ok && !o.time.Before(from) && (o.epoch < base.Epoch || o.epoch == base.Epoch && o.gen < base.Generation) {
 			doomed = append(doomed, n)
 		}
 	}

@@ -116,12 +116,14 @@ type Replicator struct {
 	conf  Config
 
 	// shipMu is held by a shipment, and guards what it ships from.
-	shipMu  sync.Mutex
-	man     *manifest
-	etag    string
-	gen     uint64
-	shipped int64 // -1: nothing of gen shipped in this epoch
-	files   map[string][sha256.Size]byte
+	shipMu sync.Mutex
+	man    *manifest
+	etag   string
+	root   part // the world, or a segmented world's root
+	// A segmented world's regions (segments.go): nil for a plain world.
+	regions Segmented
+	parts   map[string]*part // by the region's directory in the world
+	offered bool             // every region on disk was shipped in this epoch
 
 	// mu guards what the other methods read, briefly.
 	mu      sync.Mutex
@@ -140,6 +142,11 @@ type Replicator struct {
 // of chunks.dat and the world's files, then what is appended. It fails
 // with ErrOwned while another writer holds the replica.
 func Start(ctx context.Context, db *blazedb.DB, dir string, store *Store, conf Config) (*Replicator, error) {
+	return start(ctx, db, nil, dir, store, conf)
+}
+
+// start is Start, and StartSegmented when regions is not nil.
+func start(ctx context.Context, db *blazedb.DB, regions Segmented, dir string, store *Store, conf Config) (*Replicator, error) {
 	conf, err := conf.withDefaults(dir)
 	if err != nil {
 		return nil, err
@@ -149,10 +156,11 @@ func Start(ctx context.Context, db *blazedb.DB, dir string, store *Store, conf C
 		return nil, err
 	}
 	r := &Replicator{
-		db: db, world: dir, store: store, conf: conf,
-		man: m, etag: etag, shipped: -1, files: map[string][sha256.Size]byte{},
+		db: db, world: dir, store: store, conf: conf, regions: regions,
+		man: m, etag: etag, root: newPart(store, dir), parts: map[string]*part{},
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
+	r.root.root = true
 	r.stats.Epoch = m.Epoch
 	if conf.Interval > conf.Lease/3 {
 		conf.Logger.Warn("replica: the interval is over a third of the lease: another server may take the replica while this one is idle", "interval", conf.Interval, "lease", conf.Lease)
@@ -229,7 +237,12 @@ func (r *Replicator) Ship(ctx context.Context) error {
 }
 
 func (r *Replicator) flush(ctx context.Context) error {
-	err := r.db.SyncLog()
+	var err error
+	if r.regions != nil {
+		err = r.regions.Sync()
+	} else {
+		err = r.db.SyncLog()
+	}
 	if err != nil {
 		err = fmt.Errorf("replica: ship: %w", err)
 	} else {
@@ -322,58 +335,105 @@ func (r *Replicator) shipOnce(ctx context.Context) error {
 	return err
 }
 
-// ship does shipOnce's work; r.shipMu is held.
+// ship does shipOnce's work; r.shipMu is held. The manifest is renewed
+// before the shipment's first upload, and when nothing changed, once a
+// third of the lease has passed since the last renewal.
 func (r *Replicator) ship(ctx context.Context) error {
-	files, err := r.readFiles()
+	renewed := false
+	renewFirst := func() error {
+		if renewed {
+			return nil
+		}
+		// Renewed first: a writer fenced meanwhile uploads nothing more.
+		etag, err := renew(ctx, r.store, r.man, r.etag, r.conf.Now())
+		if err != nil {
+			return err
+		}
+		r.etag, renewed = etag, true
+		return nil
+	}
+	if err := r.shipPart(ctx, &r.root, r.db, renewFirst); err != nil {
+		return err
+	}
+	if r.regions != nil {
+		if err := r.shipRegions(ctx, renewFirst); err != nil {
+			return err
+		}
+	}
+	if !renewed && r.conf.Now().Sub(r.man.Renewed) >= r.conf.Lease/3 {
+		return renewFirst()
+	}
+	return nil
+}
+
+// part is one database the replicator ships, under a prefix of its own:
+// the world (a segmented world's root) or one of a segmented world's
+// regions. r.shipMu guards it.
+type part struct {
+	store   *Store // at the part's prefix
+	dir     string // the database's directory
+	gen     uint64
+	shipped int64 // -1: nothing of gen shipped in this epoch
+	files   map[string][sha256.Size]byte
+	root    bool // the world's: its shipments' figures are Stats'
+}
+
+func newPart(store *Store, dir string) part {
+	return part{store: store, dir: dir, shipped: -1, files: map[string][sha256.Size]byte{}}
+}
+
+// shipPart uploads what is new of p, whose engine is db: a whole copy of
+// chunks.dat when its generation is not the one shipped, else the durable
+// bytes appended since, and each world file that changed; renewFirst
+// runs before its first upload.
+func (r *Replicator) shipPart(ctx context.Context, p *part, db *blazedb.DB, renewFirst func() error) error {
+	files, err := r.readFiles(p.dir)
 	if err != nil {
 		return err
 	}
-	gen, durable, err := r.db.DurableLog()
+	gen, durable, err := db.DurableLog()
 	if err != nil {
 		return fmt.Errorf("replica: read the log's length: %w", err)
 	}
 	// Every byte and file read so far was there at t.
 	t := r.conf.Now()
-	changed := gen != r.gen || r.shipped < 0 || durable > r.shipped
+	changed := gen != p.gen || p.shipped < 0 || durable > p.shipped
 	for name, f := range files {
-		if r.files[name] != f.sum {
+		if p.files[name] != f.sum {
 			changed = true
 		}
 	}
-	if !changed && t.Sub(r.man.Renewed) < r.conf.Lease/3 {
+	if !changed {
 		return nil
 	}
-	// Renewed first: a writer fenced meanwhile uploads nothing more.
-	etag, err := renew(ctx, r.store, r.man, r.etag, t)
-	if err != nil {
+	if err := renewFirst(); err != nil {
 		return err
 	}
-	r.etag = etag
 	// A compaction while the log is read replaces it: the new one is
 	// then copied whole, at once (a few times at most, if compactions
 	// follow each other that fast).
 	for attempt := 0; ; attempt++ {
-		err := r.shipLog(ctx, gen, durable, t)
+		err := r.shipLog(ctx, p, db, gen, durable, t)
 		if !errors.Is(err, blazedb.ErrGenerationGone) || attempt == 3 {
 			if err != nil {
 				return err
 			}
 			break
 		}
-		if gen, durable, err = r.db.DurableLog(); err != nil {
+		if gen, durable, err = db.DurableLog(); err != nil {
 			return fmt.Errorf("replica: read the log's length: %w", err)
 		}
 		t = r.conf.Now()
 	}
 	for name, f := range files {
-		if r.files[name] == f.sum {
+		if p.files[name] == f.sum {
 			continue
 		}
 		o := fileObject{file: name, epoch: r.man.Epoch, time: t}
-		if _, err := r.store.put(ctx, o.name(), bytes.NewReader(f.data), int64(len(f.data)), condition{}); err != nil {
+		if _, err := p.store.put(ctx, o.name(), bytes.NewReader(f.data), int64(len(f.data)), condition{}); err != nil {
 			return err
 		}
-		r.files[name] = f.sum
+		p.files[name] = f.sum
 		r.updateStats(func(s *Stats) {
 			s.Uploads++
 			s.UploadBytes += int64(len(f.data))
@@ -382,31 +442,35 @@ func (r *Replicator) ship(ctx context.Context) error {
 	return nil
 }
 
-// shipLog uploads the bytes of the log of generation gen up to durable
+// shipLog uploads the bytes of p's log of generation gen up to durable
 // not shipped yet (all of them when the generation is new), durable at t.
 // It returns blazedb.ErrGenerationGone, unwrapped, when a compaction
 // replaced the log as it was read. r.shipMu is held.
-func (r *Replicator) shipLog(ctx context.Context, gen uint64, durable int64, t time.Time) error {
-	if gen != r.gen || r.shipped < 0 {
-		r.gen, r.shipped = gen, -1
-		r.updateStats(func(s *Stats) { s.Generation, s.Shipped = gen, 0 })
+func (r *Replicator) shipLog(ctx context.Context, p *part, db *blazedb.DB, gen uint64, durable int64, t time.Time) error {
+	if gen != p.gen || p.shipped < 0 {
+		p.gen, p.shipped = gen, -1
+		if p.root {
+			r.updateStats(func(s *Stats) { s.Generation, s.Shipped = gen, 0 })
+		}
 	}
-	start := max(r.shipped, 0)
+	start := max(p.shipped, 0)
 	if durable <= start {
 		return nil
 	}
 	o := logObject{epoch: r.man.Epoch, gen: gen, start: start, end: durable, time: t}
-	lr := &logReader{db: r.db, gen: gen, off: start, end: durable}
-	if _, err := r.store.put(ctx, o.name(), lr, durable-start, condition{}); err != nil {
+	lr := &logReader{db: db, gen: gen, off: start, end: durable}
+	if _, err := p.store.put(ctx, o.name(), lr, durable-start, condition{}); err != nil {
 		if errors.Is(lr.err, blazedb.ErrGenerationGone) {
-			r.shipped = -1 // the new log is copied whole
+			p.shipped = -1 // the new log is copied whole
 			return blazedb.ErrGenerationGone
 		}
 		return err
 	}
-	r.shipped = durable
+	p.shipped = durable
 	r.updateStats(func(s *Stats) {
-		s.Shipped = durable
+		if p.root {
+			s.Shipped = durable
+		}
 		s.Uploads++
 		s.UploadBytes += durable - start
 		if start == 0 {
@@ -414,7 +478,7 @@ func (r *Replicator) shipLog(ctx context.Context, gen uint64, durable int64, t t
 		}
 	})
 	if start == 0 && r.conf.Retention > 0 {
-		n, err := Prune(ctx, r.store, t.Add(-r.conf.Retention))
+		n, err := prune(ctx, p.store, r.man, t.Add(-r.conf.Retention), !p.root)
 		r.updateStats(func(s *Stats) { s.Pruned += int64(n) })
 		if err != nil {
 			return fmt.Errorf("replica: retention: %w", err)
@@ -434,12 +498,12 @@ type worldFile struct {
 	sum  [sha256.Size]byte
 }
 
-// readFiles reads the world's shipped files that exist. Each is replaced
+// readFiles reads the shipped files in dir that exist. Each is replaced
 // by rename, so a read sees one whole version.
-func (r *Replicator) readFiles() (map[string]worldFile, error) {
+func (r *Replicator) readFiles(dir string) (map[string]worldFile, error) {
 	out := map[string]worldFile{}
 	for _, name := range shippedFiles {
-		b, err := readFile(r.conf.FS, filepath.Join(r.world, name))
+		b, err := readFile(r.conf.FS, filepath.Join(dir, name))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

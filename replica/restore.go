@@ -32,6 +32,9 @@ type RestoreReport struct {
 	LogBytes   int64     // its length
 	Objects    int       // objects read, world files included
 	AsOf       time.Time // when the newest byte restored was durable
+	// Regions counts a segmented world's regions restored, each as its
+	// root is; the fields above are the root's.
+	Regions int
 }
 
 // Restore rebuilds into dir, which must not exist, the world its replica in
@@ -52,12 +55,18 @@ func Restore(ctx context.Context, store *Store, dir string, at time.Time) (*Rest
 	if err != nil {
 		return nil, err
 	}
-	plan, err := planRestore(ctx, store, m, at)
+	plan, err := planRestore(ctx, store, m, at, time.Time{})
 	if err != nil {
 		return nil, err
 	}
 	err = vfs.BuildDir(vfs.Default, dir, RestoreSuffix, func(tmp string) error {
-		return plan.build(ctx, store, tmp)
+		if err := plan.build(ctx, store, tmp); err != nil {
+			return err
+		}
+		regions, objects, err := restoreRegions(ctx, store, m, at, tmp)
+		plan.report.Regions = regions
+		plan.report.Objects += objects
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("replica: restore %s to %s: %w", store, dir, err)
@@ -72,20 +81,11 @@ type restorePlan struct {
 	report RestoreReport
 }
 
-// planRestore chooses the objects that make the world as of at.
-func planRestore(ctx context.Context, store *Store, m *manifest, at time.Time) (*restorePlan, error) {
-	// An epoch's objects count until the next epoch began.
-	until := map[uint64]time.Time{}
-	for i, e := range m.Epochs {
-		until[e.Epoch] = time.Time{}
-		if i+1 < len(m.Epochs) {
-			until[e.Epoch] = m.Epochs[i+1].Began
-		}
-	}
-	valid := func(epoch uint64, t time.Time) bool {
-		end, ok := until[epoch]
-		return ok && (at.IsZero() || !t.After(at)) && (end.IsZero() || t.Before(end))
-	}
+// planRestore chooses the objects under store that make the world (or
+// region) as of at, of those shipped at from or later.
+func planRestore(ctx context.Context, store *Store, m *manifest, at, from time.Time) (*restorePlan, error) {
+	inTime := validIn(m, at)
+	valid := func(epoch uint64, t time.Time) bool { return inTime(epoch, t) && !t.Before(from) }
 	names, err := store.list(ctx, logDir)
 	if err != nil {
 		return nil, err
@@ -164,6 +164,22 @@ func planRestore(ctx context.Context, store *Store, m *manifest, at time.Time) (
 	}
 	p.report.Objects = len(p.log) + len(p.files)
 	return p, nil
+}
+
+// validIn says whether an object of epoch shipped at t counts in a
+// restore at at: an epoch's objects count until the next epoch began.
+func validIn(m *manifest, at time.Time) func(epoch uint64, t time.Time) bool {
+	until := map[uint64]time.Time{}
+	for i, e := range m.Epochs {
+		until[e.Epoch] = time.Time{}
+		if i+1 < len(m.Epochs) {
+			until[e.Epoch] = m.Epochs[i+1].Began
+		}
+	}
+	return func(epoch uint64, t time.Time) bool {
+		end, ok := until[epoch]
+		return ok && (at.IsZero() || !t.After(at)) && (end.IsZero() || t.Before(end))
+	}
 }
 
 // build writes the planned world into the empty directory tmp and verifies

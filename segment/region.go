@@ -92,6 +92,9 @@ func (p *Provider) DeleteSegmentFor(pos world.ChunkPos, dim world.Dimension) err
 		return fmt.Errorf("segment: delete region %v: %w", k, err)
 	}
 	p.eds.deleted(k)
+	p.mu.Lock()
+	p.noteShipDeletedLocked(k)
+	p.mu.Unlock()
 	if err := p.conf.FS.SyncDir(p.dimDir(k.dim)); err != nil {
 		return fmt.Errorf("segment: delete region %v: %w", k, err)
 	}

@@ -179,6 +179,10 @@ type Provider struct {
 	// closedCounts sums the cache counters of the regions closed since
 	// Open (prefetch.go).
 	closedCounts cacheCounts
+	// shipWritten and shipDeleted are the regions closed after being
+	// written to, and deleted, since ShipRegions last offered them
+	// (ship.go).
+	shipWritten, shipDeleted map[segKey]bool
 
 	stop chan struct{}
 	work chan *seg
@@ -213,6 +217,7 @@ func (c Config) Open(dir string) (*Provider, error) {
 		return nil, fmt.Errorf("segment: open %s: %w", dir, err)
 	}
 	p := &Provider{conf: c, dir: dir, meta: meta, segs: map[segKey]*seg{}, pins: map[segKey]map[world.ChunkPos]int{}, pinning: map[pinKey]*firstPin{},
+		shipWritten: map[segKey]bool{}, shipDeleted: map[segKey]bool{},
 		stop: make(chan struct{}), work: make(chan *seg)}
 	p.idle.L = &p.mu
 	if err := p.finishDeletions(); err != nil {
@@ -405,6 +410,7 @@ func (p *Provider) closeAll(victims []*seg, report bool) error {
 			delete(p.segs, s.key)
 			p.noteClosedLocked(s)
 		}
+		p.noteShipClosedLocked(s)
 		close(s.gone)
 		p.mu.Unlock()
 	}
