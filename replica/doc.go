@@ -13,6 +13,15 @@
 // when they changed. Restore picks, for a time, the newest whole copy
 // shipped by then and the bytes appended after it by then.
 //
+// A segmented world (package segment, StartSegmented) is shipped as a
+// plain world for its root, which holds the regions' size (the layout
+// record), and likewise for each region under a prefix of its own
+// (segments.go): the open regions at every shipment, one closed after
+// being written to once more, every region whole first in each epoch, and
+// a mark when a region is deleted, before which a restore takes none of
+// its objects. Restore rebuilds every region the replica held at the time
+// asked for, each verified as the root is.
+//
 // # Guarantees
 //
 //   - Shipping never blocks a store or the World's tick: a goroutine reads

@@ -191,7 +191,8 @@ var commands = []command{
       Rebuilds in DIR, which must not exist, the world a server shipped to
       that replica (demo-server -replica), as it was at TIME (an RFC 3339
       time; default the newest shipped), and verifies every record before
-      DIR appears. The object store's endpoint and credentials are read
+      DIR appears; a segmented world comes back with each of its regions
+      as it was then. The object store's endpoint and credentials are read
       from AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID,
       AWS_SECRET_ACCESS_KEY and AWS_REGION.
 `},

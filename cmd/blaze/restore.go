@@ -45,8 +45,12 @@ func runRestore(out io.Writer, url, dir string, at time.Time, ep replica.Endpoin
 	if err != nil {
 		return failed("restore", err)
 	}
-	fmt.Fprintf(out, "%s: restored from %s as of %s: chunks.dat of generation %d (%s, epoch %d) from %s; every record verified\n",
-		dir, store, r.AsOf.Format(time.RFC3339Nano), r.Generation, size(r.LogBytes), r.Epoch, count(r.Objects, "object", "objects"))
+	regions := ""
+	if r.Regions > 0 {
+		regions = " and " + count(r.Regions, "region", "regions") + " of a segmented world"
+	}
+	fmt.Fprintf(out, "%s: restored from %s as of %s: chunks.dat of generation %d (%s, epoch %d)%s from %s; every record verified\n",
+		dir, store, r.AsOf.Format(time.RFC3339Nano), r.Generation, size(r.LogBytes), r.Epoch, regions, count(r.Objects, "object", "objects"))
 	return exitOK
 }
 
