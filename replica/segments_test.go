@@ -100,6 +100,24 @@ func TestShipAndRestoreSegmented(t *testing.T) {
 		compareSegmented(t, out, c.want)
 	}
 
+	// Issue 39 item 3: the points in time, regions' shipments included:
+	// the first a whole copy, none before it restorable.
+	points, err := Points(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(points) < 3 || points[0].Whole == 0 || points[0].Time.After(t1) || !points[len(points)-1].Time.After(t2) {
+		t.Errorf("points %+v; want a whole copy first, by %v, and some after %v", points, t1, t2)
+	}
+	for i := 1; i < len(points); i++ {
+		if !points[i].Time.After(points[i-1].Time) {
+			t.Errorf("points out of order: %v after %v", points[i].Time, points[i-1].Time)
+		}
+	}
+	if _, err := Restore(ctx, st, filepath.Join(t.TempDir(), "early"), points[0].Time.Add(-time.Nanosecond)); !errors.Is(err, ErrNoReplica) {
+		t.Errorf("restore before the first point: %v; want ErrNoReplica", err)
+	}
+
 	// Started again (a new epoch): every region on disk is shipped whole,
 	// opened one after another (MaxOpen 1 closes each as the next opens);
 	// a region the shipper opened and closed is not offered again, so

@@ -46,10 +46,12 @@
 // paste one into a world (structure.go), and
 //
 //	blaze restore s3://BUCKET/PREFIX DIR [-at TIME]
+//	blaze replica points s3://BUCKET/PREFIX
 //	blaze publish WORLD s3://BUCKET/PREFIX
 //
-// rebuild a world from its replica in object storage and publish a world
-// as an arena template by content digest (package replica).
+// rebuild a world from its replica in object storage, list the times it
+// can be rebuilt as of, and publish a world as an arena template by
+// content digest (package replica).
 // None of them runs while a server has the world open.
 //
 //	blaze version
@@ -196,6 +198,12 @@ var commands = []command{
       from AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID,
       AWS_SECRET_ACCESS_KEY and AWS_REGION.
 `},
+	{"replica", `  blaze replica points s3://BUCKET/PREFIX
+      Lists, oldest first, the times that replica can be restored to (blaze
+      restore -at TIME), one a line: each time objects were shipped, with
+      the writer's epoch and what was shipped then. The endpoint and
+      credentials are read as restore reads them.
+`},
 	{"publish", `  blaze publish WORLD s3://BUCKET/PREFIX
       Uploads the Blaze world in WORLD, which no server may have open, as an
       arena template and prints its content digest: servers pull it by that
@@ -306,6 +314,8 @@ func run(args []string) int {
 		return restoreCmd(args)
 	case "publish":
 		return publishCmd(args)
+	case "replica":
+		return replicaCmd(args)
 	}
 	fmt.Fprint(os.Stderr, usage())
 	return exitUsage

@@ -74,3 +74,38 @@ func publishCmd(args []string) int {
 	fmt.Println(digest)
 	return exitOK
 }
+
+// replicaCmd is blaze replica points s3://BUCKET/PREFIX (issue 39): the
+// times a restore of the replica can be asked for, oldest first.
+func replicaCmd(args []string) int {
+	ops, code, ok := parseArgs(flag.NewFlagSet("replica", flag.ContinueOnError), args, -1)
+	if !ok {
+		return code
+	}
+	if len(ops) != 2 || ops[0] != "points" {
+		return usageError("replica")
+	}
+	return runReplicaPoints(os.Stdout, ops[1], replica.EndpointFromEnv())
+}
+
+// runReplicaPoints prints the points in time of the replica at url, one a
+// line: the time (for restore's -at), the writer's epoch and what was
+// shipped then.
+func runReplicaPoints(out io.Writer, url string, ep replica.Endpoint) int {
+	store, err := replica.OpenStore(url, ep)
+	if err != nil {
+		return failed("replica points", err)
+	}
+	points, err := replica.Points(context.Background(), store)
+	if err != nil {
+		return failed("replica points", err)
+	}
+	for _, p := range points {
+		whole := ""
+		if p.Whole > 0 {
+			whole = ", " + count(p.Whole, "whole copy", "whole copies")
+		}
+		fmt.Fprintf(out, "%s  epoch %d  %s of log%s, %s\n", p.Time.Format(time.RFC3339Nano), p.Epoch, size(p.LogBytes), whole, count(p.Objects, "object", "objects"))
+	}
+	return exitOK
+}

@@ -97,9 +97,48 @@ func TestRestoreCommand(t *testing.T) {
 			t.Errorf("blaze restore into an existing directory: status %d", code)
 		}
 	}
+	// Issue 39 item 3: blaze replica points lists the times a restore can
+	// be asked for; the last one by t1 restores the world as it was then.
+	stdout, stderr, code := blaze(t, "replica", "points", url)
+	if code != exitOK {
+		t.Fatalf("blaze replica points: status %d, stderr %q", code, stderr)
+	}
+	var byT1 string
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	for _, line := range lines {
+		at, err := time.Parse(time.RFC3339Nano, strings.Fields(line)[0])
+		if err != nil || !strings.Contains(line, "epoch 1") {
+			t.Fatalf("blaze replica points: line %q: %v", line, err)
+		}
+		if !at.After(t1) {
+			byT1 = strings.Fields(line)[0]
+		}
+	}
+	if len(lines) < 2 || byT1 == "" || !strings.Contains(lines[0], "whole copy") {
+		t.Fatalf("blaze replica points: %q; want a whole copy first, a point by %v and one after", stdout, t1)
+	}
+	out := filepath.Join(t.TempDir(), "at-point")
+	if _, stderr, code := blaze(t, "restore", url, out, "-at", byT1); code != exitOK {
+		t.Fatalf("blaze restore -at %s: status %d, %q", byT1, code, stderr)
+	}
+	got, err := provider.Config{ReadOnly: true}.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := got.LoadColumn(world.ChunkPos{1, 0}, world.Overworld); !errors.Is(err, leveldb.ErrNotFound) {
+		t.Errorf("restore at the point %s: column 1,0 stored after it: %v", byT1, err)
+	}
+	got.Close()
+	if _, _, code := blaze(t, "replica", "list", url); code != exitUsage {
+		t.Errorf("blaze replica list: status %d, want %d", code, exitUsage)
+	}
+	if _, stderr, code := blaze(t, "replica", "points", "s3://replicas/none"); code != exitFailed || !strings.Contains(stderr, "no replica") {
+		t.Errorf("blaze replica points of a missing replica: status %d, %q", code, stderr)
+	}
+
 	// Issue 39: blaze publish prints the digest a server pulls the
 	// template by; the world must be closed.
-	stdout, stderr, code := blaze(t, "publish", dir, "s3://replicas/templates")
+	stdout, stderr, code = blaze(t, "publish", dir, "s3://replicas/templates")
 	digest := strings.TrimSpace(stdout)
 	if code != exitOK || len(digest) != 64 {
 		t.Fatalf("blaze publish: status %d, stdout %q, stderr %q", code, stdout, stderr)
