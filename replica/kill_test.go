@@ -81,7 +81,17 @@ func TestServerKilledMidUpload(t *testing.T) {
 	if os.Getenv("BLAZE_SOAK") != "" { // make soak
 		rounds = 200
 	}
+	// Until a whole copy made after a compaction has been shipped since
+	// the server last started: on a busy machine the rounds could
+	// otherwise pass without one, and nothing would be restorable.
+	shipped := func() {
+		n := rep.Stats().FullCopies
+		for deadline := time.Now().Add(10 * time.Second); rep.Stats().FullCopies == n && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+	}
 	for round := 0; round < rounds; round++ {
+		shipped()
 		wait(3) // uploads under way
 		srv.Stop()
 		if round == 1 {
