@@ -9,15 +9,19 @@
 // A Replicator ships it as immutable objects (layout.go): at most every
 // Config.Interval the durable bytes appended since the last shipment,
 // a whole copy after each compaction (the generation changed) and first
-// in each epoch, and level.dat, levelname.txt and dictionary.dat whole
-// when they changed. Restore picks, for a time, the newest whole copy
-// shipped by then and the bytes appended after it by then.
+// in each epoch, unless the replica's log is a prefix of this one (the
+// same generation, and the SHA-256 its last object carries of its bytes
+// what the local log's first bytes hash to: resume.go), and level.dat,
+// levelname.txt and dictionary.dat whole when they changed. Restore picks,
+// for a time, the newest whole copy shipped by then and the bytes
+// appended after it by then.
 //
 // A segmented world (package segment, StartSegmented) is shipped as a
 // plain world for its root, which holds the regions' size (the layout
 // record), and likewise for each region under a prefix of its own
 // (segments.go): the open regions at every shipment, one closed after
-// being written to once more, every region whole first in each epoch, and
+// being written to once more, every region first in each epoch (resumed
+// or whole), and
 // a mark when a region is deleted, before which a restore takes none of
 // its objects. Restore rebuilds every region the replica held at the time
 // asked for, each verified as the root is.

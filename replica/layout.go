@@ -37,7 +37,12 @@ import (
 //
 // The log's records carry the engine's checksums, which a restore verifies
 // by opening the rebuilt world and checking it; an object's length must be
-// END-START.
+// END-START. A log object carries the user metadata blaze-log-sha256
+// (logDigestMeta): the SHA-256 of bytes 0 to END of its log, by which a
+// writer started later resumes the log rather than copying it whole
+// (resume.go); its appended objects then follow, in its own epoch, the
+// whole copy of an earlier one, and a restore joins the objects of a
+// generation from its newest whole copy's epoch on.
 //
 // The manifest, a JSON object:
 //

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -103,6 +105,7 @@ type Stats struct {
 	LastShipped time.Time // when the last shipment succeeded
 	Fenced      bool      // another writer took the replica: nothing more is uploaded
 	Pruned      int64     // objects deleted by Config.Retention
+	Resumed     int64     // logs carried on from the replica's at a start rather than copied whole
 }
 
 // Replicator ships one open world to its replica, from a goroutine of its
@@ -374,8 +377,14 @@ type part struct {
 	dir     string // the database's directory
 	gen     uint64
 	shipped int64 // -1: nothing of gen shipped in this epoch
-	files   map[string][sha256.Size]byte
-	root    bool // the world's: its shipments' figures are Stats'
+	// digest is the SHA-256 state of bytes 0 to shipped of the log, sent
+	// with each log object (logDigestMeta) for a later writer to resume.
+	digest hash.Cloner
+	files  map[string][sha256.Size]byte
+	root   bool // the world's: its shipments' figures are Stats'
+	// tried is set once this epoch's writer has tried to resume the
+	// replica's log of this part (resume.go).
+	tried bool
 }
 
 func newPart(store *Store, dir string) part {
@@ -447,6 +456,14 @@ func (r *Replicator) shipPart(ctx context.Context, p *part, db *blazedb.DB, rene
 // It returns blazedb.ErrGenerationGone, unwrapped, when a compaction
 // replaced the log as it was read. r.shipMu is held.
 func (r *Replicator) shipLog(ctx context.Context, p *part, db *blazedb.DB, gen uint64, durable int64, t time.Time) error {
+	if !p.tried {
+		// First in each epoch: carry on from the replica's log when it
+		// holds a prefix of this one, rather than copy it whole.
+		if err := r.resume(ctx, p, db, gen, durable); err != nil {
+			return err
+		}
+		p.tried = true
+	}
 	if gen != p.gen || p.shipped < 0 {
 		p.gen, p.shipped = gen, -1
 		if p.root {
@@ -457,16 +474,34 @@ func (r *Replicator) shipLog(ctx context.Context, p *part, db *blazedb.DB, gen u
 	if durable <= start {
 		return nil
 	}
+	// The digest of bytes 0 to durable goes with the object: the bytes
+	// are read twice, once for it (it is sent before them) and once to
+	// upload.
+	var digest hash.Cloner = sha256.New().(hash.Cloner)
+	if start > 0 {
+		var err error
+		if digest, err = p.digest.Clone(); err != nil {
+			return fmt.Errorf("replica: %w", err)
+		}
+	}
+	if err := hashLog(db, gen, start, durable, digest); err != nil {
+		if errors.Is(err, blazedb.ErrGenerationGone) {
+			p.shipped = -1
+			return blazedb.ErrGenerationGone
+		}
+		return fmt.Errorf("replica: read the log: %w", err)
+	}
 	o := logObject{epoch: r.man.Epoch, gen: gen, start: start, end: durable, time: t}
 	lr := &logReader{db: db, gen: gen, off: start, end: durable}
-	if _, err := p.store.put(ctx, o.name(), lr, durable-start, condition{}); err != nil {
+	meta := map[string]string{logDigestMeta: hex.EncodeToString(digest.Sum(nil))}
+	if _, err := p.store.putMeta(ctx, o.name(), lr, durable-start, condition{}, meta); err != nil {
 		if errors.Is(lr.err, blazedb.ErrGenerationGone) {
 			p.shipped = -1 // the new log is copied whole
 			return blazedb.ErrGenerationGone
 		}
 		return err
 	}
-	p.shipped = durable
+	p.shipped, p.digest = durable, digest
 	r.updateStats(func(s *Stats) {
 		if p.root {
 			s.Shipped = durable

@@ -114,29 +114,16 @@ func planRestore(ctx context.Context, store *Store, m *manifest, at, from time.T
 		return nil, fmt.Errorf("%w: %s holds no copy of chunks.dat as early as %v", ErrNoReplica, store, at.Format(time.RFC3339Nano))
 	}
 	p := &restorePlan{report: RestoreReport{Epoch: base.epoch, Generation: base.gen}}
-	// Then, from where the last left off, the object reaching furthest:
-	// a retried upload may have left two that begin alike.
-	for pos := int64(0); ; {
-		var next *logObject
-		for i, o := range logs {
-			if o.epoch == base.epoch && o.gen == base.gen && o.start <= pos && o.end > pos && (next == nil || o.end > next.end) {
-				next = &logs[i]
-			}
-		}
-		if next == nil {
-			break
-		}
-		p.log = append(p.log, *next)
-		pos = next.end
-		p.report.LogBytes = pos
-		if next.time.After(p.report.AsOf) {
-			p.report.AsOf = next.time
+	p.log, p.report.LogBytes = chainFrom(logs, *base)
+	for _, o := range p.log {
+		if o.time.After(p.report.AsOf) {
+			p.report.AsOf = o.time
 		}
 	}
 	// A later object of this log that does not join on is a gap: an
 	// object missing from the middle.
 	for _, o := range logs {
-		if o.epoch == base.epoch && o.gen == base.gen && o.start > p.report.LogBytes {
+		if inChain(o, *base) && o.start > p.report.LogBytes {
 			return nil, fmt.Errorf("%w: %s lacks bytes %d to %d of chunks.dat (generation %d, epoch %d)", ErrCorrupt, store, p.report.LogBytes, o.start, o.gen, o.epoch)
 		}
 	}

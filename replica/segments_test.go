@@ -118,10 +118,11 @@ func TestShipAndRestoreSegmented(t *testing.T) {
 		t.Errorf("restore before the first point: %v; want ErrNoReplica", err)
 	}
 
-	// Started again (a new epoch): every region on disk is shipped whole,
-	// opened one after another (MaxOpen 1 closes each as the next opens);
-	// a region the shipper opened and closed is not offered again, so
-	// later shipments of an idle world upload nothing.
+	// Started again (a new epoch): every region on disk is offered,
+	// opened one after another (MaxOpen 1 closes each as the next opens),
+	// and carries on from its log in the replica (item 3: resumed, not
+	// copied whole); a region the shipper opened and closed is not
+	// offered again, so later shipments of an idle world upload nothing.
 	if w, err = conf.Open(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +132,8 @@ func TestShipAndRestoreSegmented(t *testing.T) {
 	}
 	defer rep.Close(ctx)
 	ship()
-	if s := rep.Stats(); s.FullCopies != 5 || s.Epoch != 2 {
-		t.Errorf("after a restart: %d whole copies in epoch %d; want 5 (the root and 4 regions) in epoch 2", s.FullCopies, s.Epoch)
+	if s := rep.Stats(); s.FullCopies != 0 || s.Resumed != 5 || s.Epoch != 2 {
+		t.Errorf("after a restart: %+v; want the root's and 4 regions' logs resumed in epoch 2", s)
 	}
 	before := rep.Stats().Uploads
 	ship()
@@ -140,6 +141,14 @@ func TestShipAndRestoreSegmented(t *testing.T) {
 	if s := rep.Stats(); s.Uploads != before {
 		t.Errorf("an idle world uploaded %d objects", s.Uploads-before)
 	}
+	// A restore joins the two epochs' objects of a region's log.
+	storeIn(want, map[world.ChunkPos]uint64{{1, 0}: 13})
+	ship()
+	out := filepath.Join(t.TempDir(), "resumed")
+	if _, err := Restore(ctx, st, out, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	compareSegmented(t, out, want)
 }
 
 // compareSegmented opens the segmented world in dir with its own region

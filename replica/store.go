@@ -132,7 +132,12 @@ var errNotFound = errors.New("replica: no such object")
 // put writes the object name (relative to the prefix) of size bytes from
 // r, under cond, and returns its ETag.
 func (s *Store) put(ctx context.Context, name string, r io.Reader, size int64, cond condition) (string, error) {
-	opts := minio.PutObjectOptions{ContentType: "application/octet-stream"}
+	return s.putMeta(ctx, name, r, size, cond, nil)
+}
+
+// putMeta is put with the object's user metadata (x-amz-meta-KEY: VALUE).
+func (s *Store) putMeta(ctx context.Context, name string, r io.Reader, size int64, cond condition, meta map[string]string) (string, error) {
+	opts := minio.PutObjectOptions{ContentType: "application/octet-stream", UserMetadata: meta}
 	if cond.absent {
 		opts.SetMatchETagExcept("*")
 	}
@@ -182,6 +187,19 @@ func (s *Store) getOnce(ctx context.Context, name string) ([]byte, string, error
 		return nil, "", fmt.Errorf("replica: get %s: the store gave no ETag", s.prefix+name)
 	}
 	return b.Bytes(), info.ETag, nil
+}
+
+// meta returns the user metadata of the object name, keys in lower case.
+func (s *Store) meta(ctx context.Context, name string) (map[string]string, error) {
+	info, err := s.c.StatObject(ctx, s.bucket, s.prefix+name, minio.StatObjectOptions{})
+	if err != nil {
+		return nil, s.classify("stat", name, err)
+	}
+	out := map[string]string{}
+	for k, v := range info.UserMetadata {
+		out[strings.ToLower(k)] = v
+	}
+	return out, nil
 }
 
 // list returns the names (relative to the prefix) of the objects under

@@ -1,0 +1,79 @@
+package replica
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/blazeworld/blaze/internal/fsutil"
+	"github.com/blazeworld/blaze/internal/s3test"
+	"github.com/df-mc/dragonfly/server/world"
+)
+
+// Issue 39 item 3: a writer started again carries on from the log it
+// shipped before instead of copying it whole, and the restore joins the
+// two epochs' objects; a world of the same generation whose log differs
+// (a copy that went its own way) is copied whole, and restores as itself.
+func TestResumeOnlyTheSameLog(t *testing.T) {
+	srv := s3test.Start(t)
+	st := testStore(t, srv, "resume")
+	ctx := t.Context()
+	dirA := filepath.Join(t.TempDir(), "a")
+	dirB := filepath.Join(t.TempDir(), "b")
+	conf := Config{Interval: time.Hour, Owner: "server", Logger: quiet}
+	session := func(dir string, want columns, seeds map[world.ChunkPos]uint64) Stats {
+		t.Helper()
+		db := openWorld(t, dir)
+		defer db.Close()
+		rep, err := Start(ctx, db.Engine(), dir, st, conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		store(t, db, want, seeds)
+		if err := rep.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return rep.Stats()
+	}
+	restored := func(want columns) {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "restored")
+		if _, err := Restore(ctx, st, out, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		compareWorld(t, out, want)
+	}
+
+	wantA := columns{{1, 0}: nil, {2, 0}: nil}
+	if s := session(dirA, wantA, map[world.ChunkPos]uint64{{0, 0}: 1}); s.FullCopies != 1 || s.Resumed != 0 {
+		t.Fatalf("first session: %+v", s)
+	}
+	if err := fsutil.CopyTree(dirA, dirB, nil); err != nil {
+		t.Fatal(err)
+	}
+	wantB := clone(wantA)
+
+	// A again: its log begins with the replica's.
+	s := session(dirA, wantA, map[world.ChunkPos]uint64{{1, 0}: 2})
+	if s.FullCopies != 0 || s.Resumed != 1 || s.Epoch != 2 {
+		t.Errorf("A started again: %+v; want its log carried on, not copied", s)
+	}
+	restored(wantA)
+	lenA := s.Shipped
+
+	// B: the same generation, a log longer than A's, other bytes, when
+	// its writer starts.
+	db := openWorld(t, dirB)
+	store(t, db, wantB, map[world.ChunkPos]uint64{{2, 0}: 3, {3, 0}: 4, {4, 0}: 5})
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = session(dirB, wantB, nil)
+	if s.Shipped <= lenA {
+		t.Fatalf("B's log (%d bytes) is not longer than A's (%d): the digest is not what refuses it", s.Shipped, lenA)
+	}
+	if s.FullCopies != 1 || s.Resumed != 0 {
+		t.Errorf("B after A: %+v; want its log copied whole", s)
+	}
+	restored(wantB)
+}
