@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -217,5 +218,36 @@ func BenchmarkRestore10k(b *testing.B) {
 		}
 		os.RemoveAll(rdir)
 		b.StartTimer()
+	}
+}
+
+// BenchmarkRestart10k is a server's restart on the tiled world of 10,000
+// columns with its replica: open the world, start the replicator, ship
+// (its first shipment), close both. "resumed" starts on the replica the
+// last run shipped, and carries its log on after hashing it locally;
+// "whole" starts on a new prefix each time, as every restart did before
+// resuming, and uploads the whole log. uploaded-B/op is what the start
+// uploaded.
+func BenchmarkRestart10k(b *testing.B) {
+	srv := s3test.Start(b)
+	dir := tiled(b, contenders[0])
+	for _, mode := range []string{"resumed", "whole"} {
+		b.Run(mode, func(b *testing.B) {
+			st := replicaStore(b, srv, "restart-"+mode)
+			openShipped(b, dir, st).finish(b) // the replica the first restart resumes
+			var uploaded int64
+			for i := 0; b.Loop(); i++ {
+				if mode == "whole" {
+					st = replicaStore(b, srv, fmt.Sprintf("restart-whole-%d", i))
+				}
+				p := openShipped(b, dir, st)
+				if err := p.rep.Ship(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+				uploaded += p.rep.Stats().UploadBytes
+				p.finish(b)
+			}
+			b.ReportMetric(float64(uploaded)/float64(b.N), "uploaded-B/op")
+		})
 	}
 }
