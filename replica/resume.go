@@ -115,7 +115,7 @@ func inChain(o, base logObject) bool { return o.gen == base.gen && o.epoch >= ba
 
 // hashLog writes bytes start to end of the log of generation gen to h.
 func hashLog(db *blazedb.DB, gen uint64, start, end int64, h hash.Hash) error {
-	buf := make([]byte, min(end-start, 1<<20))
+	buf := make([]byte, min(end-start, 64<<10))
 	for off := start; off < end; {
 		p := buf[:min(int64(len(buf)), end-off)]
 		if err := db.ReadLogAt(gen, p, off); err != nil {
