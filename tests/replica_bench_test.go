@@ -236,9 +236,9 @@ func BenchmarkRestart10k(b *testing.B) {
 			st := replicaStore(b, srv, "restart-"+mode)
 			openShipped(b, dir, st).finish(b) // the replica the first restart resumes
 			var uploaded int64
-			for i := 0; b.Loop(); i++ {
+			for b.Loop() {
 				if mode == "whole" {
-					st = replicaStore(b, srv, fmt.Sprintf("restart-whole-%d", i))
+					st = replicaStore(b, srv, fmt.Sprintf("restart-whole-%d", time.Now().UnixNano()))
 				}
 				p := openShipped(b, dir, st)
 				if err := p.rep.Ship(b.Context()); err != nil {
