@@ -122,8 +122,12 @@ func planRestore(ctx context.Context, store *Store, m *manifest, at, from time.T
 	}
 	// A later object of this log that does not join on is a gap: an
 	// object missing from the middle.
+	last := base.epoch
+	if len(p.log) > 0 {
+		last = p.log[len(p.log)-1].epoch
+	}
 	for _, o := range logs {
-		if inChain(o, *base) && o.start > p.report.LogBytes {
+		if inChain(o, *base, last) && o.start > p.report.LogBytes {
 			return nil, fmt.Errorf("%w: %s lacks bytes %d to %d of chunks.dat (generation %d, epoch %d)", ErrCorrupt, store, p.report.LogBytes, o.start, o.gen, o.epoch)
 		}
 	}

@@ -87,18 +87,22 @@ func (r *Replicator) resume(ctx context.Context, p *part, db *blazedb.DB, gen ui
 }
 
 // chainFrom returns the objects that make a log from the whole copy base
-// on, in order, each from where the last left off (the one reaching
-// furthest, as a retried upload may have left two that begin alike), and
-// where the last ends. Objects of base's generation count from base's
-// epoch on: a later writer that carried on from base's log (resume)
-// ships its bytes in its own epoch.
+// on, in order, each from where the last left off, and where the last
+// ends. Objects of base's generation count from base's epoch on: a later
+// writer that carried on from base's log (resume) ships its bytes in its
+// own epoch. At each step the latest epoch's object wins, and the chain
+// never goes back to an earlier epoch, so that a fenced writer's late
+// objects are not joined to the bytes of the writer that took over; within
+// an epoch the one reaching furthest does (a retried upload may have left
+// two that begin alike).
 func chainFrom(logs []logObject, base logObject) ([]logObject, int64) {
 	var chain []logObject
-	pos := int64(0)
+	pos, epoch := int64(0), base.epoch
 	for {
 		var next *logObject
 		for i, o := range logs {
-			if inChain(o, base) && o.start <= pos && o.end > pos && (next == nil || o.end > next.end) {
+			if inChain(o, base, epoch) && o.start <= pos && o.end > pos &&
+				(next == nil || o.epoch > next.epoch || o.epoch == next.epoch && o.end > next.end) {
 				next = &logs[i]
 			}
 		}
@@ -106,12 +110,15 @@ func chainFrom(logs []logObject, base logObject) ([]logObject, int64) {
 			return chain, pos
 		}
 		chain = append(chain, *next)
-		pos = next.end
+		pos, epoch = next.end, next.epoch
 	}
 }
 
-// inChain says whether o may be part of the log whose whole copy is base.
-func inChain(o, base logObject) bool { return o.gen == base.gen && o.epoch >= base.epoch }
+// inChain says whether o may be part of the log whose whole copy is base,
+// from a point the chain reached in epoch on.
+func inChain(o, base logObject, epoch uint64) bool {
+	return o.gen == base.gen && o.epoch >= epoch
+}
 
 // hashLog writes bytes start to end of the log of generation gen to h.
 func hashLog(db *blazedb.DB, gen uint64, start, end int64, h hash.Hash) error {

@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"bytes"
 	"path/filepath"
 	"testing"
 	"time"
@@ -76,4 +77,55 @@ func TestResumeOnlyTheSameLog(t *testing.T) {
 		t.Errorf("B after A: %+v; want its log copied whole", s)
 	}
 	restored(wantB)
+}
+
+// Issue 39 item 3: a writer fenced as another took over (here the same
+// owner starting again, which resumed the log) may still land an upload
+// it began before: an object of the old epoch from the point the new
+// writer carried on, reaching further. The restore follows the new
+// writer's objects, not the late one (whose bytes, here garbage, would
+// not verify).
+func TestResumedLogIgnoresALateUpload(t *testing.T) {
+	srv := s3test.Start(t)
+	st := testStore(t, srv, "late")
+	ctx := t.Context()
+	dir := filepath.Join(t.TempDir(), "world")
+	db := openWorld(t, dir)
+	defer db.Close()
+	conf := Config{Interval: time.Hour, Owner: "server", Logger: quiet}
+	want := columns{}
+	rep, err := Start(ctx, db.Engine(), dir, st, conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store(t, db, want, map[world.ChunkPos]uint64{{0, 0}: 1})
+	if err := rep.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = Start(ctx, db.Engine(), dir, st, conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Ship(ctx); err != nil {
+		t.Fatal(err)
+	}
+	from := rep.Stats().Shipped
+	store(t, db, want, map[world.ChunkPos]uint64{{1, 0}: 2})
+	if err := rep.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Stats()
+	if s.Resumed != 1 || s.Shipped <= from {
+		t.Fatalf("stats %+v: want the log resumed from %d, then more", s, from)
+	}
+	late := logObject{epoch: 1, gen: s.Generation, start: from, end: s.Shipped + 100, time: rep.man.Epochs[1].Began.Add(-time.Nanosecond)}
+	junk := bytes.Repeat([]byte{0xb1}, int(late.end-late.start))
+	if _, err := st.put(ctx, late.name(), bytes.NewReader(junk), int64(len(junk)), condition{}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "restored")
+	if _, err := Restore(ctx, st, out, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	compareWorld(t, out, want)
 }
