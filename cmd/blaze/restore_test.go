@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,46 +100,48 @@ func TestRestoreCommand(t *testing.T) {
 	}
 	// Issue 39 item 3: blaze replica points lists the times a restore can
 	// be asked for; the last one by t1 restores the world as it was then.
-	stdout, stderr, code := blaze(t, "replica", "points", url)
-	if code != exitOK {
-		t.Fatalf("blaze replica points: status %d, stderr %q", code, stderr)
+	// In this process: each blaze() starts one, which costs a second
+	// under the race detector.
+	var points strings.Builder
+	if code := runReplicaPoints(&points, url, replica.EndpointFromEnv()); code != exitOK {
+		t.Fatalf("blaze replica points: status %d", code)
 	}
-	var byT1 string
-	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	var byT1 time.Time
+	lines := strings.Split(strings.TrimSpace(points.String()), "\n")
 	for _, line := range lines {
 		at, err := time.Parse(time.RFC3339Nano, strings.Fields(line)[0])
 		if err != nil || !strings.Contains(line, "epoch 1") {
 			t.Fatalf("blaze replica points: line %q: %v", line, err)
 		}
 		if !at.After(t1) {
-			byT1 = strings.Fields(line)[0]
+			byT1 = at
 		}
 	}
-	if len(lines) < 2 || byT1 == "" || !strings.Contains(lines[0], "whole copy") {
-		t.Fatalf("blaze replica points: %q; want a whole copy first, a point by %v and one after", stdout, t1)
+	if len(lines) < 2 || byT1.IsZero() || !strings.Contains(lines[0], "whole copy") {
+		t.Fatalf("blaze replica points: %q; want a whole copy first, a point by %v and one after", points.String(), t1)
 	}
 	out := filepath.Join(t.TempDir(), "at-point")
-	if _, stderr, code := blaze(t, "restore", url, out, "-at", byT1); code != exitOK {
-		t.Fatalf("blaze restore -at %s: status %d, %q", byT1, code, stderr)
+	if code := runRestore(io.Discard, url, out, byT1, replica.EndpointFromEnv()); code != exitOK {
+		t.Fatalf("blaze restore -at %v: status %d", byT1, code)
 	}
 	got, err := provider.Config{ReadOnly: true}.Open(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := got.LoadColumn(world.ChunkPos{1, 0}, world.Overworld); !errors.Is(err, leveldb.ErrNotFound) {
-		t.Errorf("restore at the point %s: column 1,0 stored after it: %v", byT1, err)
+		t.Errorf("restore at the point %v: column 1,0 stored after it: %v", byT1, err)
 	}
 	got.Close()
-	if _, _, code := blaze(t, "replica", "list", url); code != exitUsage {
+	if code := replicaCmd([]string{"list", url}); code != exitUsage {
 		t.Errorf("blaze replica list: status %d, want %d", code, exitUsage)
 	}
-	if _, stderr, code := blaze(t, "replica", "points", "s3://replicas/none"); code != exitFailed || !strings.Contains(stderr, "no replica") {
-		t.Errorf("blaze replica points of a missing replica: status %d, %q", code, stderr)
+	if code := runReplicaPoints(io.Discard, "s3://replicas/none", replica.EndpointFromEnv()); code != exitFailed {
+		t.Errorf("blaze replica points of a missing replica: status %d", code)
 	}
 
 	// Issue 39: blaze publish prints the digest a server pulls the
 	// template by; the world must be closed.
-	stdout, stderr, code = blaze(t, "publish", dir, "s3://replicas/templates")
+	stdout, stderr, code := blaze(t, "publish", dir, "s3://replicas/templates")
 	digest := strings.TrimSpace(stdout)
 	if code != exitOK || len(digest) != 64 {
 		t.Fatalf("blaze publish: status %d, stdout %q, stderr %q", code, stdout, stderr)
