@@ -42,7 +42,8 @@ import (
 // writer started later resumes the log rather than copying it whole
 // (resume.go); its appended objects then follow, in its own epoch, the
 // whole copy of an earlier one, and a restore joins the objects of a
-// generation from its newest whole copy's epoch on.
+// generation from its newest whole copy's epoch on, the latest epoch's
+// first, never stepping back to an earlier epoch (chainFrom).
 //
 // The manifest, a JSON object:
 //
