@@ -47,10 +47,12 @@
 //
 //	blaze restore s3://BUCKET/PREFIX DIR [-at TIME]
 //	blaze replica points s3://BUCKET/PREFIX
+//	blaze replica prune s3://BUCKET/PREFIX -before TIME
 //	blaze publish WORLD s3://BUCKET/PREFIX
 //
 // rebuild a world from its replica in object storage, list the times it
-// can be rebuilt as of, and publish a world as an arena template by
+// can be rebuilt as of, delete what no restore from a time on reads, and
+// publish a world as an arena template by
 // content digest (package replica).
 // None of them runs while a server has the world open.
 //
@@ -199,10 +201,13 @@ var commands = []command{
       AWS_SECRET_ACCESS_KEY and AWS_REGION.
 `},
 	{"replica", `  blaze replica points s3://BUCKET/PREFIX
-      Lists, oldest first, the times that replica can be restored to (blaze
-      restore -at TIME), one a line: each time objects were shipped, with
-      the writer's epoch and what was shipped then. The endpoint and
-      credentials are read as restore reads them.
+  blaze replica prune s3://BUCKET/PREFIX -before TIME
+      points lists, oldest first, the times that replica can be restored
+      to (blaze restore -at TIME), one a line: each time objects were
+      shipped, with the writer's epoch and what was shipped then. prune
+      deletes what no restore at TIME (RFC 3339) or later reads; a server
+      may be shipping meanwhile. The endpoint and credentials are read as
+      restore reads them.
 `},
 	{"publish", `  blaze publish WORLD s3://BUCKET/PREFIX
       Uploads the Blaze world in WORLD, which no server may have open, as an

@@ -75,17 +75,44 @@ func publishCmd(args []string) int {
 	return exitOK
 }
 
-// replicaCmd is blaze replica points s3://BUCKET/PREFIX (issue 39): the
-// times a restore of the replica can be asked for, oldest first.
+// replicaCmd is blaze replica points s3://BUCKET/PREFIX, the times a
+// restore of the replica can be asked for, oldest first, and blaze replica
+// prune s3://BUCKET/PREFIX -before TIME, which deletes what no restore at
+// TIME or later reads (issue 39).
 func replicaCmd(args []string) int {
-	ops, code, ok := parseArgs(flag.NewFlagSet("replica", flag.ContinueOnError), args, -1)
+	fs := flag.NewFlagSet("replica", flag.ContinueOnError)
+	before := fs.String("before", "", "")
+	ops, code, ok := parseArgs(fs, args, -1)
 	if !ok {
 		return code
 	}
-	if len(ops) != 2 || ops[0] != "points" {
-		return usageError("replica")
+	switch {
+	case len(ops) == 2 && ops[0] == "points" && *before == "":
+		return runReplicaPoints(os.Stdout, ops[1], replica.EndpointFromEnv())
+	case len(ops) == 2 && ops[0] == "prune" && *before != "":
+		t, err := time.Parse(time.RFC3339Nano, *before)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "blaze replica prune: -before %q is not an RFC 3339 time (2026-11-27T04:00:00Z)\n", *before)
+			break
+		}
+		return runReplicaPrune(os.Stdout, ops[1], t, replica.EndpointFromEnv())
 	}
-	return runReplicaPoints(os.Stdout, ops[1], replica.EndpointFromEnv())
+	return usageError("replica")
+}
+
+// runReplicaPrune deletes the objects of the replica at url that no
+// restore at horizon or later reads (replica.Prune), printing how many.
+func runReplicaPrune(out io.Writer, url string, horizon time.Time, ep replica.Endpoint) int {
+	store, err := replica.OpenStore(url, ep)
+	if err != nil {
+		return failed("replica prune", err)
+	}
+	n, err := replica.Prune(context.Background(), store, horizon)
+	if err != nil {
+		return failed("replica prune", err)
+	}
+	fmt.Fprintf(out, "%s: %s deleted; a restore from %s on reads none of them\n", store, count(n, "object", "objects"), horizon.Format(time.RFC3339Nano))
+	return exitOK
 }
 
 // runReplicaPoints prints the points in time of the replica at url, one a

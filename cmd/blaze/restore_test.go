@@ -59,6 +59,11 @@ func TestRestoreCommand(t *testing.T) {
 	t1 := time.Now()
 	time.Sleep(5 * time.Millisecond)
 	put(0, 2)
+	// A new generation, shipped whole at the close: what prune deletes
+	// below is the first one's.
+	if err := db.Engine().Compact(); err != nil {
+		t.Fatal(err)
+	}
 	put(1, 3)
 	if err := rep.Close(ctx); err != nil {
 		t.Fatal(err)
@@ -132,6 +137,21 @@ func TestRestoreCommand(t *testing.T) {
 		t.Errorf("restore at the point %v: column 1,0 stored after it: %v", byT1, err)
 	}
 	got.Close()
+	// blaze replica prune -before now deletes the first generation's
+	// objects: a restore at t1 then finds nothing; the newest still works.
+	var pruned strings.Builder
+	if code := runReplicaPrune(&pruned, url, time.Now(), replica.EndpointFromEnv()); code != exitOK || strings.HasPrefix(strings.Fields(pruned.String())[1], "0") {
+		t.Errorf("blaze replica prune: status %d, %q", code, pruned.String())
+	}
+	if code := runRestore(io.Discard, url, filepath.Join(t.TempDir(), "pruned"), t1, replica.EndpointFromEnv()); code != exitFailed {
+		t.Errorf("blaze restore -at %v after pruning it: status %d", t1, code)
+	}
+	if code := runRestore(io.Discard, url, filepath.Join(t.TempDir(), "newest"), time.Time{}, replica.EndpointFromEnv()); code != exitOK {
+		t.Errorf("blaze restore after pruning: status %d", code)
+	}
+	if code := replicaCmd([]string{"prune", url}); code != exitUsage {
+		t.Errorf("blaze replica prune without -before: status %d, want %d", code, exitUsage)
+	}
 	if code := replicaCmd([]string{"list", url}); code != exitUsage {
 		t.Errorf("blaze replica list: status %d, want %d", code, exitUsage)
 	}
