@@ -35,6 +35,11 @@
 // Regions lists a segmented world's region databases for tools: blaze
 // check, compact and convert read a segmented world region by region.
 //
+// Engine (the root's) and ShipRegions are what a replicator ships the
+// world through (ship.go; replica.StartSegmented): ShipRegions offers the
+// open regions, those closed after being written to, and those deleted,
+// so that shipping never reopens an idle region it has shipped.
+//
 // # Durability
 //
 // Durability is each region's database's, as Config.Durability sets it;
