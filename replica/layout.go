@@ -3,9 +3,12 @@ package replica
 import (
 	"fmt"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/blazeworld/blaze/provider"
 )
 
 // The objects of a replica, under its prefix (s3://BUCKET/PREFIX/...). Every
@@ -25,8 +28,9 @@ import (
 //	|                                   | each epoch). TIME (unix nanoseconds, the   |
 //	|                                   | writer's clock) is when END was durable    |
 //	| file/NAME/EPOCH-TIME              | the whole of the world's file NAME         |
-//	|                                   | (level.dat, levelname.txt, dictionary.dat) |
-//	|                                   | as read at TIME, when it changed           |
+//	|                                   | (level.dat, levelname.txt, dictionary.dat, |
+//	|                                   | the engine's index.dat) as read at TIME,   |
+//	|                                   | when it changed                            |
 //	| regions/DIM/r.X.Z/log/...         | a segmented world's region (its directory  |
 //	| regions/DIM/r.X.Z/file/...        | in the world): its log and files as above; |
 //	|                                   | the root's (the layout record included)    |
@@ -73,8 +77,22 @@ const (
 )
 
 // shippedFiles are the world's files shipped whole beside its log, from
-// the world's directory; a missing one is not shipped.
-var shippedFiles = []string{"level.dat", "levelname.txt", "dictionary.dat"}
+// the world's directory; a missing one is not shipped. index.dat, the
+// engine's checkpoint of its index (in provider.EngineDir), written at
+// compactions, closes and every blazedb.Options.IndexCheckpointBytes
+// appended, lets a restored world open without scanning its whole log:
+// it covers only durable bytes, is read before the log's length in each
+// shipment, and so never covers more than the log shipped with it; one
+// for another generation is ignored by the engine, which then scans.
+var shippedFiles = []string{"level.dat", "levelname.txt", "dictionary.dat", "index.dat"}
+
+// filePath is where the shipped file name lives in a world's directory.
+func filePath(name string) string {
+	if name == "index.dat" {
+		return filepath.Join(provider.EngineDir, name)
+	}
+	return name
+}
 
 // logObject names one object of the log.
 type logObject struct {

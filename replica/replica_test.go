@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/colcmp"
 	"github.com/blazeworld/blaze/internal/s3test"
 	"github.com/blazeworld/blaze/internal/worldtest"
@@ -420,5 +421,48 @@ func TestReadManifestWhileRenewed(t *testing.T) {
 	close(stop)
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Issue 39 item 3: the engine's index checkpoint (index.dat) is shipped
+// with the log, so that a restored world opens from it, scanning only what
+// follows what it covers rather than the whole log.
+func TestRestoreOpensFromShippedIndex(t *testing.T) {
+	srv := s3test.Start(t)
+	st := testStore(t, srv, "index")
+	ctx := t.Context()
+	dir := filepath.Join(t.TempDir(), "world")
+	db := openWorld(t, dir)
+	defer db.Close()
+	rep, err := Start(ctx, db.Engine(), dir, st, Config{Interval: time.Hour, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := columns{}
+	store(t, db, want, map[world.ChunkPos]uint64{{0, 0}: 1, {1, 0}: 2, {2, 0}: 3})
+	if err := db.Engine().Compact(); err != nil { // writes index.dat
+		t.Fatal(err)
+	}
+	store(t, db, want, map[world.ChunkPos]uint64{{3, 0}: 4})
+	if err := rep.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "restored")
+	r, err := Restore(ctx, st, out, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Scanned >= r.LogBytes/2 {
+		t.Errorf("the restore's verification scanned %d bytes of %d: the index.dat shipped was not used", r.Scanned, r.LogBytes)
+	}
+	compareWorld(t, out, want)
+	// And the world restored opens from it.
+	eng, err := blazedb.Open(filepath.Join(out, provider.EngineDir), blazedb.Options{ReadOnly: true, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	if rec := eng.Recovery(); !rec.IndexLoaded || rec.ScannedBytes >= r.LogBytes/2 {
+		t.Errorf("the restored world opened with index.dat %v (%s), scanning %d bytes of %d", rec.IndexLoaded, rec.IndexProblem, rec.ScannedBytes, r.LogBytes)
 	}
 }

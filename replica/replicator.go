@@ -538,7 +538,7 @@ type worldFile struct {
 func (r *Replicator) readFiles(dir string) (map[string]worldFile, error) {
 	out := map[string]worldFile{}
 	for _, name := range shippedFiles {
-		b, err := readFile(r.conf.FS, filepath.Join(dir, name))
+		b, err := readFile(r.conf.FS, filepath.Join(dir, filePath(name)))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

@@ -32,6 +32,10 @@ type RestoreReport struct {
 	LogBytes   int64     // its length
 	Objects    int       // objects read, world files included
 	AsOf       time.Time // when the newest byte restored was durable
+	// Scanned is how much of chunks.dat the verification's open replayed
+	// by scanning: what follows what the shipped index.dat covers, all of
+	// it without one.
+	Scanned int64
 	// Regions counts a segmented world's regions restored, each as its
 	// root is; the fields above are the root's.
 	Regions int
@@ -196,7 +200,7 @@ func (p *restorePlan) build(ctx context.Context, store *Store, tmp string) error
 		return err
 	}
 	for _, o := range p.files {
-		f, err := os.Create(filepath.Join(tmp, o.file))
+		f, err := os.Create(filepath.Join(tmp, filePath(o.file)))
 		if err != nil {
 			return err
 		}
@@ -208,9 +212,11 @@ func (p *restorePlan) build(ctx context.Context, store *Store, tmp string) error
 			return err
 		}
 	}
-	if err := verify(engine); err != nil {
+	scanned, err := verify(engine)
+	if err != nil {
 		return err
 	}
+	p.report.Scanned = scanned
 	if err := provider.RenewEdition(tmp, provider.Config{Log: quiet}); err != nil {
 		return fmt.Errorf("renew the restored world's edition: %w", err)
 	}
@@ -218,21 +224,22 @@ func (p *restorePlan) build(ctx context.Context, store *Store, tmp string) error
 }
 
 // verify opens the engine in dir read-only and checks every record: the
-// log must open with nothing torn, lost or damaged.
-func verify(dir string) error {
+// log must open with nothing torn, lost or damaged. It returns how much of
+// the log the open replayed by scanning.
+func verify(dir string) (int64, error) {
 	db, err := blazedb.Open(dir, blazedb.Options{ReadOnly: true, CacheBytes: -1, Logger: quiet})
 	if err != nil {
-		return fmt.Errorf("%w: open the restored log: %v", ErrCorrupt, err)
+		return 0, fmt.Errorf("%w: open the restored log: %v", ErrCorrupt, err)
 	}
 	defer db.Close()
 	rec := db.Recovery()
 	if rec.TornBytes > 0 || rec.LostBytes > 0 || len(rec.Corrupt) > 0 {
-		return fmt.Errorf("%w: the restored log does not open whole: %d bytes torn, %d lost, %d damaged stretches", ErrCorrupt, rec.TornBytes, rec.LostBytes, len(rec.Corrupt))
+		return 0, fmt.Errorf("%w: the restored log does not open whole: %d bytes torn, %d lost, %d damaged stretches", ErrCorrupt, rec.TornBytes, rec.LostBytes, len(rec.Corrupt))
 	}
 	if err := db.Check(); err != nil {
-		return fmt.Errorf("%w: check of the restored log: %v", ErrCorrupt, err)
+		return 0, fmt.Errorf("%w: check of the restored log: %v", ErrCorrupt, err)
 	}
-	return nil
+	return rec.ScannedBytes, nil
 }
 
 // copyRange writes the object name, from byte skip on, to w; its length

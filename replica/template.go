@@ -174,7 +174,7 @@ func PullTemplate(ctx context.Context, store *Store, digest, cache string) (stri
 				return err
 			}
 		}
-		if err := verify(filepath.Join(tmp, provider.EngineDir)); err != nil {
+		if _, err := verify(filepath.Join(tmp, provider.EngineDir)); err != nil {
 			return err
 		}
 		return vfs.Default.SyncDir(filepath.Join(tmp, provider.EngineDir))
