@@ -48,6 +48,9 @@ import (
 // whole copy of an earlier one, and a restore joins the objects of a
 // generation from its newest whole copy's epoch on, the latest epoch's
 // first, never stepping back to an earlier epoch (chainFrom).
+// A world file object carries blaze-file-sha256 (fileDigestMeta), the
+// SHA-256 of its bytes, so that a later writer does not upload the file
+// again while it is unchanged.
 //
 // The manifest, a JSON object:
 //

@@ -404,6 +404,15 @@ func (r *Replicator) shipPart(ctx context.Context, p *part, db *blazedb.DB, rene
 	if err != nil {
 		return fmt.Errorf("replica: read the log's length: %w", err)
 	}
+	if !p.tried {
+		// First in each epoch: carry on from the replica's log when it
+		// holds a prefix of this one, rather than copy it whole, and
+		// upload no file the replica holds as it is.
+		if err := r.resume(ctx, p, db, gen, durable, files); err != nil {
+			return err
+		}
+		p.tried = true
+	}
 	// Every byte and file read so far was there at t.
 	t := r.conf.Now()
 	changed := gen != p.gen || p.shipped < 0 || durable > p.shipped
@@ -439,7 +448,8 @@ func (r *Replicator) shipPart(ctx context.Context, p *part, db *blazedb.DB, rene
 			continue
 		}
 		o := fileObject{file: name, epoch: r.man.Epoch, time: t}
-		if _, err := p.store.put(ctx, o.name(), bytes.NewReader(f.data), int64(len(f.data)), condition{}); err != nil {
+		meta := map[string]string{fileDigestMeta: hex.EncodeToString(f.sum[:])}
+		if _, err := p.store.putMeta(ctx, o.name(), bytes.NewReader(f.data), int64(len(f.data)), condition{}, meta); err != nil {
 			return err
 		}
 		p.files[name] = f.sum
@@ -456,14 +466,6 @@ func (r *Replicator) shipPart(ctx context.Context, p *part, db *blazedb.DB, rene
 // It returns blazedb.ErrGenerationGone, unwrapped, when a compaction
 // replaced the log as it was read. r.shipMu is held.
 func (r *Replicator) shipLog(ctx context.Context, p *part, db *blazedb.DB, gen uint64, durable int64, t time.Time) error {
-	if !p.tried {
-		// First in each epoch: carry on from the replica's log when it
-		// holds a prefix of this one, rather than copy it whole.
-		if err := r.resume(ctx, p, db, gen, durable); err != nil {
-			return err
-		}
-		p.tried = true
-	}
 	if gen != p.gen || p.shipped < 0 {
 		p.gen, p.shipped = gen, -1
 		if p.root {

@@ -24,12 +24,59 @@ import (
 
 // logDigestMeta is the user metadata (x-amz-meta-blaze-log-sha256) of a
 // log object: the SHA-256, in hexadecimal, of bytes 0 to END of its log.
-const logDigestMeta = "blaze-log-sha256"
+// fileDigestMeta is a world file object's: the SHA-256 of its bytes.
+const (
+	logDigestMeta  = "blaze-log-sha256"
+	fileDigestMeta = "blaze-file-sha256"
+)
 
 // resume sets p to carry on from the replica's log of generation gen when
-// the local log, durable to durable, begins with it; else it leaves p to
-// copy the log whole. r.shipMu is held.
-func (r *Replicator) resume(ctx context.Context, p *part, db *blazedb.DB, gen uint64, durable int64) error {
+// the local log, durable to durable, begins with it (else it leaves p to
+// copy the log whole), and marks shipped each of files the replica's
+// newest copy of is. r.shipMu is held.
+func (r *Replicator) resume(ctx context.Context, p *part, db *blazedb.DB, gen uint64, durable int64, files map[string]worldFile) error {
+	if err := r.resumeFiles(ctx, p, files); err != nil {
+		return err
+	}
+	return r.resumeLog(ctx, p, db, gen, durable)
+}
+
+// resumeFiles marks shipped each of files whose newest copy in the
+// replica (its digest, fileDigestMeta) is what it holds now.
+func (r *Replicator) resumeFiles(ctx context.Context, p *part, files map[string]worldFile) error {
+	names, err := p.store.list(ctx, fileDir)
+	if err != nil {
+		return err
+	}
+	valid := validIn(r.man, time.Time{})
+	newest := map[string]fileObject{}
+	for _, n := range names {
+		o, ok := parseFileObject(n)
+		if !ok {
+			return fmt.Errorf("%w: %s is not a world file object's name", ErrCorrupt, n)
+		}
+		if cur, ok := newest[o.file]; valid(o.epoch, o.time) && (!ok || o.time.After(cur.time)) {
+			newest[o.file] = o
+		}
+	}
+	for name, o := range newest {
+		f, ok := files[name]
+		if !ok {
+			continue
+		}
+		meta, err := p.store.meta(ctx, o.name())
+		if err != nil {
+			return err
+		}
+		if meta[fileDigestMeta] == hex.EncodeToString(f.sum[:]) {
+			p.files[name] = f.sum
+		}
+	}
+	return nil
+}
+
+// resumeLog is resume's part for the log.
+func (r *Replicator) resumeLog(ctx context.Context, p *part, db *blazedb.DB, gen uint64, durable int64) error {
 	names, err := p.store.list(ctx, logDir)
 	if err != nil {
 		return err

@@ -62,6 +62,23 @@ func TestResumeOnlyTheSameLog(t *testing.T) {
 	restored(wantA)
 	lenA := s.Shipped
 
+	// A once more, writing nothing: dictionary.dat, unchanged, is not
+	// uploaded again (the digest its newest copy carries says so).
+	copies := func() int {
+		names, err := st.list(ctx, fileDir+"dictionary.dat/")
+		if err != nil || len(names) == 0 {
+			t.Fatalf("copies of dictionary.dat: %v (%v)", names, err)
+		}
+		return len(names)
+	}
+	before := copies()
+	if s := session(dirA, wantA, nil); s.FullCopies != 0 || s.Resumed != 1 {
+		t.Errorf("A started a third time: %+v", s)
+	}
+	if n := copies(); n != before {
+		t.Errorf("dictionary.dat, unchanged, uploaded again at a restart: %d copies, were %d", n, before)
+	}
+
 	// B: the same generation, a log longer than A's, other bytes, when
 	// its writer starts.
 	db := openWorld(t, dirB)
