@@ -226,9 +226,10 @@ func backoff(interval, most time.Duration, n int) time.Duration {
 }
 
 // Ship makes every store that has returned durable (blazedb.DB.SyncLog;
-// for a segmented world, Segmented.Sync) and ships it now. It returns that shipment's failure with those of the
-// background shipments not reported yet, retried or not, and ErrFenced,
-// every time, once another writer took the replica.
+// for a segmented world, Segmented.Sync) and ships it now. It returns
+// that shipment's failure with those of the background shipments not
+// reported yet, retried or not, and ErrFenced, every time, once another
+// writer took the replica.
 func (r *Replicator) Ship(ctx context.Context) error {
 	r.mu.Lock()
 	closed := r.closed
