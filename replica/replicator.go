@@ -142,8 +142,10 @@ type Replicator struct {
 
 // Start takes the replica in store for the world in dir, whose engine is
 // db (provider.DB.Engine()), and ships it from now on: first a whole copy
-// of chunks.dat and the world's files, then what is appended. It fails
-// with ErrOwned while another writer holds the replica.
+// of chunks.dat (or, when the replica's log is a prefix of it, what
+// follows: resume.go) and the world's files it does not hold as they are,
+// then what is appended. It fails with ErrOwned while another writer holds
+// the replica.
 func Start(ctx context.Context, db *blazedb.DB, dir string, store *Store, conf Config) (*Replicator, error) {
 	return start(ctx, db, nil, dir, store, conf)
 }
