@@ -6,6 +6,7 @@ import (
 
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/provider/internal/column"
 	"github.com/df-mc/dragonfly/server/world"
 )
 
@@ -35,6 +36,11 @@ type Config struct {
 	// parts of a column that changed, so a world changes codec part by
 	// part.
 	Recompress bool
+	// Packing is how compaction stores the column records it copies:
+	// default PackingCold, the columns not stored since the compaction
+	// before packed at the strongest setting of their codec, which loads
+	// as fast (see Packing). PackingOff keeps them as stored.
+	Packing Packing
 	// CacheBytes is the engine's cache of records. Default 32 MiB (less than
 	// the engine's own default: the column cache already keeps recently used
 	// columns, and a second full copy of them would double the memory);
@@ -124,15 +130,20 @@ func (c Config) engineOptions() blazedb.Options {
 	}
 }
 
-// recoder is the engine's Recoder: with Recompress, one that brings
-// frames to Compression (LZ4 by default).
+// recoder is the engine's Recoder: one that packs column records as
+// Packing says and, with Recompress, brings their frames to Compression
+// (LZ4 by default); nil when neither applies.
 func (c Config) recoder() blazedb.Recoder {
-	if !c.Recompress {
+	var r frameRecoder
+	if c.Recompress {
+		r.comp = c.Compression
+		if r.comp == blazedb.CompressionDefault {
+			r.comp = blazedb.CompressionLZ4
+		}
+	}
+	r.pack = c.Packing != PackingOff && column.Packs(r.comp)
+	if !r.pack && r.comp == blazedb.CompressionDefault {
 		return nil
 	}
-	comp := c.Compression
-	if comp == blazedb.CompressionDefault {
-		comp = blazedb.CompressionLZ4
-	}
-	return frameRecoder{comp}
+	return r
 }

@@ -111,6 +111,9 @@ func (conf Config) open(dir string) (*DB, error) {
 	if _, _, err := blazedb.Compress(nil, conf.Compression, nil); err != nil {
 		return nil, err
 	}
+	if !conf.Packing.valid() {
+		return nil, fmt.Errorf("%w: packing %d", blazedb.ErrInvalidOptions, uint8(conf.Packing))
+	}
 	fs := conf.FS
 	names, err := fs.List(dir)
 	if errors.Is(err, vfs.ErrNotExist) && !conf.ReadOnly {

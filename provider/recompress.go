@@ -7,15 +7,24 @@ import (
 	"github.com/blazeworld/blaze/provider/internal/column"
 )
 
-// frameRecoder brings the frames of column records to one codec when
-// compaction copies them (blazedb.Options.Recoder; Config.Recompress). It
-// is a plain value, safe for concurrent use.
-type frameRecoder struct{ comp blazedb.Compression }
+// frameRecoder packs column records (column.Pack; Config.Packing) and
+// brings the frames of those it does not pack to one codec
+// (Config.Recompress) when compaction copies them
+// (blazedb.Options.Recoder). It is a plain value, safe for concurrent use.
+type frameRecoder struct {
+	pack bool
+	// comp is Recompress's codec, or CompressionDefault without it: each
+	// record is then packed in its own codec.
+	comp blazedb.Compression
+}
 
-// Recode returns the column record rec with every frame that is not in
-// r.comp compressed again with it, or nil when that changes nothing
-// (column.Recode); a record that is not a column record is left alone.
+// Recode returns the column record rec packed, or with every frame that
+// is not in r.comp compressed again with it, or nil when that changes
+// nothing; a record that is not a column record is left alone.
 func (r frameRecoder) Recode(_ blazedb.Key, rec []byte) []byte {
+	if r.pack {
+		return column.Pack(rec, r.comp)
+	}
 	return column.Recode(rec, r.comp)
 }
 

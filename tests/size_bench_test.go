@@ -200,17 +200,32 @@ func compactLevelDB(b *testing.B, dir string) {
 	}
 }
 
+// unpackedContender is Blaze with compaction's packing off: the records as
+// stores write them, Blaze before issue 41's packing, which the levers
+// read.
+var unpackedContender = contender{"blaze-unpacked", func(b *testing.B, dir string) store {
+	db, err := provider.Config{Log: quiet, Packing: provider.PackingOff}.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return db
+}}
+
+// sizeContenders are the providers BenchmarkSize measures: Blaze by
+// default (compaction packs), unpacked, with zstd, and mcdb.
+var sizeContenders = []contender{contenders[0], unpackedContender, zstdContender, contenders[2]}
+
 // BenchmarkSize is issue 41's size table: see the top of this file.
 func BenchmarkSize(b *testing.B) {
 	for _, w := range sizeWorlds(b) {
 		sizes := map[string]int64{}
 		dirs := map[string]string{}
-		for _, c := range coldContenders {
+		for _, c := range sizeContenders {
 			dirs[c.name] = filepath.Join(b.TempDir(), c.name)
 			sizes[c.name] = storeCompacted(b, c, dirs[c.name], w.cols)
 		}
 		cold := map[string]float64{}
-		for _, c := range coldContenders {
+		for _, c := range sizeContenders {
 			b.Run(w.name+"/"+c.name+"/disk", func(b *testing.B) {
 				for b.Loop() {
 				}
@@ -223,7 +238,7 @@ func BenchmarkSize(b *testing.B) {
 			})
 		}
 		b.Run(w.name+"/lever", func(b *testing.B) {
-			benchLevers(b, w, dirs["blaze-balanced"], sizes, cold["blaze-balanced"])
+			benchLevers(b, w, dirs["blaze-unpacked"], sizes, cold["blaze-unpacked"])
 		})
 	}
 }

@@ -522,12 +522,12 @@ func benchBreakdown(b *testing.B, dir string, parts []columnParts) {
 }
 
 // benchLevers measures each lever over the records of the Blaze world in
-// dir (stored with the default settings and compacted), given the measured
+// dir (stored with the default settings, compacted without packing), given the measured
 // storage bytes of each contender and the measured cold load of that world
 // per column (0 when it was not run).
 func benchLevers(b *testing.B, w sizeWorld, dir string, sizes map[string]int64, coldLZ4 float64) {
 	parts := readColumnParts(b, dir)
-	today := sizes["blaze-balanced"]
+	today := sizes["blaze-unpacked"]
 	benchBreakdown(b, dir, parts)
 	uniq, aliasSaved, aliasList := dedupColumns(parts)
 	idxSaved := indexSaving(b, dir, parts, true)

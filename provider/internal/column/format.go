@@ -27,7 +27,8 @@ func (malformed) Unwrap() error   { return blazedb.ErrCorrupt }
 //	+-------+------------------------------------------------------------+
 //	|     3 | signature "BZC"                                            |
 //	|     1 | record version (2)                                         |
-//	|     1 | flags (0)                                                  |
+//	|     1 | flags: bit 0 packed (written by compaction, pack.go; a     |
+//	|       |   reader ignores it), every other bit 0                    |
 //	|  uvar | n, number of sub-chunks (every one of the dimension's)     |
 //	|     … | n frames, one per sub-chunk: version 9, layer count, y;   |
 //	|       |   per layer: header byte (bits per index << 1 | 1), the   |
@@ -55,6 +56,7 @@ func (malformed) Unwrap() error   { return blazedb.ErrCorrupt }
 const (
 	recordSignature = "BZC"
 	recordVersion   = 2
+	flagPacked      = 1 << 0
 	maxSubChunks    = 64
 	maxListLen      = 1 << 20
 	maxFrameLen     = 16 << 20

@@ -18,12 +18,18 @@ func appendFrame(b []byte, comp blazedb.Compression, raw []byte) ([]byte, error)
 		return nil, err
 	}
 	*cp = stored
+	return appendFrameBytes(b, used, len(raw), stored)
+}
+
+// appendFrameBytes appends to b the frame of rawLen bytes stored as stored
+// in codec used.
+func appendFrameBytes(b []byte, used blazedb.Compression, rawLen int, stored []byte) ([]byte, error) {
 	id, ok := used.CodecID()
 	if !ok {
 		return nil, fmt.Errorf("no frame codec for compression %d", used)
 	}
 	b = append(b, id)
-	b = binary.AppendUvarint(b, uint64(len(raw)))
+	b = binary.AppendUvarint(b, uint64(rawLen))
 	b = binary.AppendUvarint(b, uint64(len(stored)))
 	return append(b, stored...), nil
 }
@@ -85,21 +91,40 @@ func framesRawLen(b []byte, n int) int {
 
 // Recode returns the column record rec with every frame that is not in
 // comp compressed again with it (or stored raw where it would not shrink),
-// or nil when that changes nothing. Only the frames change: the record
-// reads as the same column. A record of another version, or one that does
-// not read, is left as it is (nil): telling damage is for loads and
-// blaze check.
+// or nil when that changes nothing. Only the frames change (and the
+// packed flag is cleared when one does: they are no longer all Pack's):
+// the record reads as the same column. A record of another version, or one that does
+// not read, is left as it is (nil): telling damage is for loads and blaze
+// check.
 func Recode(rec []byte, comp blazedb.Compression) []byte {
 	if len(rec) < 5 || string(rec[:3]) != recordSignature || rec[3] != recordVersion {
 		return nil
 	}
+	out := reframe(rec, rec[4], func(b, frame []byte, have blazedb.Compression, raw []byte) ([]byte, error) {
+		if have == comp {
+			return append(b, frame...), nil
+		}
+		return appendFrame(b, comp, raw)
+	})
+	if out != nil {
+		out[4] &^= flagPacked
+	}
+	return out
+}
+
+// reframe returns the version 2 record rec with flags set to flags and
+// each frame replaced by what re appends for it (given the frame, its
+// codec and its raw bytes), or nil when that changes no byte, or when rec
+// does not read or re fails.
+func reframe(rec []byte, flags byte, re func(b, frame []byte, have blazedb.Compression, raw []byte) ([]byte, error)) []byte {
 	rd := &reader{b: rec, off: 5}
 	n := rd.count(maxSubChunks)
 	if rd.err != nil {
 		return nil
 	}
 	out := append(make([]byte, 0, len(rec)), rec[:rd.off]...)
-	changed := false
+	out[4] = flags
+	changed := flags != rec[4]
 	var buf []byte
 	for range n + 2 { // the sub-chunks, the biomes, block entities and entities
 		start := rd.off
@@ -112,13 +137,10 @@ func Recode(rec []byte, comp blazedb.Compression) []byte {
 		if inDst {
 			buf = raw
 		}
-		if have, _ := blazedb.CompressionOfID(c); have == comp {
-			out = append(out, rec[start:rd.off]...)
-			continue
-		}
+		have, _ := blazedb.CompressionOfID(c)
 		before := len(out)
 		var err error
-		if out, err = appendFrame(out, comp, raw); err != nil {
+		if out, err = re(out, rec[start:rd.off], have, raw); err != nil {
 			return nil
 		}
 		changed = changed || !bytes.Equal(out[before:], rec[start:rd.off])
