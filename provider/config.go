@@ -38,8 +38,11 @@ type Config struct {
 	Recompress bool
 	// Packing is how compaction stores the column records it copies:
 	// default PackingCold, the columns not stored since the compaction
-	// before packed at the strongest setting of their codec, which loads
-	// as fast (see Packing). PackingOff keeps them as stored.
+	// before with every part in one frame, at the strongest setting of
+	// their codec, which loads as fast; PackingArchive, in zstd's best
+	// (smaller, slower loads); PackingOff, as stored (see Packing).
+	// Recompress brings records to Compression first; PackingArchive
+	// overrides it.
 	Packing Packing
 	// CacheBytes is the engine's cache of records. Default 32 MiB (less than
 	// the engine's own default: the column cache already keeps recently used
@@ -141,7 +144,13 @@ func (c Config) recoder() blazedb.Recoder {
 			r.comp = blazedb.CompressionLZ4
 		}
 	}
-	r.pack = c.Packing != PackingOff && column.Packs(r.comp)
+	switch c.Packing {
+	case PackingArchive:
+		r.pack, r.comp = true, blazedb.CompressionZstd
+	case PackingOff:
+	default:
+		r.pack = column.Packs(r.comp)
+	}
 	if !r.pack && r.comp == blazedb.CompressionDefault {
 		return nil
 	}

@@ -19,8 +19,9 @@ type frameRecoder struct {
 }
 
 // Recode returns the column record rec packed, or with every frame that
-// is not in r.comp compressed again with it, or nil when that changes
-// nothing; a record that is not a column record is left alone.
+// is not in r.comp compressed again with it (a packed record unpacked),
+// or nil when that changes nothing; a record that is not a column record
+// is left alone.
 func (r frameRecoder) Recode(_ blazedb.Key, rec []byte) []byte {
 	if r.pack {
 		return column.Pack(rec, r.comp)

@@ -44,8 +44,13 @@ func runCompactWith(out io.Writer, dir string, o compactOptions) int {
 		what = fmt.Sprintf("the logs of the world and its %d regions", len(dbs)-1)
 	}
 	fmt.Fprintf(out, "%s: %s %s -> %s (%s of live records)\n", dir, what, size(before), size(after), size(live))
-	if o.recompress {
-		fmt.Fprintf(out, "column data recompressed with %v\n", o.codec())
+	switch {
+	case o.packing == provider.PackingArchive:
+		fmt.Fprintln(out, "column data packed in zstd (archive)")
+	case o.packing == provider.PackingOff:
+		fmt.Fprintf(out, "column data unpacked, in %v\n", o.codec())
+	case o.recompress:
+		fmt.Fprintf(out, "column data recompressed with %v and packed\n", o.codec())
 	}
 	if damaged {
 		fmt.Fprintf(out, "the damaged columns were kept as they are, with their newest intact older versions where there are any: blaze repair %s puts each back at that version, or removes it when there is none\n", dir)
@@ -58,7 +63,8 @@ func runCompactWith(out io.Writer, dir string, o compactOptions) int {
 type compactOptions struct {
 	recompress  bool
 	compression blazedb.Compression
-	progress    io.Writer // each database's compaction shown (nil: none)
+	packing     provider.Packing // -archive, -unpack (PackingOff with recompress)
+	progress    io.Writer        // each database's compaction shown (nil: none)
 }
 
 // codec is the codec -recompress brings column data to.
@@ -74,7 +80,7 @@ func (o compactOptions) codec() blazedb.Compression {
 // server's: level.dat is neither read nor rewritten.
 func compact(dir string, o compactOptions) (before, after, live int64, err error) {
 	db, err := provider.Config{Log: slog.New(slog.DiscardHandler), ExternalMaintenance: true, NoLevelDat: true, SegmentRoot: true,
-		Recompress: o.recompress, Compression: o.codec()}.Open(dir) // compaction generates nothing
+		Recompress: o.recompress, Compression: o.codec(), Packing: o.packing}.Open(dir) // compaction generates nothing
 	if err != nil {
 		return 0, 0, 0, err
 	}

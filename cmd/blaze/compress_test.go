@@ -109,3 +109,52 @@ func TestConvertCompressionAndRecompress(t *testing.T) {
 		t.Fatalf("unknown codec: status %d, want %d", code, exitUsage)
 	}
 }
+
+// Issue 41 item 2: blaze compact packs every column in one frame of its
+// codec; -archive packs them in zstd; -unpack brings them back to frames
+// of -compression, as servers store them; each reads the same, column for
+// column, and checks clean.
+func TestCompactArchiveAndUnpack(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "w")
+	if code := run([]string{"convert", smallWorld(t), dir, "-q"}); code != exitOK {
+		t.Fatalf("convert: status %d", code)
+	}
+	before, _ := columnsOf(t, dir)
+	for _, c := range []struct {
+		args   []string
+		codec  blazedb.Compression // of every frame (or stored raw)
+		packed bool                // one frame a column
+
+	}{
+		{[]string{"compact", "-q"}, blazedb.CompressionLZ4, true},
+		{[]string{"compact", "-q", "-archive"}, blazedb.CompressionZstd, true},
+		{[]string{"compact", "-q", "-unpack", "-compression", "lz4"}, blazedb.CompressionLZ4, false},
+	} {
+		if code := run(append(c.args, dir)); code != exitOK {
+			t.Fatalf("%v: status %d", c.args, code)
+		}
+		after, codecs := columnsOf(t, dir)
+		for k := range codecs {
+			if k != c.codec && k != blazedb.CompressionNone {
+				t.Fatalf("%v: frames %v", c.args, codecs)
+			}
+		}
+		if packed := codecs[c.codec]+codecs[blazedb.CompressionNone] == len(after); packed != c.packed {
+			t.Fatalf("%v: frames %v for %d columns", c.args, codecs, len(after))
+		}
+		if len(after) != len(before) {
+			t.Fatalf("%v: %d columns after, %d before", c.args, len(after), len(before))
+		}
+		for pl, col := range before {
+			if err := colcmp.Compare(col, after[pl]); err != nil {
+				t.Fatalf("%v: column %v (%v): %v", c.args, pl.Pos, pl.Dim, err)
+			}
+		}
+		if code := run([]string{"check", "-q", dir}); code != exitOK {
+			t.Fatalf("check after %v: status %d", c.args, code)
+		}
+	}
+	if code := run([]string{"compact", "-archive", "-unpack", dir}); code != exitUsage {
+		t.Fatalf("-archive with -unpack: status %d, want %d", code, exitUsage)
+	}
+}

@@ -12,10 +12,11 @@
 // verifies the Blaze world in DIR without writing to it (package
 // internal/worldcheck), and
 //
-//	blaze compact [-q] [-recompress [-compression C]] DIR
+//	blaze compact [-q] [-recompress [-compression C]] [-archive | -unpack] DIR
 //
 // rewrites its chunks.dat without the garbage that overwritten columns
-// leave, bringing column data to one codec with -recompress, and
+// leave, packing column data (in zstd's best with -archive; -unpack
+// undoes packing), bringing it to one codec with -recompress, and
 //
 //	blaze repair [-q] DIR
 //
@@ -76,6 +77,7 @@ import (
 	"strings"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/provider"
 )
 
 // commands lists blaze's commands in the order the usage shows them, each
@@ -112,12 +114,19 @@ var commands = []command{
       terminal and logged as lines otherwise (-q: neither), as compact's
       and repair's are.
 `},
-	{"compact", `  blaze compact [-q] [-recompress [-compression lz4|zstd|snappy|none]] DIR
+	{"compact", `  blaze compact [-q] [-recompress [-compression lz4|zstd|snappy|none]] [-archive | -unpack] DIR
       Rewrites DIR's chunks.dat without the records that newer ones replaced
       (a server also does this by itself, in the background) and prints the
-      sizes before and after. -recompress also brings every column's data,
-      the versions the history keeps too, to the codec -compression names
-      (default lz4): a column keeps the codec it was stored in otherwise. A column whose newest record is damaged is
+      sizes before and after. It packs every column's data, the versions
+      the history keeps too: all of a column in one frame, at the strongest
+      setting of its codec (LZ4 level 9, or zstd's best), which loads as
+      fast. -archive packs it in zstd's best instead, whatever its codec:
+      smaller, slower to load, for worlds kept rather than played (arena
+      templates, backups). -unpack undoes packing, each part of a column in
+      a frame of -compression's codec, as servers store them and as builds
+      before packed columns read them. -recompress also brings every column's data
+      to the codec -compression names (default lz4): a column keeps the
+      codec it was stored in otherwise. A column whose newest record is damaged is
       kept as it is, with its newest intact older version, and named; the
       exit status is then 2 (blaze repair mends it).
 `},
@@ -424,6 +433,8 @@ func compactCmd(args []string) int {
 	fs := flag.NewFlagSet("compact", flag.ContinueOnError)
 	fs.BoolVar(&o.recompress, "recompress", false, "bring column data to -compression")
 	fs.TextVar(&o.compression, "compression", blazedb.CompressionDefault, "codec for -recompress")
+	archive := fs.Bool("archive", false, "pack column data in zstd's best, for worlds kept rather than played")
+	unpack := fs.Bool("unpack", false, "unpack column data into frames of -compression, as builds before packing read")
 	quiet := fs.Bool("q", false, "no progress display")
 	ops, code, ok := parseArgs(fs, args, 1)
 	if !ok {
@@ -431,9 +442,18 @@ func compactCmd(args []string) int {
 	}
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "compression" })
-	if set && !o.recompress {
+	if set && !o.recompress && !*unpack {
 		fmt.Fprintln(os.Stderr, "blaze compact: -compression is the codec -recompress brings column data to: give -recompress too")
 		return usageError("compact")
+	}
+	switch {
+	case *archive && *unpack:
+		fmt.Fprintln(os.Stderr, "blaze compact: -archive packs and -unpack unpacks: give one")
+		return usageError("compact")
+	case *archive:
+		o.packing = provider.PackingArchive
+	case *unpack:
+		o.packing, o.recompress = provider.PackingOff, true
 	}
 	if !*quiet {
 		o.progress = os.Stderr

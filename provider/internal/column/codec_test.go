@@ -29,7 +29,8 @@ func TestRefusesVersion1(t *testing.T) {
 }
 
 // FuzzDecodeColumn: any bytes either decode or fail with ErrCorrupt
-// or errUnknown; never a panic. What decodes re-encodes to a record
+// or errUnknown; never a panic (records of version 2, and of version 3
+// with every part in one frame). What decodes re-encodes to a record
 // that decodes to the same column.
 func FuzzDecodeColumn(f *testing.F) {
 	br, d := testCodec()
@@ -40,10 +41,14 @@ func FuzzDecodeColumn(f *testing.F) {
 				f.Fatal(err)
 			}
 			f.Add(enc.Rec)
+			// Issue 41 item 2: the same column as a whole record, version 3.
+			f.Add(Pack(enc.Rec, blazedb.CompressionLZ4))
+			f.Add(Pack(enc.Rec, blazedb.CompressionZstd))
 		}
 	}
 	empty, _ := d.Encode(&chunk.Column{Chunk: chunk.New(br, world.Overworld.Range())}, Prev{}, blazedb.CompressionNone)
 	f.Add(empty.Rec)
+	f.Add(Pack(empty.Rec, blazedb.CompressionLZ4))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		col, err := d.DecodeColumn(b, world.Overworld.Range())
 		// Both ways of building sub-chunks accept the same records and
@@ -164,9 +169,11 @@ func TestDecodeRefusesUnknownVersions(t *testing.T) {
 		rec  []byte
 		says string
 	}{
-		"newer version": {with(3, recordVersion+1), "newer than this build reads"},
-		"version 0":     {with(3, 0), "column record version 0"},
-		"no signature":  {with(0, enc.Rec[0]^0xff), "no column signature"},
+		"newer version": {with(3, wholeVersion+1), "newer than this build reads"},
+		// Issue 41: version 3 knows two flags.
+		"version 3, unknown flag": {func() []byte { r := with(3, wholeVersion); r[4] = 1 << 2; return r }(), "column record flags"},
+		"version 0":               {with(3, 0), "column record version 0"},
+		"no signature":            {with(0, enc.Rec[0]^0xff), "no column signature"},
 	} {
 		_, err := d.DecodeColumn(c.rec, world.Overworld.Range())
 		if !errors.Is(err, ErrCorrupt) || !containsAll(err.Error(), c.says) {

@@ -1,6 +1,7 @@
 package column
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sync"
@@ -12,6 +13,10 @@ import (
 )
 
 var netBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// bodyBufs holds the buffers the bodies of version 3 records are
+// decompressed into.
+var bodyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
 // maxPooledScratch bounds the scratch buffers kept for reuse: a damaged
 // record may declare frames of up to maxFrameLen.
@@ -54,21 +59,62 @@ func (c *Codec) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*chunk
 		return bad("no column signature")
 	}
 	v := int(r.byte())
-	if v != recordVersion {
-		if v > recordVersion {
-			return bad("column record version %d is newer than this build reads (%d)", v, recordVersion)
+	if v != recordVersion && v != wholeVersion {
+		if v > wholeVersion {
+			return bad("column record version %d is newer than this build reads (%d)", v, wholeVersion)
 		}
 		return bad("column record version %d", v)
 	}
-	r.byte() // flags
+	flags := r.byte() // version 2: ignored
+	rawSize := len(rec)
+	// whole: the parts are in one frame, the body (version 3), read into
+	// a pooled buffer (inPool) unless stored raw, when it is the record's:
+	// what the column keeps of it is copied out (keep).
+	whole, inPool := false, false
+	if v == wholeVersion {
+		if flags&^(flagPacked|flagWhole) != 0 {
+			return bad("column record flags %#x", flags)
+		}
+		whole = flags&flagWhole != 0
+	}
+	if whole {
+		bp := bodyBufs.Get().(*[]byte)
+		defer func() {
+			if cap(*bp) <= maxPooledScratch {
+				bodyBufs.Put(bp)
+			}
+		}()
+		start := r.off
+		body, inDst := readFrame(r, (*bp)[:0])
+		if r.err == nil && r.off != len(r.b) {
+			r.fail("%d bytes after the column's frame", len(r.b)-r.off)
+		}
+		if r.err != nil {
+			return bad("column frame: %v", r.err)
+		}
+		if inDst {
+			*bp, inPool = body, true
+		}
+		rawSize += len(body) - (r.off - start)
+		r = &reader{b: body}
+	}
+	keep := func(b []byte) []byte {
+		if inPool {
+			return bytes.Clone(b)
+		}
+		return b
+	}
 	n := r.count(maxSubChunks)
 	if r.err != nil {
 		return bad("%v", r.err)
 	}
-	lay = Layout{version: v, subStart: r.off, subEnds: make([]int, n), RawSize: len(rec)}
+	lay = Layout{version: v, subStart: r.off, subEnds: make([]int, n), RawSize: rawSize}
 	// frame reads the next frame into dst and counts what it adds to the
-	// raw size.
+	// raw size; in a body, the next part, a slice of the body.
 	frame := func(dst []byte) ([]byte, bool) {
+		if whole {
+			return r.bytes(r.count(len(r.b))), false
+		}
 		start := r.off
 		raw, inDst := readFrame(r, dst)
 		lay.RawSize += len(raw) - (r.off - start)
@@ -106,7 +152,11 @@ func (c *Codec) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*chunk
 		// words holds them all. The frames' lengths are not yet checked,
 		// so a damaged record may declare any: the hint is capped (above
 		// what a real column holds).
-		a.WordBlock = min(framesRawLen(rec[r.off:], n)/4, maxWordBlock)
+		hint := len(r.b) - r.off
+		if !whole {
+			hint = framesRawLen(r.b[r.off:], n)
+		}
+		a.WordBlock = min(hint/4, maxWordBlock)
 	} else {
 		bp = netBufs.Get().(*[]byte)
 		defer netBufs.Put(bp)
@@ -143,6 +193,7 @@ func (c *Codec) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*chunk
 	lay.biomeStart = r.off
 	if keepBiomes {
 		biomes, _ = frame(nil) // a new slice (or the record's): the snapshot keeps it
+		biomes = keep(biomes)
 	} else {
 		var inDst bool
 		if biomes, inDst = frame((*sp)[:0]); inDst && cap(biomes) <= maxPooledScratch {
@@ -182,6 +233,7 @@ func (c *Codec) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*chunk
 
 	lay.nbtStart = r.off
 	raw, _ := frame(nil) // a new slice: decoded NBT may point into it
+	raw = keep(raw)
 	lay.nbtEnd = r.off
 	if r.err != nil {
 		return bad("block entities and entities: %v", r.err)
@@ -192,6 +244,9 @@ func (c *Codec) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*chunk
 	}
 	if er.off != len(raw) {
 		return bad("%d bytes after the entities in their frame", len(raw)-er.off)
+	}
+	if whole {
+		lay.tail = bytes.Clone(r.b[min(r.off, len(r.b)):])
 	}
 	col.Tick = r.varint()
 	if col.ScheduledBlocks, err = c.decodeScheduled(r, idToRID); err != nil {

@@ -30,7 +30,9 @@ const maxPooledRecord = 1 << 20
 // SubEqual may call equal sub-chunks different, never the reverse, so
 // reuse is always exact; and compression is deterministic, so the result
 // equals a full encode byte for byte. When nothing differs, prev's record
-// itself is returned and no record is built.
+// itself is returned and no record is built. A prev whose record is
+// packed whole (version 3) has no frame to reuse: a changed column is
+// then encoded in full, as without a prev.
 func (c *Codec) Encode(col *chunk.Column, p Prev, comp blazedb.Compression) (*Encoded, error) {
 	var prev *Prev
 	if p.Rec != nil {
@@ -44,7 +46,7 @@ func (c *Codec) Encode(col *chunk.Column, p Prev, comp blazedb.Compression) (*En
 	}
 	subs := col.Chunk.Sub()
 	e := &Encoded{}
-	if prev != nil && (prev.Layout.version != recordVersion || len(prev.Subs) != len(subs)) {
+	if prev != nil && (prev.Layout.version != recordVersion && prev.Layout.version != wholeVersion || len(prev.Subs) != len(subs)) {
 		prev = nil
 	}
 
@@ -87,8 +89,16 @@ func (c *Codec) Encode(col *chunk.Column, p Prev, comp blazedb.Compression) (*En
 	if err != nil {
 		return nil, err
 	}
-	if same && sameBiomes && sameNBT && len(e.Fresh) == 0 && bytes.Equal(tail, prev.Rec[prev.Layout.nbtEnd:]) {
+	if same && sameBiomes && sameNBT && len(e.Fresh) == 0 && bytes.Equal(tail, prev.tail()) {
 		return &Encoded{Rec: prev.Rec, Layout: prev.Layout, Subs: prev.Subs, Biomes: prev.Biomes, SameNBT: true}, nil
+	}
+	if prev != nil && prev.Layout.version != recordVersion {
+		// A whole record (version 3, packed by compaction) has no frame
+		// of a part to reuse: every part is compressed, this once; the
+		// next store reuses this one's.
+		prev = nil
+		clear(sameSub)
+		sameBiomes, sameNBT = false, false
 	}
 	e.SameNBT = sameNBT
 	// Something changed: build a record (not before, or every autosave of
@@ -210,6 +220,14 @@ func (c *Codec) Encode(col *chunk.Column, p Prev, comp blazedb.Compression) (*En
 		e.Rec = b
 	}
 	return e, nil
+}
+
+// tail returns the tick and scheduled updates of p's record.
+func (p *Prev) tail() []byte {
+	if p.Layout.version == wholeVersion {
+		return p.Layout.tail
+	}
+	return p.Rec[p.Layout.nbtEnd:]
 }
 
 // CheckShape refuses a chunk with a sub-chunk, a layer or a layer's palette

@@ -20,15 +20,16 @@ func (malformed) Unwrap() error   { return blazedb.ErrCorrupt }
 // entries are ids into the world's block dictionary (Dictionary) instead of
 // runtime ids.
 // Each part of the column is a frame, compressed on its own, so that
-// storing a column again compresses only the parts that changed:
+// storing a column again compresses only the parts that changed
+// (version 2, what stores write):
 //
 //	+-------+------------------------------------------------------------+
 //	| bytes | field                                                      |
 //	+-------+------------------------------------------------------------+
 //	|     3 | signature "BZC"                                            |
 //	|     1 | record version (2)                                         |
-//	|     1 | flags: bit 0 packed (written by compaction, pack.go; a     |
-//	|       |   reader ignores it), every other bit 0                    |
+//	|     1 | flags: bit 0 packed (frames packed by compaction, pack.go; |
+//	|       |   a reader ignores it); every other bit 0                  |
 //	|  uvar | n, number of sub-chunks (every one of the dimension's)     |
 //	|     … | n frames, one per sub-chunk: version 9, layer count, y;   |
 //	|       |   per layer: header byte (bits per index << 1 | 1), the   |
@@ -51,22 +52,50 @@ func (malformed) Unwrap() error   { return blazedb.ErrCorrupt }
 //	|  uvar | stored length, then the stored bytes                       |
 //	+-------+------------------------------------------------------------+
 //
-// uvar/svar are Go's unsigned/zig-zag varints. Only version 2 is read:
+// Version 3 (issue 41) has one flag more, whole: every part in one frame,
+// which compresses what repeats between the parts too. Compaction writes
+// it (Pack) for the columns not stored since the compaction before; a
+// store never does, as it would compress the whole column for any change.
+//
+//	+-------+------------------------------------------------------------+
+//	| bytes | field                                                      |
+//	+-------+------------------------------------------------------------+
+//	|     3 | signature "BZC"                                            |
+//	|     1 | record version (3)                                         |
+//	|     1 | flags: bit 0 packed, bit 1 whole; every other bit 0        |
+//	|     … | whole clear: the rest of a version 2 record (uvar n, ...)  |
+//	|     … | whole set: one frame, the last bytes of the record, of the |
+//	|       |   body: uvar n; n sub-chunks, each: uvar length, its bytes |
+//	|       |   (a version 2 sub-chunk frame's raw bytes); uvar length,  |
+//	|       |   the biomes; uvar length, the block entities and         |
+//	|       |   entities; svar tick; scheduled updates (as version 2)    |
+//	+-------+------------------------------------------------------------+
+//
+// uvar/svar are Go's unsigned/zig-zag varints. Versions 2 and 3 are read:
 // version 1 (unframed) was never released. Part of the on-disk format.
 const (
 	recordSignature = "BZC"
-	recordVersion   = 2
-	flagPacked      = 1 << 0
-	maxSubChunks    = 64
-	maxListLen      = 1 << 20
-	maxFrameLen     = 16 << 20
+	// recordVersion is the version stores write.
+	recordVersion = 2
+	// wholeVersion is the version of records with the whole flag.
+	wholeVersion = 3
+	flagPacked   = 1 << 0
+	flagWhole    = 1 << 1
+	maxSubChunks = 64
+	maxListLen   = 1 << 20
+	maxFrameLen  = 16 << 20
 )
 
 // Layout locates the parts of a record: subEnds[i] is where sub-chunk i
 // ends (sub-chunk 0 starts at subStart). In a version 2 record each span
 // is a whole frame, so an unchanged part is reused by copying its bytes.
+// A version 3 record has no frame of a part to reuse (its offsets are
+// those of its body): only its tail is kept, to tell a column stored
+// unchanged.
 type Layout struct {
-	version  int
+	version int
+	// tail is a version 3 record's tick and scheduled updates.
+	tail     []byte
 	subStart int
 	subEnds  []int
 	// biomeStart and biomeEnd bound the biome frame (version 2).

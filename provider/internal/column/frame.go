@@ -93,11 +93,24 @@ func framesRawLen(b []byte, n int) int {
 // comp compressed again with it (or stored raw where it would not shrink),
 // or nil when that changes nothing. Only the frames change (and the
 // packed flag is cleared when one does: they are no longer all Pack's):
-// the record reads as the same column. A record of another version, or one that does
-// not read, is left as it is (nil): telling damage is for loads and blaze
-// check.
+// the record reads as the same column. A packed whole record (version 3)
+// becomes a version 2 record of frames in comp, as stores write, which
+// builds before version 3 read. A record of another version, or one that
+// does not read, is left as it is (nil): telling damage is for loads and
+// blaze check.
 func Recode(rec []byte, comp blazedb.Compression) []byte {
-	if len(rec) < 5 || string(rec[:3]) != recordSignature || rec[3] != recordVersion {
+	if isWhole(rec) {
+		body, _, err := parseBody(rec)
+		if err != nil {
+			return nil
+		}
+		out, err := unpack(body, comp)
+		if err != nil {
+			return nil
+		}
+		return out
+	}
+	if !isFramed(rec) {
 		return nil
 	}
 	out := reframe(rec, rec[4], func(b, frame []byte, have blazedb.Compression, raw []byte) ([]byte, error) {
@@ -152,14 +165,17 @@ func reframe(rec []byte, flags byte, re func(b, frame []byte, have blazedb.Compr
 }
 
 // FrameCodecs adds to n the codec of each frame of the column record rec
-// (none for a record of another version). A frame whose codec is unknown,
+// (a whole record's one frame; none for a record of another version). A frame whose codec is unknown,
 // or a record that does not read, is an error wrapping ErrCorrupt.
 func FrameCodecs(rec []byte, n map[blazedb.Compression]int) error {
-	if len(rec) < 5 || string(rec[:3]) != recordSignature || rec[3] != recordVersion {
+	if !isFramed(rec) && !isWhole(rec) {
 		return nil
 	}
 	r := &reader{b: rec, off: 5}
-	frames := r.count(maxSubChunks) + 2
+	frames := 1
+	if !isWhole(rec) {
+		frames = r.count(maxSubChunks) + 2
+	}
 	for range frames {
 		c := r.byte()
 		r.count(maxFrameLen)
@@ -174,4 +190,18 @@ func FrameCodecs(rec []byte, n map[blazedb.Compression]int) error {
 		n[comp]++
 	}
 	return nil
+}
+
+// isFramed reports whether rec is a column record whose parts are frames:
+// version 2, or version 3 without the whole flag.
+func isFramed(rec []byte) bool {
+	return len(rec) >= 5 && string(rec[:3]) == recordSignature &&
+		(rec[3] == recordVersion || rec[3] == wholeVersion && rec[4]&^flagPacked == 0)
+}
+
+// isWhole reports whether rec is a column record of version 3 with the
+// whole flag: every part in one frame.
+func isWhole(rec []byte) bool {
+	return len(rec) >= 5 && string(rec[:3]) == recordSignature && rec[3] == wholeVersion &&
+		rec[4]&flagWhole != 0 && rec[4]&^(flagPacked|flagWhole) == 0
 }

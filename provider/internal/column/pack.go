@@ -1,6 +1,9 @@
 package column
 
 import (
+	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -11,12 +14,13 @@ import (
 
 // Packing (issue 41). Stores compress each part of a column on its own,
 // fast, so that storing a column again compresses only the parts that
-// changed. Compaction packs the records it copies: their frames compressed
-// again at the codec's strongest setting, which decodes as fast (an LZ4
-// block, or a zstd frame, reads the same whatever level wrote it), and the
-// record marked packed (flagPacked) so that the next compaction leaves it
+// changed. Compaction packs the records it copies: every part in one frame
+// (a version 3 record with the whole flag), compressed at the codec's
+// strongest setting, which finds what repeats between the parts too and
+// decodes as fast (an LZ4 block, or a zstd frame, reads the same whatever
+// level wrote it); marked packed, so that the next compaction leaves it
 // alone instead of compressing it again for nothing. A store writes a new
-// record unpacked, as ever; the next compaction packs it.
+// record in version 2, as ever; the next compaction packs it.
 
 // A packer is how Pack compresses: a codec at its strongest setting.
 type packer uint8
@@ -94,18 +98,6 @@ func (p packer) compress(dst []byte, raw []byte) ([]byte, blazedb.Compression, e
 	return append(dst[:start], raw...), blazedb.CompressionNone, nil
 }
 
-// appendPacked appends raw to b as a frame compressed by p.
-func (p packer) appendFrame(b []byte, raw []byte) ([]byte, error) {
-	cp := scratchBufs.Get().(*[]byte)
-	defer scratchBufs.Put(cp)
-	stored, used, err := p.compress((*cp)[:0], raw)
-	if err != nil {
-		return nil, err
-	}
-	*cp = stored
-	return appendFrameBytes(b, used, len(raw), stored)
-}
-
 // Packs reports whether Pack packs with codec comp: LZ4 and zstd do;
 // CompressionDefault packs each record in its own codec.
 func Packs(comp blazedb.Compression) bool {
@@ -113,40 +105,116 @@ func Packs(comp blazedb.Compression) bool {
 }
 
 // Pack returns the column record rec packed (see above) with codec comp
-// at its strongest setting, or with CompressionDefault in the codec most
-// of its frames are in (LZ4 on a tie; none when they are all stored raw
+// at its strongest setting, or with CompressionDefault in its own codec:
+// that of a packed record's frame, or the one most of a version 2
+// record's frames are in (LZ4 on a tie; none when they are all stored raw
 // or in Snappy). It returns nil when rec is packed with that codec
 // already, when there is nothing to pack it with, or when it is not a
 // record this build packs: a record that does not read is left as it is,
-// for loads and blaze check to report. Only the frames and the flags
-// change: the record reads as the same column.
+// for loads and blaze check to report. The packed record reads as the
+// same column.
 func Pack(rec []byte, comp blazedb.Compression) []byte {
-	if len(rec) < 5 || string(rec[:3]) != recordSignature || rec[3] != recordVersion {
-		return nil
-	}
-	n := map[blazedb.Compression]int{}
-	if FrameCodecs(rec, n) != nil {
+	body, have, err := parseBody(rec)
+	if err != nil {
 		return nil
 	}
 	if comp == blazedb.CompressionDefault {
-		comp = blazedb.CompressionLZ4
-		if n[blazedb.CompressionZstd] > n[blazedb.CompressionLZ4] {
-			comp = blazedb.CompressionZstd
-		} else if n[blazedb.CompressionLZ4] == 0 {
-			return nil
-		}
+		comp = have
 	}
 	p := packerOf(comp)
-	if p == packNone {
+	if p == packNone || len(body) > maxFrameLen {
 		return nil
 	}
-	if rec[4]&flagPacked != 0 && framesIn(n, comp) {
+	if isWhole(rec) && rec[4]&flagPacked != 0 && have == comp {
 		return nil
 	}
-	return reframe(rec, rec[4]|flagPacked, func(b, _ []byte, _ blazedb.Compression, raw []byte) ([]byte, error) {
-		return p.appendFrame(b, raw)
-	})
+	out := append(make([]byte, 0, len(rec)), recordSignature...)
+	out = append(out, wholeVersion, flagPacked|flagWhole)
+	if out, err = p.appendFrame(out, body); err != nil || bytes.Equal(out, rec) {
+		return nil
+	}
+	if len(out) >= len(rec) && rec[3] == recordVersion {
+		return nil // rare, tiny columns: as stored is smaller
+	}
+	return out
 }
+
+// parseBody returns the body of the column record rec (the parts of a
+// version 2 record unframed, as a version 3 record with the whole flag
+// holds them) and its codec: that of its one frame, or the one most of
+// its frames are in (LZ4 on a tie; CompressionNone when none is in LZ4 or
+// zstd). A record that does not read gives an error.
+func parseBody(rec []byte) ([]byte, blazedb.Compression, error) {
+	whole := isWhole(rec)
+	if !whole && !isFramed(rec) {
+		return nil, 0, errors.New("not a column record of version 2 or 3")
+	}
+	r := &reader{b: rec, off: 5}
+	if whole {
+		c := rec[r.off]
+		body, _ := readFrame(r, nil)
+		if r.err == nil && r.off != len(rec) {
+			r.fail("%d trailing bytes", len(rec)-r.off)
+		}
+		comp, _ := blazedb.CompressionOfID(c)
+		return body, comp, r.err
+	}
+	n := r.count(maxSubChunks)
+	body := binary.AppendUvarint(make([]byte, 0, 4*len(rec)), uint64(n))
+	counts := map[blazedb.Compression]int{}
+	for range n + 2 { // the sub-chunks, the biomes, block entities and entities
+		c := r.byte()
+		r.off--
+		raw, _ := readFrame(r, nil)
+		if r.err != nil {
+			return nil, 0, r.err
+		}
+		comp, _ := blazedb.CompressionOfID(c)
+		counts[comp]++
+		body = binary.AppendUvarint(body, uint64(len(raw)))
+		body = append(body, raw...)
+	}
+	if r.err != nil {
+		return nil, 0, r.err
+	}
+	comp := blazedb.CompressionLZ4
+	if counts[blazedb.CompressionZstd] > counts[blazedb.CompressionLZ4] {
+		comp = blazedb.CompressionZstd
+	} else if counts[blazedb.CompressionLZ4] == 0 {
+		comp = blazedb.CompressionNone
+	}
+	return append(body, rec[r.off:]...), comp, nil
+}
+
+// unpack returns the version 2 record of the body of a version 3 record
+// with the whole flag, each part a frame compressed with comp.
+func unpack(body []byte, comp blazedb.Compression) ([]byte, error) {
+	r := &reader{b: body}
+	n := r.count(maxSubChunks)
+	out := append(make([]byte, 0, len(body)/2), recordSignature...)
+	out = append(out, recordVersion, 0)
+	out = binary.AppendUvarint(out, uint64(n))
+	for range n + 2 {
+		part := r.bytes(r.count(len(body)))
+		if r.err != nil {
+			return nil, r.err
+		}
+		var err error
+		if out, err = appendFrame(out, comp, part); err != nil {
+			return nil, err
+		}
+	}
+	return append(out, body[r.off:]...), nil
+}
+
+// Packed reports whether the column record rec is marked packed.
+func Packed(rec []byte) bool {
+	return (isFramed(rec) || isWhole(rec)) && rec[4]&flagPacked != 0
+}
+
+// Whole reports whether rec is a column record with every part in one
+// frame (version 3, the whole flag).
+func Whole(rec []byte) bool { return isWhole(rec) }
 
 // framesIn reports whether the frame counts n hold no frame but those in
 // comp or stored raw.
@@ -159,7 +227,14 @@ func framesIn(n map[blazedb.Compression]int, comp blazedb.Compression) bool {
 	return true
 }
 
-// Packed reports whether the column record rec is marked packed.
-func Packed(rec []byte) bool {
-	return len(rec) >= 5 && string(rec[:3]) == recordSignature && rec[3] == recordVersion && rec[4]&flagPacked != 0
+// appendFrame appends raw to b as a frame compressed by p.
+func (p packer) appendFrame(b []byte, raw []byte) ([]byte, error) {
+	cp := scratchBufs.Get().(*[]byte)
+	defer scratchBufs.Put(cp)
+	stored, used, err := p.compress((*cp)[:0], raw)
+	if err != nil {
+		return nil, err
+	}
+	*cp = stored
+	return appendFrameBytes(b, used, len(raw), stored)
 }
