@@ -21,7 +21,8 @@ import (
 // BenchmarkSize reports, per world and contender, the storage files' bytes
 // and their ratio to mcdb's (disk; both measured in the same run), the cold
 // load of every column (load-cold), and then the levers of size_levers_test.go
-// measured over the same Blaze records (lever/...).
+// measured over the records of Blaze unpacked (lever/...). Blaze by default
+// packs at compaction (provider.Packing): blaze-unpacked is Blaze before.
 //
 //	go test ./tests -run '^$' -bench '^BenchmarkSize$' -benchtime 1x
 //
@@ -211,9 +212,20 @@ var unpackedContender = contender{"blaze-unpacked", func(b *testing.B, dir strin
 	return db
 }}
 
+// archiveContender is Blaze whose compaction packs in zstd's best
+// (provider.PackingArchive), for worlds kept rather than played.
+var archiveContender = contender{"blaze-archive", func(b *testing.B, dir string) store {
+	db, err := provider.Config{Log: quiet, Packing: provider.PackingArchive}.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return db
+}}
+
 // sizeContenders are the providers BenchmarkSize measures: Blaze by
-// default (compaction packs), unpacked, with zstd, and mcdb.
-var sizeContenders = []contender{contenders[0], unpackedContender, zstdContender, contenders[2]}
+// default (compaction packs cold columns, issue 41), unpacked (Blaze
+// before), archived, with zstd (packed in zstd's best too), and mcdb.
+var sizeContenders = []contender{contenders[0], unpackedContender, archiveContender, zstdContender, contenders[2]}
 
 // BenchmarkSize is issue 41's size table: see the top of this file.
 func BenchmarkSize(b *testing.B) {
