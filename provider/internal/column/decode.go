@@ -105,6 +105,14 @@ func (c *Codec) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*chunk
 		return b
 	}
 	n := r.count(maxSubChunks)
+	// A body's table of the parts' lengths, which follow it.
+	var lens [maxSubChunks + 2]int
+	part := 0
+	if whole {
+		for i := range n + 2 {
+			lens[i] = r.count(len(r.b))
+		}
+	}
 	if r.err != nil {
 		return bad("%v", r.err)
 	}
@@ -113,7 +121,8 @@ func (c *Codec) decodeInner(rec []byte, rng cube.Range, keepBiomes bool) (*chunk
 	// raw size; in a body, the next part, a slice of the body.
 	frame := func(dst []byte) ([]byte, bool) {
 		if whole {
-			return r.bytes(r.count(len(r.b))), false
+			part++
+			return r.bytes(lens[part-1]), false
 		}
 		start := r.off
 		raw, inDst := readFrame(r, dst)

@@ -65,10 +65,10 @@ func (malformed) Unwrap() error   { return blazedb.ErrCorrupt }
 //	|     1 | flags: bit 0 packed, bit 1 whole; every other bit 0        |
 //	|     … | whole clear: the rest of a version 2 record (uvar n, ...)  |
 //	|     … | whole set: one frame, the last bytes of the record, of the |
-//	|       |   body: uvar n; n sub-chunks, each: uvar length, its bytes |
-//	|       |   (a version 2 sub-chunk frame's raw bytes); uvar length,  |
-//	|       |   the biomes; uvar length, the block entities and         |
-//	|       |   entities; svar tick; scheduled updates (as version 2)    |
+//	|       |   body: uvar n; n+2 uvar lengths, of the n sub-chunks, the |
+//	|       |   biomes, the block entities and entities; then each of    |
+//	|       |   them (the raw bytes of its version 2 frame), one after  |
+//	|       |   another; svar tick; scheduled updates (as version 2)     |
 //	+-------+------------------------------------------------------------+
 //
 // uvar/svar are Go's unsigned/zig-zag varints. Versions 2 and 3 are read:

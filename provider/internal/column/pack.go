@@ -140,8 +140,8 @@ func Pack(rec []byte, comp blazedb.Compression) []byte {
 }
 
 // parseBody returns the body of the column record rec (the parts of a
-// version 2 record unframed, as a version 3 record with the whole flag
-// holds them) and its codec: that of its one frame, or the one most of
+// version 2 record unframed, their lengths first, as a version 3 record
+// with the whole flag holds them) and its codec: that of its one frame, or the one most of
 // its frames are in (LZ4 on a tie; CompressionNone when none is in LZ4 or
 // zstd). A record that does not read gives an error.
 func parseBody(rec []byte) ([]byte, blazedb.Compression, error) {
@@ -160,22 +160,29 @@ func parseBody(rec []byte) ([]byte, blazedb.Compression, error) {
 		return body, comp, r.err
 	}
 	n := r.count(maxSubChunks)
-	body := binary.AppendUvarint(make([]byte, 0, 4*len(rec)), uint64(n))
+	if r.err != nil {
+		return nil, 0, r.err
+	}
+	parts := make([][]byte, n+2) // the sub-chunks, the biomes, block entities and entities
 	counts := map[blazedb.Compression]int{}
-	for range n + 2 { // the sub-chunks, the biomes, block entities and entities
+	size := 0
+	for i := range parts {
 		c := r.byte()
 		r.off--
-		raw, _ := readFrame(r, nil)
+		parts[i], _ = readFrame(r, nil)
 		if r.err != nil {
 			return nil, 0, r.err
 		}
 		comp, _ := blazedb.CompressionOfID(c)
 		counts[comp]++
-		body = binary.AppendUvarint(body, uint64(len(raw)))
-		body = append(body, raw...)
+		size += len(parts[i])
 	}
-	if r.err != nil {
-		return nil, 0, r.err
+	body := binary.AppendUvarint(make([]byte, 0, size+3*len(parts)+len(rec)-r.off+1), uint64(n))
+	for _, p := range parts {
+		body = binary.AppendUvarint(body, uint64(len(p)))
+	}
+	for _, p := range parts {
+		body = append(body, p...)
 	}
 	comp := blazedb.CompressionLZ4
 	if counts[blazedb.CompressionZstd] > counts[blazedb.CompressionLZ4] {
@@ -191,11 +198,15 @@ func parseBody(rec []byte) ([]byte, blazedb.Compression, error) {
 func unpack(body []byte, comp blazedb.Compression) ([]byte, error) {
 	r := &reader{b: body}
 	n := r.count(maxSubChunks)
+	lens := make([]int, n+2)
+	for i := range lens {
+		lens[i] = r.count(len(body))
+	}
 	out := append(make([]byte, 0, len(body)/2), recordSignature...)
 	out = append(out, recordVersion, 0)
 	out = binary.AppendUvarint(out, uint64(n))
-	for range n + 2 {
-		part := r.bytes(r.count(len(body)))
+	for _, l := range lens {
+		part := r.bytes(l)
 		if r.err != nil {
 			return nil, r.err
 		}

@@ -51,3 +51,30 @@ func BenchmarkDecodePacked(b *testing.B) {
 		})
 	}
 }
+
+// Issue 41: what packing costs compaction, per column (the synthetic
+// columns of BenchmarkDecodePacked, stored in LZ4).
+//
+//	go test ./provider/internal/column -run '^$' -bench BenchmarkPack -count 6
+func BenchmarkPack(b *testing.B) {
+	br, d := testCodec()
+	var stored [][]byte
+	for i := range 8 {
+		enc, err := d.Encode(worldtest.Synthetic(uint64(i), world.Overworld, br), Prev{}, blazedb.CompressionLZ4)
+		if err != nil {
+			b.Fatal(err)
+		}
+		stored = append(stored, enc.Rec)
+	}
+	for _, comp := range []blazedb.Compression{blazedb.CompressionLZ4, blazedb.CompressionZstd} {
+		b.Run(comp.String(), func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if Pack(stored[i%len(stored)], comp) == nil {
+					b.Fatal("nothing packed")
+				}
+				i++
+			}
+		})
+	}
+}

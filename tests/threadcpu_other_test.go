@@ -1,0 +1,8 @@
+//go:build !linux
+
+package tests
+
+import "time"
+
+// threadCPU is measured on Linux only: 0 elsewhere.
+func threadCPU() time.Duration { return 0 }
