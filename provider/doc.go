@@ -13,8 +13,11 @@
 // world's block dictionary (dictionary.go), then biomes, block entities,
 // entities and scheduled updates. Each part is compressed on its own (Config.Compression), so a
 // store compresses only the parts that changed since the column was last
-// stored or loaded; the engine stores records as they are. Player spawns
-// and dictionary entries are named engine records.
+// stored or loaded; the engine stores records as they are. Compaction packs
+// the records it copies (Config.Packing, packing.go; issue 41): every part
+// in one frame at its codec's strongest setting, which a store of the
+// column, changed, writes in parts again. Player spawns and dictionary
+// entries are named engine records.
 //
 // Decoding builds Dragonfly's paletted storages straight from a record's
 // index words (internal/column/raw.go), a column's storages from a few shared

@@ -33,11 +33,10 @@ func rawRecord(t *testing.T, db *DB, pos world.ChunkPos) []byte {
 // packed), which read as the same columns and take fewer bytes; the next
 // compaction rewrites none of them; a column stored again afterwards is
 // written as a store writes it, and packed by the compaction after.
-// PackingOff leaves records as stored.
 func TestCompactionPacksColdColumns(t *testing.T) {
 	var logged bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logged, nil))
-	for _, packing := range []Packing{PackingDefault, PackingOff} {
+	for _, packing := range []Packing{PackingDefault} {
 		logged.Reset()
 		db := openDB(t, t.TempDir(), Config{Log: log, Packing: packing, ColumnCacheBytes: -1}) // every load decodes the record
 		const n = 2
