@@ -28,8 +28,7 @@ func (malformed) Unwrap() error   { return blazedb.ErrCorrupt }
 //	+-------+------------------------------------------------------------+
 //	|     3 | signature "BZC"                                            |
 //	|     1 | record version (2)                                         |
-//	|     1 | flags: bit 0 packed (frames packed by compaction, pack.go; |
-//	|       |   a reader ignores it); every other bit 0                  |
+//	|     1 | flags (0; a reader of version 2 ignores them)              |
 //	|  uvar | n, number of sub-chunks (every one of the dimension's)     |
 //	|     … | n frames, one per sub-chunk: version 9, layer count, y;   |
 //	|       |   per layer: header byte (bits per index << 1 | 1), the   |
@@ -62,7 +61,8 @@ func (malformed) Unwrap() error   { return blazedb.ErrCorrupt }
 //	+-------+------------------------------------------------------------+
 //	|     3 | signature "BZC"                                            |
 //	|     1 | record version (3)                                         |
-//	|     1 | flags: bit 0 packed, bit 1 whole; every other bit 0        |
+//	|     1 | flags: bit 0 packed (by compaction: left alone by the    |
+//	|       |   next), bit 1 whole; every other bit 0                    |
 //	|     … | whole clear: the rest of a version 2 record (uvar n, ...)  |
 //	|     … | whole set: one frame, the last bytes of the record, of the |
 //	|       |   body: uvar n; n+2 uvar lengths, of the n sub-chunks, the |

@@ -91,9 +91,9 @@ func framesRawLen(b []byte, n int) int {
 
 // Recode returns the column record rec with every frame that is not in
 // comp compressed again with it (or stored raw where it would not shrink),
-// or nil when that changes nothing. Only the frames change (and the
-// packed flag is cleared when one does: they are no longer all Pack's):
-// the record reads as the same column. A packed whole record (version 3)
+// or nil when that changes nothing. Only the frames change (and a version
+// 3 record's packed flag is cleared when one does): the record reads as
+// the same column. A packed whole record (version 3)
 // becomes a version 2 record of frames in comp, as stores write, which
 // builds before version 3 read. A record of another version, or one that
 // does not read, is left as it is (nil): telling damage is for loads and
@@ -119,8 +119,8 @@ func Recode(rec []byte, comp blazedb.Compression) []byte {
 		}
 		return appendFrame(b, comp, raw)
 	})
-	if out != nil {
-		out[4] &^= flagPacked
+	if out != nil && out[3] == wholeVersion {
+		out[4] &^= flagPacked // its frames are no longer all Pack's
 	}
 	return out
 }

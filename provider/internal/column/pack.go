@@ -218,25 +218,15 @@ func unpack(body []byte, comp blazedb.Compression) ([]byte, error) {
 	return append(out, body[r.off:]...), nil
 }
 
-// Packed reports whether the column record rec is marked packed.
+// Packed reports whether the column record rec is marked packed (a
+// version 3 record).
 func Packed(rec []byte) bool {
-	return (isFramed(rec) || isWhole(rec)) && rec[4]&flagPacked != 0
+	return (isFramed(rec) || isWhole(rec)) && rec[3] == wholeVersion && rec[4]&flagPacked != 0
 }
 
 // Whole reports whether rec is a column record with every part in one
 // frame (version 3, the whole flag).
 func Whole(rec []byte) bool { return isWhole(rec) }
-
-// framesIn reports whether the frame counts n hold no frame but those in
-// comp or stored raw.
-func framesIn(n map[blazedb.Compression]int, comp blazedb.Compression) bool {
-	for c := range n {
-		if c != comp && c != blazedb.CompressionNone {
-			return false
-		}
-	}
-	return true
-}
 
 // appendFrame appends raw to b as a frame compressed by p.
 func (p packer) appendFrame(b []byte, raw []byte) ([]byte, error) {

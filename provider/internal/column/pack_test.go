@@ -113,3 +113,14 @@ func TestWholeRecordDamage(t *testing.T) {
 		}
 	}
 }
+
+// framesIn reports whether the frame counts n hold no frame but those in
+// comp or stored raw.
+func framesIn(n map[blazedb.Compression]int, comp blazedb.Compression) bool {
+	for c := range n {
+		if c != comp && c != blazedb.CompressionNone {
+			return false
+		}
+	}
+	return true
+}
