@@ -46,14 +46,6 @@ func packerOf(comp blazedb.Compression) packer {
 	return packNone
 }
 
-// codec is the frame codec p writes.
-func (p packer) codec() blazedb.Compression {
-	if p == packZstd {
-		return blazedb.CompressionZstd
-	}
-	return blazedb.CompressionLZ4
-}
-
 var (
 	lz4HCs = sync.Pool{New: func() any { return &lz4.CompressorHC{Level: lz4.Level9} }}
 
@@ -141,9 +133,10 @@ func Pack(rec []byte, comp blazedb.Compression) []byte {
 
 // parseBody returns the body of the column record rec (the parts of a
 // version 2 record unframed, their lengths first, as a version 3 record
-// with the whole flag holds them) and its codec: that of its one frame, or the one most of
-// its frames are in (LZ4 on a tie; CompressionNone when none is in LZ4 or
-// zstd). A record that does not read gives an error.
+// with the whole flag holds them) and its codec: that of its one frame,
+// or the one most of its frames are in (LZ4 on a tie; CompressionNone
+// when none is in LZ4 or zstd). A record that does not read gives an
+// error.
 func parseBody(rec []byte) ([]byte, blazedb.Compression, error) {
 	whole := isWhole(rec)
 	if !whole && !isFramed(rec) {
@@ -151,7 +144,8 @@ func parseBody(rec []byte) ([]byte, blazedb.Compression, error) {
 	}
 	r := &reader{b: rec, off: 5}
 	if whole {
-		c := rec[r.off]
+		c := r.byte()
+		r.off--
 		body, _ := readFrame(r, nil)
 		if r.err == nil && r.off != len(rec) {
 			r.fail("%d trailing bytes", len(rec)-r.off)

@@ -76,6 +76,10 @@ func TestPack(t *testing.T) {
 			}
 		}
 	}
+	// A whole record that ends at its flags is left alone, without a panic.
+	if Pack([]byte("BZC\x03\x03"), blazedb.CompressionLZ4) != nil || Recode([]byte("BZC\x03\x03"), blazedb.CompressionLZ4) != nil {
+		t.Fatal("a record of a header alone was packed")
+	}
 	for _, c := range []blazedb.Compression{blazedb.CompressionSnappy, blazedb.CompressionNone} {
 		enc, err := d.Encode(col, Prev{}, c)
 		if err != nil {
