@@ -106,6 +106,12 @@ func Packs(comp blazedb.Compression) bool {
 // for loads and blaze check to report. The packed record reads as the
 // same column.
 func Pack(rec []byte, comp blazedb.Compression) []byte {
+	if isWhole(rec) && rec[4]&flagPacked != 0 && len(rec) > 5 {
+		// Packed: left alone without decompressing it, when in comp.
+		if have, _ := blazedb.CompressionOfID(rec[5]); comp == blazedb.CompressionDefault || have == comp {
+			return nil
+		}
+	}
 	body, have, err := parseBody(rec)
 	if err != nil {
 		return nil
@@ -115,9 +121,6 @@ func Pack(rec []byte, comp blazedb.Compression) []byte {
 	}
 	p := packerOf(comp)
 	if p == packNone || len(body) > maxFrameLen {
-		return nil
-	}
-	if isWhole(rec) && rec[4]&flagPacked != 0 && have == comp {
 		return nil
 	}
 	out := append(make([]byte, 0, len(rec)), recordSignature...)
