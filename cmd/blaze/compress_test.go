@@ -9,6 +9,7 @@ import (
 	"github.com/blazeworld/blaze/internal/colcmp"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
+	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
 
@@ -113,11 +114,16 @@ func TestConvertCompressionAndRecompress(t *testing.T) {
 // Issue 41 item 2: blaze compact packs every column in one frame of its
 // codec; -archive packs them in zstd; -unpack brings them back to frames
 // of -compression, as servers store them; each reads the same, column for
-// column, and checks clean.
+// column, and an archived world checks clean.
 func TestCompactArchiveAndUnpack(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "w")
-	if code := run([]string{"convert", smallWorld(t), dir, "-q"}); code != exitOK {
-		t.Fatalf("convert: status %d", code)
+	db := openTest(t, dir)
+	for i := range 3 {
+		store(t, db, int32(i), 0, world.Overworld, uint64(i))
+	}
+	store(t, db, 0, 0, world.Nether, 3)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
 	}
 	before, _ := columnsOf(t, dir)
 	for _, c := range []struct {
@@ -150,8 +156,10 @@ func TestCompactArchiveAndUnpack(t *testing.T) {
 				t.Fatalf("%v: column %v (%v): %v", c.args, pl.Pos, pl.Dim, err)
 			}
 		}
-		if code := run([]string{"check", "-q", dir}); code != exitOK {
-			t.Fatalf("check after %v: status %d", c.args, code)
+		if c.codec == blazedb.CompressionZstd { // once: check reads every column again
+			if code := run([]string{"check", "-q", dir}); code != exitOK {
+				t.Fatalf("check after %v: status %d", c.args, code)
+			}
 		}
 	}
 	if code := run([]string{"compact", "-archive", "-unpack", dir}); code != exitUsage {
