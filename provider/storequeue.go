@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
@@ -73,6 +75,9 @@ type storeQueue struct {
 	// gate, when set (by tests, before the first store), holds the worker
 	// until it is closed.
 	gate chan struct{}
+	// encoding, when set (by tests, before the first store), is called by
+	// each encoder of a batch before it encodes a column.
+	encoding func()
 }
 
 func newStoreQueue(limit int64, maxAge time.Duration) *storeQueue {
@@ -374,15 +379,71 @@ type encodedStore struct {
 	// write is false for a column the engine holds already (unchanged):
 	// only its snapshot is cached.
 	write bool
+	// cached: the cache holds the column as encoded, nothing to write or
+	// cache.
+	cached bool
+	err    error
 }
 
-// writeStores encodes batch, each column against its cached snapshot, and
-// writes every changed one in one atomic engine batch, with the block
-// dictionary entries they are the first to use and, if they are the first
-// columns written since Open, a new edition (as writeColumn does for one).
-// Whether a column changed is unchanged's decision, as for a direct store.
-// A column that does not encode is reported and the others written. It
-// never runs while a checkpoint is gathered: the queue is empty then (see
+// encodeStore encodes j against its cached snapshot into o. The snapshot's
+// sub-chunks are copies nothing modifies (snapshotOf), so the encoded
+// column's snapshot shares them instead of copying them again.
+func (db *DB) encodeStore(cols *columnCache, j *storeJob, o *encodedStore) {
+	o.j = j
+	if db.store.encoding != nil {
+		db.store.encoding()
+	}
+	if err := j.s.build(); err != nil {
+		o.err = fmt.Errorf("store column %v (%v): %w", j.pos, j.dim, err)
+		return
+	}
+	view := &chunk.Column{Chunk: j.s.chunk, Tick: j.s.tick, BlockEntities: j.s.blockEntities, Entities: j.s.entities, ScheduledBlocks: j.s.scheduled}
+	prev, _ := cols.peek(j.s.key)
+	enc, err := db.dict.codec.EncodeOwned(view, prev.prev(), db.conf.Compression)
+	if err != nil {
+		o.err = fmt.Errorf("store column %v (%v): %w: %w", j.pos, j.dim, ErrInvalidColumn, err)
+		return
+	}
+	same, cached := db.unchanged(j.s.key, prev, enc)
+	o.enc, o.prev, o.write, o.cached = enc, prev, !same, cached
+}
+
+// encodeStores encodes batch into out, one entry a job in the batch's
+// order, on up to GOMAXPROCS goroutines: a bulk store (a conversion, a map
+// pre-generated) then encodes and compresses on every core. The jobs are
+// of distinct columns (push replaces a queued job of the same column), so
+// their encodings are independent; the block dictionary's ids are assigned
+// under its lock whichever encoder asks first.
+func (db *DB) encodeStores(cols *columnCache, batch []*storeJob) []encodedStore {
+	out := make([]encodedStore, len(batch))
+	n := min(runtime.GOMAXPROCS(0), len(batch))
+	if n <= 1 {
+		for i, j := range batch {
+			db.encodeStore(cols, j, &out[i])
+		}
+		return out
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(batch); i = int(next.Add(1) - 1) {
+				db.encodeStore(cols, batch[i], &out[i])
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// writeStores encodes batch, each column against its cached snapshot
+// (encodeStores, in parallel), and writes every changed one in one atomic
+// engine batch, in the batch's order, with the block dictionary entries
+// they are the first to use and, if they are the first columns written
+// since Open, a new edition (as writeColumn does for one). Whether a
+// column changed is unchanged's decision, as for a direct store. A column
+// that does not encode is reported and the others written. It never runs
+// while a checkpoint is gathered: the queue is empty then (see
 // queueStore).
 func (db *DB) writeStores(batch []*storeJob) error {
 	cols, _ := db.columns()
@@ -390,26 +451,18 @@ func (db *DB) writeStores(batch []*storeJob) error {
 	var out []encodedStore
 	var fresh []int32
 	writes := 0
-	for _, j := range batch {
-		if err := j.s.build(); err != nil {
-			errs = append(errs, fmt.Errorf("store column %v (%v): %w", j.pos, j.dim, err))
+	for _, o := range db.encodeStores(cols, batch) {
+		if o.err != nil {
+			errs = append(errs, o.err)
 			continue
 		}
-		view := &chunk.Column{Chunk: j.s.chunk, Tick: j.s.tick, BlockEntities: j.s.blockEntities, Entities: j.s.entities, ScheduledBlocks: j.s.scheduled}
-		prev, _ := cols.peek(j.s.key)
-		enc, err := db.dict.codec.Encode(view, prev.prev(), db.conf.Compression)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("store column %v (%v): %w: %w", j.pos, j.dim, ErrInvalidColumn, err))
-			continue
-		}
-		same, cached := db.unchanged(j.s.key, prev, enc)
-		if cached {
+		if o.cached {
 			continue // the cache holds it: nothing to write or cache
 		}
-		out = append(out, encodedStore{j: j, enc: enc, prev: prev, write: !same})
-		if !same {
+		out = append(out, o)
+		if o.write {
 			writes++
-			fresh = append(fresh, enc.Fresh...)
+			fresh = append(fresh, o.enc.Fresh...)
 		}
 	}
 	if writes > 0 {

@@ -34,6 +34,17 @@ const maxPooledRecord = 1 << 20
 // packed whole (version 3) has no frame to reuse: a changed column is
 // then encoded in full, as without a prev.
 func (c *Codec) Encode(col *chunk.Column, p Prev, comp blazedb.Compression) (*Encoded, error) {
+	return c.encode(col, p, comp, false)
+}
+
+// EncodeOwned is Encode of a column whose sub-chunks the caller already
+// owns, copies that nothing modifies (the store queue's snapshots): the
+// Encoded holds those sub-chunks themselves where Encode would copy them.
+func (c *Codec) EncodeOwned(col *chunk.Column, p Prev, comp blazedb.Compression) (*Encoded, error) {
+	return c.encode(col, p, comp, true)
+}
+
+func (c *Codec) encode(col *chunk.Column, p Prev, comp blazedb.Compression, owned bool) (*Encoded, error) {
 	var prev *Prev
 	if p.Rec != nil {
 		prev = &p
@@ -136,7 +147,7 @@ func (c *Codec) Encode(col *chunk.Column, p Prev, comp blazedb.Compression) (*En
 	// The snapshot's copies of the changed sub-chunks come from one arena,
 	// each of its blocks sized to hold all of theirs.
 	var a *rawchunk.Arena
-	if c.raw != nil {
+	if c.raw != nil && !owned {
 		a = &rawchunk.Arena{}
 		for i, sub := range subs {
 			if sameSub[i] {
@@ -179,7 +190,9 @@ func (c *Codec) Encode(col *chunk.Column, p Prev, comp blazedb.Compression) (*En
 			if b, err = appendFrame(b, comp, *sp); err != nil {
 				return nil, err
 			}
-			if a != nil {
+			if owned {
+				e.Subs[i] = sub
+			} else if a != nil {
 				e.Subs[i] = c.raw.Clone(a, sub)
 			} else {
 				e.Subs[i] = sub.Clone()
