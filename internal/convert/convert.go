@@ -28,6 +28,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
@@ -276,43 +278,100 @@ type place = provider.Place
 // pair is the two sides of a conversion.
 type pair struct {
 	from, to world.Provider
-	stored   func(place, *chunk.Column) // called with each column stored, if set
+	// stored, if set, is called with each column stored, its index in the
+	// places copied, on the goroutine that copied it: with workers above
+	// 1, on several at once.
+	stored func(i int, col *chunk.Column)
+	// workers is how many columns are copied at once: both sides must then
+	// be safe for concurrent use. Below 2, one at a time.
+	workers int
+}
+
+// copied is what became of one column copyColumns copied.
+type copied struct {
+	err   error // it could not be read, or the destination refused it
+	fatal error // the destination failed: the conversion stops
 }
 
 // copyColumns copies every place from p.from to p.to, counting them on bar
-// (nil: a bar of its own).
+// (nil: a bar of its own), p.workers at a time: each worker reads a column
+// and writes it, so that reading (Dragonfly's LevelDB decoder) and writing
+// (Blaze's encoder) run on every core. The columns that fail are reported
+// in the order of places, whatever the order they were copied in.
 func copyColumns(p pair, places []place, o Options, r *Report, bar *progress.Bar) error {
 	own := bar == nil
 	if own {
 		bar = progress.New(o.Progress, len(places), "converting")
 	}
-	var written []place
-	for _, pl := range places {
+	res := make([]copied, len(places))
+	one := func(i int) {
+		pl := places[i]
 		col, err := load(p.from, pl)
 		if err == nil {
 			err = p.to.StoreColumn(pl.Pos, pl.Dim, col)
 			if err != nil && !errors.Is(err, provider.ErrInvalidColumn) {
-				return fmt.Errorf("write: %w", err) // the destination is failing: stop
+				res[i].fatal = fmt.Errorf("write: %w", err) // the destination is failing: stop
+				return
 			}
 		}
-		if err != nil {
+		if err == nil && p.stored != nil {
+			p.stored(i, col)
+		}
+		res[i].err = err
+	}
+	workers := min(max(p.workers, 1), len(places))
+	var fatal error
+	if workers <= 1 {
+		for i := range places {
+			if one(i); res[i].fatal != nil {
+				fatal = res[i].fatal
+				break
+			}
+			bar.Add()
+		}
+	} else {
+		var next atomic.Int64
+		var stop atomic.Bool
+		done := make(chan int, workers)
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for i := int(next.Add(1) - 1); i < len(places) && !stop.Load(); i = int(next.Add(1) - 1) {
+					one(i)
+					done <- i
+				}
+			})
+		}
+		go func() { wg.Wait(); close(done) }()
+		// The bar is drawn on this goroutine alone.
+		for i := range done {
+			if res[i].fatal != nil {
+				stop.Store(true)
+				if fatal == nil {
+					fatal = res[i].fatal
+				}
+				continue
+			}
+			bar.Add()
+		}
+	}
+	if fatal != nil {
+		return fatal
+	}
+	for i, pl := range places {
+		if err := res[i].err; err != nil {
 			// The source's reader could not read the column, or read it
 			// into one that cannot be what the world held (a layer
 			// missing, an index beyond its palette).
 			r.Failed = append(r.Failed, Failure{pl.Pos, pl.Dim, err})
 			o.Log.Warn("cannot read column", "pos", pl.Pos, "dim", fmt.Sprint(pl.Dim), "err", err)
 		} else {
-			written = append(written, pl)
-			if p.stored != nil {
-				p.stored(pl, col)
-			}
+			r.Columns++
 		}
-		bar.Add()
 	}
 	if own {
 		bar.Finish()
 	}
-	r.Columns += len(written)
 	return nil
 }
 

@@ -105,7 +105,7 @@ func copyFromBlaze(bz *provider.DB, dir string, mc *mcdb.DB, o Options, r *Repor
 	if bar != nil {
 		bar.Describe("converting " + dir)
 	}
-	if err := copyColumns(pair{bz, mc, nil}, places, o, r, bar); err != nil {
+	if err := copyColumns(pair{from: bz, to: mc}, places, o, r, bar); err != nil {
 		return err
 	}
 	vbar := bar

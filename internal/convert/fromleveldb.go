@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/internal/colcmp"
 	"github.com/blazeworld/blaze/internal/fsutil"
 	"github.com/blazeworld/blaze/internal/progress"
 	"github.com/blazeworld/blaze/provider"
@@ -54,17 +58,31 @@ func fromLevelDB(src, dst string, o Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open destination, with the source's level.dat: %w", err)
 	}
-	mc, err := mcdb.Config{Log: o.Log}.Open(tmp)
+	// Read-only: the copy is read, never written (nor compacted).
+	mc, err := mcdb.Config{Log: o.Log, LDBOptions: &opt.Options{ReadOnly: true}}.Open(tmp)
 	if err != nil {
 		bz.Close()
 		return nil, fmt.Errorf("open source: %w", err)
 	}
 	defer func() { mc.Close() }()
-	cols := map[place]written{}
-	store := func(pl place, col *chunk.Column) { cols[pl] = writtenOf(col) }
-	if err := copyColumns(pair{mc, bz, store}, places, o, r, nil); err != nil {
+	// Each column is read from the source once: what the verification
+	// compares the destination with is its Sum (colcmp), taken as it is
+	// written, and what extras need of it (writtenOf). Both sides are safe
+	// for concurrent use: a column is read and written on every core.
+	summer := colcmp.NewSummer()
+	sums := make([]colcmp.Sum, len(places))
+	kinds := make([]written, len(places))
+	store := func(i int, col *chunk.Column) { sums[i], kinds[i] = summer.Sum(col), writtenOf(col) }
+	if err := copyColumns(pair{from: mc, to: bz, stored: store, workers: runtime.GOMAXPROCS(0)}, places, o, r, nil); err != nil {
 		bz.Close()
 		return r, err
+	}
+	cols := map[place]written{}
+	failed := failedSet(r.Failed)
+	for i, pl := range places {
+		if !failed[pl] {
+			cols[pl] = kinds[i]
+		}
 	}
 	for _, id := range players {
 		pos, ok, err := loadSpawn(mc, id)
@@ -93,12 +111,6 @@ func fromLevelDB(src, dst string, o Options) (*Report, error) {
 		err = storeExtras(bz, x, r)
 	}
 	step.Done()
-	if err == nil {
-		var again *mcdb.DB
-		if again, err = (mcdb.Config{Log: o.Log}).Open(tmp); err == nil {
-			mc = again
-		}
-	}
 	if err != nil {
 		bz.Close()
 		return r, err
@@ -112,7 +124,7 @@ func fromLevelDB(src, dst string, o Options) (*Report, error) {
 	}
 	defer check.Close()
 	bar := progress.New(o.Progress, len(places)-len(r.Failed), "verifying")
-	if err := verifyCounting(mc, check, places, r.Failed, nil, bar); err != nil {
+	if err := verifySums(check, places, failed, summer, sums, bar); err != nil {
 		return r, err
 	}
 	bar.Finish()
@@ -160,4 +172,54 @@ func scanLevelDB(dir string) ([]place, []uuid.UUID, error) {
 		}
 	}
 	return places, players, it.Error()
+}
+
+// failedSet is the places of failed.
+func failedSet(failed []Failure) map[place]bool {
+	skip := map[place]bool{}
+	for _, f := range failed {
+		skip[place{Pos: f.Pos, Dim: f.Dim}] = true
+	}
+	return skip
+}
+
+// verifySums reads back every written column (places but those failed)
+// from to, on every core, and checks that each has the Sum of the source
+// column it was written from (sums, by index in places).
+func verifySums(to world.Provider, places []place, failed map[place]bool, summer *colcmp.Summer, sums []colcmp.Sum, bar *progress.Bar) error {
+	var next atomic.Int64
+	var stop atomic.Bool
+	errs := make([]error, len(places))
+	done := make(chan struct{}, len(places))
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(places)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(places) && !stop.Load(); i = int(next.Add(1) - 1) {
+				pl := places[i]
+				if failed[pl] {
+					continue
+				}
+				b, err := to.LoadColumn(pl.Pos, pl.Dim)
+				if err != nil {
+					errs[i] = fmt.Errorf("verify: read back column %v (%v): %w", pl.Pos, pl.Dim, err)
+				} else if summer.Sum(b) != sums[i] {
+					errs[i] = fmt.Errorf("verify: column %v (%v) differs after conversion from the column read from the source", pl.Pos, pl.Dim)
+				}
+				if errs[i] != nil {
+					stop.Store(true)
+				}
+				done <- struct{}{}
+			}
+		})
+	}
+	go func() { wg.Wait(); close(done) }()
+	for range done {
+		bar.Add()
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
