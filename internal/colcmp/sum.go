@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"unsafe"
 
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
@@ -15,53 +16,78 @@ import (
 // hold the same blocks in every layer (a missing layer reads as air, as
 // Compare reads it), the same biomes, tick, block entities, entities and
 // scheduled updates, as Compare decides equality, but for a chance of
-// 2^-128. Sums of one Summer are comparable with each other only: its
-// seeds are random. A Summer is safe for concurrent use.
+// about 2^-64. Blocks and biomes are digested by value, however their
+// palettes are ordered and packed. Sums of one Summer are comparable with
+// each other only: its seed is random. A Summer is safe for concurrent
+// use.
 type Summer struct {
-	seeds [2]maphash.Seed
+	seed maphash.Seed
 }
 
 // Sum is a column's digest (Summer).
-type Sum [2]uint64
+type Sum uint64
 
-// NewSummer returns a Summer with seeds of its own.
-func NewSummer() *Summer {
-	return &Summer{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
-}
+// NewSummer returns a Summer with a seed of its own.
+func NewSummer() *Summer { return &Summer{seed: maphash.MakeSeed()} }
 
 // Sum returns col's digest.
 func (s *Summer) Sum(col *chunk.Column) Sum {
-	var d digest
-	d.h[0].SetSeed(s.seeds[0])
-	d.h[1].SetSeed(s.seeds[1])
+	d := digest{seed: s.seed, buf: make([]uint32, 4096)}
+	d.h.SetSeed(s.seed)
 	c := col.Chunk
 	d.u64(uint64(int64(c.Range()[0])))
 	d.u64(uint64(int64(c.Range()[1])))
-	buf := make([]uint32, 4096)
-	for _, sub := range c.Sub() {
-		layers := sub.Layers()
-		// Trailing layers of air only are what a missing layer reads as.
-		n := len(layers)
-		for n > 0 && uniform(layers[n-1], buf) && buf[0] == sub.Block(0, 0, 0, 255) {
-			n--
+	var layers []uint64
+	for i, sub := range c.Sub() {
+		// Dragonfly's network encoding of the sub-chunk: a version, the
+		// number of layers and the sub-chunk's index, then each layer.
+		enc := chunk.EncodeSubChunk(c, chunk.NetworkEncoding, i)
+		if len(enc) < 3 {
+			d.raw(enc)
+			continue
 		}
-		d.u64(uint64(n))
-		for _, l := range layers[:n] {
-			if uniform(l, buf) {
-				d.u64(1)
-				d.u64(uint64(buf[0]))
-				continue
+		layers = layers[:0]
+		off := 3
+		for range int(enc[1]) {
+			n, h, ok := d.storage(enc[off:])
+			if !ok {
+				layers = append(layers[:0], d.rawSum(enc))
+				break
 			}
-			d.u64(2)
-			d.u32s(buf)
+			off += n
+			layers = append(layers, h)
+		}
+		// Trailing layers of air only are what a missing layer reads as.
+		air := uniformSum(sub.Block(0, 0, 0, 255))
+		for len(layers) > 0 && layers[len(layers)-1] == air {
+			layers = layers[:len(layers)-1]
+		}
+		d.u64(uint64(len(layers)))
+		for _, h := range layers {
+			d.u64(h)
 		}
 	}
-	d.biomes(chunk.EncodeBiomes(c, chunk.NetworkEncoding))
+	enc := chunk.EncodeBiomes(c, chunk.NetworkEncoding)
+	prev, ok := uint64(0), true
+	for off := 0; off < len(enc) && ok; {
+		if enc[off] == 0x7f<<1|1 { // the same as the storage below
+			ok = off > 0
+			off++
+		} else {
+			var n int
+			n, prev, ok = d.storage(enc[off:])
+			off += n
+		}
+		d.u64(prev)
+	}
+	if !ok {
+		d.raw(enc)
+	}
 	d.u64(uint64(col.Tick))
 	d.value(reflect.ValueOf(emptyNil(col.BlockEntities)))
 	d.value(reflect.ValueOf(emptyNil(col.Entities)))
 	d.value(reflect.ValueOf(emptyNil(col.ScheduledBlocks)))
-	return Sum{d.h[0].Sum64(), d.h[1].Sum64()}
+	return Sum(d.h.Sum64())
 }
 
 // emptyNil makes an empty list nil: Compare takes nil and empty lists for
@@ -73,140 +99,94 @@ func emptyNil[T any](l []T) []T {
 	return l
 }
 
-// uniform reports whether every block of l is the same; otherwise it
-// fills buf with l's 4096 blocks. Either way buf[0] is the first.
-func uniform(l *chunk.PalettedStorage, buf []uint32) bool {
-	if l.Palette().Len() == 1 {
-		buf[0] = l.Palette().Value(0)
-		return true
-	}
-	same := true
-	i := 0
-	for x := byte(0); x < 16; x++ {
-		for z := byte(0); z < 16; z++ {
-			for y := byte(0); y < 16; y++ {
-				buf[i] = l.At(x, y, z)
-				same = same && buf[i] == buf[0]
-				i++
-			}
-		}
-	}
-	return same
-}
-
 type digest struct {
-	h [2]maphash.Hash
-	b [8]byte
-}
-
-func (d *digest) write(p []byte) {
-	d.h[0].Write(p)
-	d.h[1].Write(p)
+	h    maphash.Hash
+	seed maphash.Seed
+	buf  []uint32
+	b    [8]byte
 }
 
 func (d *digest) u64(v uint64) {
 	binary.LittleEndian.PutUint64(d.b[:], v)
-	d.write(d.b[:])
+	d.h.Write(d.b[:])
 }
 
-func (d *digest) u32s(v []uint32) {
-	var b [4096 * 4]byte
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], x)
-	}
-	d.write(b[:4*len(v)])
-}
+// uniformSum is a storage's digest when all of it is v: v itself, tagged
+// apart from the hashes of storages that are not.
+func uniformSum(v uint32) uint64 { return 1<<63 | uint64(v) }
 
-// biomes digests a chunk's biomes in Dragonfly's network encoding by
-// value: each sub-chunk's 4096 biomes, however its palette is ordered and
-// packed. An encoding it does not understand is digested as its bytes.
-func (d *digest) biomes(enc []byte) {
-	prev := []uint32(nil)
-	cur := make([]uint32, 4096)
-	for off := 0; off < len(enc); {
-		if enc[off] == 0x7f<<1|1 { // the same as the storage below
-			if prev == nil {
-				d.raw(enc)
-				return
-			}
-			off++
-		} else {
-			n, ok := readStorage(enc[off:], cur)
-			if !ok {
-				d.raw(enc)
-				return
-			}
-			off += n
-			prev = append(prev[:0], cur...)
-		}
-		if u := !slices.ContainsFunc(prev, func(v uint32) bool { return v != prev[0] }); u {
-			d.u64(1)
-			d.u64(uint64(prev[0]))
-		} else {
-			d.u64(2)
-			d.u32s(prev)
-		}
-	}
-}
-
-func (d *digest) raw(enc []byte) {
-	d.u64(3)
-	d.u64(uint64(len(enc)))
-	d.write(enc)
-}
-
-// readStorage reads one paletted storage of the network encoding at the
-// start of b into out (its 4096 values), reporting the bytes it took.
-func readStorage(b []byte, out []uint32) (int, bool) {
+// storage reads one paletted storage of the network encoding at the start
+// of b and returns the bytes it took and its digest by value: uniformSum
+// when all 4096 values are one, else the hash of the values, position by
+// position. ok is false for an encoding it does not understand.
+func (d *digest) storage(b []byte) (n int, sum uint64, ok bool) {
 	if len(b) == 0 || b[0]&1 != 1 {
-		return 0, false
+		return 0, 0, false
 	}
 	bits := int(b[0] >> 1)
 	off := 1
 	if bits == 0 {
 		v, n := binary.Varint(b[off:])
 		if n <= 0 {
-			return 0, false
+			return 0, 0, false
 		}
-		for i := range out {
-			out[i] = uint32(v)
-		}
-		return off + n, true
+		return off + n, uniformSum(uint32(v)), true
 	}
 	if bits > 16 {
-		return 0, false
+		return 0, 0, false
 	}
 	perWord := 32 / bits
 	words := (4096 + perWord - 1) / perWord
 	if len(b) < off+4*words {
-		return 0, false
+		return 0, 0, false
 	}
 	w := b[off : off+4*words]
 	off += 4 * words
-	count, n := binary.Varint(b[off:])
-	if n <= 0 || count < 1 || count > 4096 {
-		return 0, false
+	count, k := binary.Varint(b[off:])
+	if k <= 0 || count < 1 || count > 4096 {
+		return 0, 0, false
 	}
-	off += n
-	palette := make([]uint32, count)
-	for i := range palette {
-		v, n := binary.Varint(b[off:])
-		if n <= 0 {
-			return 0, false
+	off += k
+	var small [256]uint32
+	palette := small[:0]
+	if count > int64(len(small)) {
+		palette = make([]uint32, 0, count)
+	}
+	for range count {
+		v, k := binary.Varint(b[off:])
+		if k <= 0 {
+			return 0, 0, false
 		}
-		palette[i] = uint32(v)
-		off += n
+		palette = append(palette, uint32(v))
+		off += k
 	}
 	mask := uint32(1)<<bits - 1
-	for i := range out {
-		word := binary.LittleEndian.Uint32(w[4*(i/perWord):])
-		idx := word >> (uint(i%perWord) * uint(bits)) & mask
-		if int(idx) >= len(palette) {
-			return 0, false
+	out := d.buf[:4096]
+	i := 0
+	for wi := 0; wi < words && i < 4096; wi++ {
+		word := binary.LittleEndian.Uint32(w[4*wi:])
+		for j := 0; j < perWord && i < 4096; j++ {
+			idx := word & mask
+			if int(idx) >= len(palette) {
+				return 0, 0, false
+			}
+			out[i] = palette[idx]
+			word >>= uint(bits)
+			i++
 		}
-		out[i] = palette[idx]
 	}
-	return off, true
+	if !slices.ContainsFunc(out, func(v uint32) bool { return v != out[0] }) {
+		return off, uniformSum(out[0]), true
+	}
+	return off, maphash.Bytes(d.seed, unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), 4*len(out))) &^ (1 << 63), true
+}
+
+func (d *digest) rawSum(enc []byte) uint64 { return maphash.Bytes(d.seed, enc) &^ (1 << 63) }
+
+func (d *digest) raw(enc []byte) {
+	d.u64(3)
+	d.u64(uint64(len(enc)))
+	d.h.Write(enc)
 }
 
 // value digests v as equal compares it: the type, then the content, with
@@ -234,18 +214,15 @@ func (d *digest) value(v reflect.Value) {
 		}
 		d.u64(uint64(v.Len()) + 1)
 		// The entries' own digests, added: the same in any order.
-		var sum [2]uint64
+		var sum uint64
 		for it := v.MapRange(); it.Next(); {
-			var e digest
-			e.h[0].SetSeed(d.h[0].Seed())
-			e.h[1].SetSeed(d.h[1].Seed())
+			e := digest{seed: d.seed}
+			e.h.SetSeed(d.seed)
 			e.value(it.Key())
 			e.value(it.Value())
-			sum[0] += e.h[0].Sum64()
-			sum[1] += e.h[1].Sum64()
+			sum += e.h.Sum64()
 		}
-		d.u64(sum[0])
-		d.u64(sum[1])
+		d.u64(sum)
 	case reflect.Slice:
 		if v.IsNil() {
 			d.u64(0)
@@ -282,7 +259,7 @@ func (d *digest) value(v reflect.Value) {
 
 func (d *digest) elems(v reflect.Value) {
 	if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8 {
-		d.write(v.Bytes())
+		d.h.Write(v.Bytes())
 		return
 	}
 	for i := range v.Len() {
@@ -292,6 +269,5 @@ func (d *digest) elems(v reflect.Value) {
 
 func (d *digest) str(s string) {
 	d.u64(uint64(len(s)))
-	d.h[0].WriteString(s)
-	d.h[1].WriteString(s)
+	d.h.WriteString(s)
 }
