@@ -13,7 +13,6 @@ import (
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/provider/internal/column"
 	"github.com/blazeworld/blaze/provider/internal/nbt"
-	"github.com/blazeworld/blaze/provider/internal/rawchunk"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
@@ -283,50 +282,68 @@ var biomeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return
 // (the column's newest snapshot, or nil) every part equal to base's; same
 // reports that nothing differs. cost is what the snapshot's own copies
 // hold, about.
+//
+// It runs on the World's tick, so its copies are the cheapest to make that
+// stay true copies: on the raw path, the changed sub-chunks are copied in
+// their flat form (column/flatsub.go), all into one allocation, and the
+// store worker builds SubChunks from them; the biomes are encoded, which
+// is quicker than copying their storages and a third of the size.
 func (d *dictionary) snapshotOf(k blazedb.Key, br chunk.BlockRegistry, col *chunk.Column, base *snapshot) (s *snapshot, cost int64, same bool) {
 	subs := col.Chunk.Sub()
 	if base != nil && len(base.subs) != len(subs) {
 		base = nil
 	}
 	s = &snapshot{key: k, rng: col.Chunk.Range(), br: br, tick: col.Tick, subs: make([]*chunk.SubChunk, len(subs))}
-	same = base != nil
-	var fresh []int
-	for i, sub := range subs {
-		if base != nil && column.SubEqual(sub, base.subs[i]) {
-			s.subs[i] = base.subs[i]
-		} else {
-			fresh = append(fresh, i)
-		}
+	flat := d.codec.FlatSubs()
+	if flat {
+		s.flat, s.codec = make([][]byte, len(subs)), d.codec
 	}
-	same = same && len(fresh) == 0
-	// The copies of the changed sub-chunks come from one arena, each of its
-	// blocks sized to hold all of theirs (as the codec's decode does).
-	raw := d.codec.Raw()
-	var a *rawchunk.Arena
-	if raw != nil && len(fresh) > 0 {
-		a = &rawchunk.Arena{}
-		for _, i := range fresh {
-			a.SubBlock++
-			a.LayerBlock += len(subs[i].Layers())
-			for _, l := range subs[i].Layers() {
-				n, p := len(raw.Words(l)), l.Palette().Len()
-				a.WordBlock += n
-				a.ValueBlock += p
-				cost += int64(4*(n+p)) + 64
+	same = base != nil
+	sp := biomeBufs.Get().(*[]byte)
+	defer biomeBufs.Put(sp)
+	// The changed sub-chunks, listed on the stack (a column has a few
+	// dozen): grown by appends on the heap, the list cost more
+	// allocations than the rest of a new column's snapshot.
+	var freshBuf [64]int
+	fresh := freshBuf[:0]
+	for i, sub := range subs {
+		switch {
+		case base == nil:
+		case base.subs[i] != nil && column.SubEqual(sub, base.subs[i]):
+			s.subs[i] = base.subs[i]
+			continue
+		case flat && base.flat != nil && base.flat[i] != nil:
+			// A queued snapshot's own copy: compared in its form.
+			*sp = d.codec.AppendFlatSub((*sp)[:0], col.Chunk, i)
+			if bytes.Equal(*sp, base.flat[i]) {
+				s.flat[i] = base.flat[i]
+				continue
 			}
 		}
-		a.StorageBlock = a.LayerBlock
+		fresh = append(fresh, i)
 	}
-	for _, i := range fresh {
-		if a != nil {
-			s.subs[i] = raw.Clone(a, subs[i])
-		} else {
+	same = same && len(fresh) == 0
+	if flat && len(fresh) > 0 {
+		n := 0
+		for _, i := range fresh {
+			n += d.codec.FlatSubBound(subs[i])
+		}
+		// One allocation for all: each copy is a slice of it, its capacity
+		// cut to its length.
+		buf := make([]byte, 0, n)
+		for _, i := range fresh {
+			start := len(buf)
+			buf = d.codec.AppendFlatSub(buf, col.Chunk, i)
+			s.flat[i] = buf[start:len(buf):len(buf)]
+		}
+		cost += int64(len(buf)) + 64
+	}
+	if !flat {
+		for _, i := range fresh {
 			s.subs[i] = subs[i].Clone()
 			cost += 8 << 10
 		}
 	}
-	sp := biomeBufs.Get().(*[]byte)
-	defer biomeBufs.Put(sp)
 	*sp = d.codec.AppendBiomes((*sp)[:0], col.Chunk)
 	if base != nil && bytes.Equal(*sp, base.biomes) {
 		s.biomes = base.biomes
