@@ -63,6 +63,18 @@ func immutable(v any) bool {
 	return false
 }
 
+// immutableKind reports whether values of kind k hold no reference to
+// memory that could be changed in place (numbers, booleans, strings).
+func immutableKind(k reflect.Kind) bool {
+	switch k {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.String:
+		return true
+	}
+	return false
+}
+
 // cloneValue deep-copies the values NBT decoding produces; anything else
 // that is mutable is copied through reflection.
 func cloneValue(v any) any {
@@ -84,6 +96,19 @@ func cloneValue(v any) any {
 		return slices.Clone(t)
 	case []int64:
 		return slices.Clone(t)
+	case []float32: // what Dragonfly's entities encode positions and motion as
+		return slices.Clone(t)
+	case []string:
+		return slices.Clone(t)
+	case []map[string]any: // Dragonfly's lists of compounds (items, effects)
+		if t == nil {
+			return t
+		}
+		out := make([]map[string]any, len(t))
+		for i, m := range t {
+			out[i] = cloneMap(m)
+		}
+		return out
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
@@ -92,11 +117,18 @@ func cloneValue(v any) any {
 			return v
 		}
 		out := reflect.MakeSlice(rv.Type(), rv.Len(), rv.Len())
+		if immutableKind(rv.Type().Elem().Kind()) {
+			reflect.Copy(out, rv)
+			return out.Interface()
+		}
 		for i := 0; i < rv.Len(); i++ {
 			out.Index(i).Set(reflect.ValueOf(cloneValue(rv.Index(i).Interface())).Convert(rv.Type().Elem()))
 		}
 		return out.Interface()
 	case reflect.Array:
+		if immutableKind(rv.Type().Elem().Kind()) {
+			return v // an array held in an interface cannot be changed in place
+		}
 		out := reflect.New(rv.Type()).Elem()
 		for i := 0; i < rv.Len(); i++ {
 			out.Index(i).Set(reflect.ValueOf(cloneValue(rv.Index(i).Interface())).Convert(rv.Type().Elem()))

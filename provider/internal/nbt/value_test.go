@@ -93,6 +93,12 @@ func TestCloneMapDeep(t *testing.T) {
 			"Inventory": []map[string]any{{"Slot": uint8(0), "tag": map[string]any{"Name": "a"}}, nil},
 			"Names":     []string{"a", "b"},
 			"Lists":     [][]int32{{1}, {2, 3}},
+			// Issue 42: lists of numbers of other types are copied whole,
+			// arrays of slices deeply.
+			"Shorts":  []int16{1, 2},
+			"Doubles": []float64{0.5},
+			"Arrays":  [2][]int32{{1}, {2}},
+			"Fixed":   [3]int32{1, 2, 3},
 		}
 	}
 	edits := []func(m map[string]any){
@@ -116,6 +122,9 @@ func TestCloneMapDeep(t *testing.T) {
 		func(m map[string]any) { m["Inventory"].([]map[string]any)[1] = map[string]any{} },
 		func(m map[string]any) { m["Names"].([]string)[0] = "c" },
 		func(m map[string]any) { m["Lists"].([][]int32)[1][0] = 9 },
+		func(m map[string]any) { m["Shorts"].([]int16)[0] = 9 },
+		func(m map[string]any) { m["Doubles"].([]float64)[0] = 9 },
+		func(m map[string]any) { m["Arrays"].([2][]int32)[1][0] = 9 },
 	}
 	for i, edit := range edits {
 		src := orig()
