@@ -84,8 +84,10 @@ func TestStoreWorkerEncodesBatchInParallel(t *testing.T) {
 		if !ok {
 			t.Fatalf("column %v is not cached", pos)
 		}
+		// The queued snapshot's sub-chunks are those its build made from
+		// the tick's flat copies (snapshotOf), held by its chunk.
 		for i, sub := range s.subs {
-			if sub != queued[k].subs[i] {
+			if sub != queued[k].chunk.Sub()[i] {
 				t.Fatalf("column %v: the cached sub-chunk %d is a second copy of the queued snapshot's", pos, i)
 			}
 		}
