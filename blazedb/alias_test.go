@@ -403,3 +403,73 @@ func TestAliasListsSplit(t *testing.T) {
 	checkValues(t, db, want)
 	db.Close()
 }
+
+// Issue 41 (review): a key whose newest record is damaged goes back to its
+// newest intact version, and that may be an alias: Repair restores the
+// value the alias list gave the key rather than deleting the key.
+func TestRepairRestoresAlias(t *testing.T) {
+	fs, db, want := aliasWorld(t, 4, Options{})
+	if err := db.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	k := Key{X: 3, Z: 3}
+	if err := db.Put(k, []byte("written after the compaction, then damaged")); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	b, _ := fs.ReadFile("/db/" + logName)
+	puts := logRecords(t, fs, kindPut)
+	b[puts[len(puts)-1]+recHeaderSize+chunkKeyLen+3] ^= 0x40
+	fs.WriteFile("/db/"+logName, b)
+	rep, err := Repair("/db", Options{FS: fs, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Keys) != 1 || !rep.Keys[0].Restored {
+		t.Fatalf("repair of a damaged put over an alias: %+v", rep.Keys)
+	}
+	db = open(t, fs, "/db", Options{DisableAutoCompaction: true})
+	checkValues(t, db, want)
+	db.Close()
+}
+
+// Issue 41 (review): compaction carries a damaged live record with its
+// key's newest intact older version, which may be an alias: it is written
+// as a put of the key (a body has no key of its own), so that a scan
+// reads it and Repair later restores it.
+func TestCompactionCarriesAlias(t *testing.T) {
+	fs, db, want := aliasWorld(t, 4, Options{History: -1}) // no history to find it in
+	if err := db.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	k := Key{X: 3, Z: 3}
+	if err := db.Put(k, []byte("written after the compaction, then damaged")); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	b, _ := fs.ReadFile("/db/" + logName)
+	puts := logRecords(t, fs, kindPut)
+	b[puts[len(puts)-1]+recHeaderSize+chunkKeyLen+3] ^= 0x40
+	fs.WriteFile("/db/"+logName, b)
+	db = open(t, fs, "/db", Options{History: -1, DisableAutoCompaction: true})
+	if err := db.Compact(); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("compaction around a damaged record: %v", err)
+	}
+	db.Close()
+	fs.Remove("/db/" + indexName)
+	db, err := Open("/db", Options{FS: fs, Logger: quiet, History: -1, DisableAutoCompaction: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := db.Recovery(); len(rec.Corrupt) != 1 {
+		t.Fatalf("the compacted log scans with damage %+v, want the carried record's alone", rec.Corrupt)
+	}
+	checkValues(t, db, want) // the scan passes the damaged record: the older version is live
+	db.Close()
+	if _, err := Repair("/db", Options{FS: fs, Logger: quiet}); err != nil {
+		t.Fatal(err)
+	}
+	db = open(t, fs, "/db", Options{DisableAutoCompaction: true})
+	checkValues(t, db, want)
+	db.Close()
+}

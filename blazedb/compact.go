@@ -503,7 +503,7 @@ func carryRecord(old *logFile, k rkey, c carried, buf []byte, w *appender, nix *
 	damaged := slices.Clone(buf)
 	out := carried{reason: bad.Error()}
 	if c.hasOlder {
-		r, buf, bad, err = readLive(old, c.older, buf)
+		r, buf, bad, err = readLiveAlt(old, c.older, buf)
 		if err != nil {
 			return carried{}, buf, err
 		}
@@ -511,9 +511,13 @@ func carryRecord(old *logFile, k rkey, c carried, buf []byte, w *appender, nix *
 		// version to go back to: it is left behind like any damaged
 		// record that is not live.
 		if bad == nil {
-			out.older, out.hasOlder = entry{off: w.pos(), size: c.older.size, vsum: c.older.vsum}, true
+			if r.kind == kindBody { // an alias (alias.go): a put of k again
+				r.key, r.seq = k.appendTo(nil), c.olderSeq
+			}
 			r.kind = kindPut
-			if err := w.write(appendRecord(nil, &r)); err != nil {
+			rec := appendRecord(nil, &r)
+			out.older, out.hasOlder, out.olderSeq = entry{off: w.pos(), size: uint32(len(rec)), vsum: c.older.vsum}, true, c.olderSeq
+			if err := w.write(rec); err != nil {
 				return carried{}, buf, fmt.Errorf("write %s: %w", compactName, err)
 			}
 		}

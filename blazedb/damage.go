@@ -40,6 +40,9 @@ type carried struct {
 	reason   string // why it does not verify
 	older    entry  // the older version, when hasOlder
 	hasOlder bool
+	// olderSeq is the older version's sequence number: a body (alias.go)
+	// holds none, and is carried as a put of the key with this one.
+	olderSeq uint64
 }
 
 // carriedSet is what the compaction that wrote log generation gen
@@ -151,9 +154,9 @@ func findOlder(l *logFile, end int64, bad map[rkey]carried) error {
 	if err != nil {
 		return err
 	}
-	for k, e := range older {
+	for k, v := range older {
 		c := bad[k]
-		c.older, c.hasOlder = e, true
+		c.older, c.hasOlder, c.olderSeq = v.entry(), true, v.seq
 		bad[k] = c
 	}
 	return nil
@@ -165,9 +168,25 @@ func findOlder(l *logFile, end int64, bad map[rkey]carried) error {
 // earlier ones and a delete forgets them; the scan passes over records
 // damaged outright, and a whole record whose value does not verify is
 // passed over here.
-func olderVersions(l *logFile, end int64, bad map[rkey]int64) (map[rkey]entry, []CorruptRegion, error) {
-	older := map[rkey]entry{}
+func olderVersions(l *logFile, end int64, bad map[rkey]int64) (map[rkey]version, []CorruptRegion, error) {
+	older := map[rkey]version{}
 	res, err := scanLog(l.f, fileHeaderSize, end, false, func(off int64, r *record) error {
+		if r.kind == kindAliases {
+			// The keys an alias list names hold its bodies from the
+			// list on (alias.go): a version like any put's.
+			a, err := readAliasList(off, r)
+			if err != nil {
+				return err
+			}
+			for _, ak := range a.keys {
+				k := rkey{chunk: ak.k}
+				if d, ok := bad[k]; ok && off < d {
+					bd := a.bodies[ak.body]
+					older[k] = version{seq: ak.seq, off: bd.first, size: bd.size, vsum: bd.vsum}
+				}
+			}
+			return nil
+		}
 		return eachEntry(off, r, func(at int64, k rkey, e *record) error {
 			if d, ok := bad[k]; !ok || at >= d {
 				return nil
@@ -175,7 +194,7 @@ func olderVersions(l *logFile, end int64, bad map[rkey]int64) (map[rkey]entry, [
 			if e.kind == kindDelete || e.kind == kindBatchDelete {
 				delete(older, k)
 			} else if _, err := e.rawValue(); err == nil {
-				older[k] = entry{off: at, size: uint32(e.size()), vsum: e.vsum}
+				older[k] = version{seq: e.seq, off: at, size: uint32(e.size()), vsum: e.vsum}
 			}
 			return nil
 		})
@@ -185,8 +204,8 @@ func olderVersions(l *logFile, end int64, bad map[rkey]int64) (map[rkey]entry, [
 	}
 	// A version that does not read as a read reads it is no better than
 	// none.
-	for k, e := range maps.Clone(older) {
-		if _, err := readEntry(l, e, k.appendTo(nil), nil, true); errors.Is(err, ErrCorrupt) {
+	for k, v := range maps.Clone(older) {
+		if _, err := readEntry(l, v.entry(), k.appendTo(nil), nil, true); errors.Is(err, ErrCorrupt) {
 			delete(older, k)
 		} else if err != nil {
 			return nil, nil, err

@@ -196,8 +196,8 @@ func (db *DB) damagedKeys() ([]damage, []CorruptRegion, error) {
 		return nil, nil, err
 	}
 	for i := range found {
-		if e, ok := older[found[i].k]; ok {
-			v, err := readEntry(l, e, found[i].k.appendTo(nil), nil, true)
+		if o, ok := older[found[i].k]; ok {
+			v, err := readEntry(l, o.entry(), found[i].k.appendTo(nil), nil, true)
 			if err != nil {
 				return nil, nil, err
 			}
