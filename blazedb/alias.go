@@ -59,7 +59,7 @@ import (
 //	|                    |   zigzag varint                             |
 //	+--------------------+---------------------------------------------+
 //
-// Part of the on-disk format (log version 3).
+// Part of the on-disk format (log version 4).
 
 // aliasBody is one body of an alias list, located in the log.
 type aliasBody struct {
