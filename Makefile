@@ -76,6 +76,7 @@ fuzz-smoke:
 	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecompress$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecodeSnapshot$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecodeAliasList$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
+	$(GO) test ./blazedb -run '^$$' -fuzz '^FuzzDecodeIndexPayload$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider/internal/column -run '^$$' -fuzz '^FuzzDecodeColumn$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider/internal/column -run '^$$' -fuzz '^FuzzRecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider/internal/column -run '^$$' -fuzz '^FuzzDecodeFlatSub$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
