@@ -61,6 +61,16 @@ func TestVersionsDiffer(t *testing.T) {
 			t.Fatalf("version %d is found as %d", i, f)
 		}
 	}
+	// A state no store left is found as none: one with a block no store
+	// set, and one whose blocks are a version's but another column's.
+	odd := &chunk.Column{Chunk: v.After[7].Chunk.Clone()}
+	odd.Chunk.SetBlock(15, 15, 15, 0, states["minecraft:stone"])
+	if f := v.Find(1, odd); f != -1 {
+		t.Fatalf("a version with a block no store set is found as %d", f)
+	}
+	if f := v.Find(0, v.After[7]); f != -1 {
+		t.Fatalf("column 1's version 7 is found as %d of column 0", f)
+	}
 	air, _ := world.DefaultBlockRegistry.StateToRuntimeID("minecraft:air", nil)
 	defer func() {
 		if recover() == nil {
