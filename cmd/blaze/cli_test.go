@@ -67,23 +67,27 @@ func TestHelp(t *testing.T) {
 
 // Issue 38 item 5: blaze CMD -h and blaze help CMD print that command's
 // usage alone, on stdout, and exit 0.
+// Each command's processes run beside another's: they share nothing.
 func TestHelpPerCommand(t *testing.T) {
 	for _, c := range commands {
-		want := usageOf(c.name)
-		for _, args := range [][]string{{c.name, "-h"}, {c.name, "--help"}, {"help", c.name}} {
-			out, errOut, code := blaze(t, args...)
-			if code != exitOK || errOut != "" || out != want {
-				t.Fatalf("blaze %v: status %d, stdout %q, stderr %q", args, code, out, errOut)
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			want := usageOf(c.name)
+			for _, args := range [][]string{{c.name, "-h"}, {c.name, "--help"}, {"help", c.name}} {
+				out, errOut, code := blaze(t, args...)
+				if code != exitOK || errOut != "" || out != want {
+					t.Fatalf("blaze %v: status %d, stdout %q, stderr %q", args, code, out, errOut)
+				}
 			}
-		}
-		for _, o := range commands {
-			if o.name != c.name && strings.Contains(want, o.usage) {
-				t.Fatalf("%s's usage holds %s's", c.name, o.name)
+			for _, o := range commands {
+				if o.name != c.name && strings.Contains(want, o.usage) {
+					t.Fatalf("%s's usage holds %s's", c.name, o.name)
+				}
 			}
-		}
-		if !strings.Contains(want, c.usage) || !strings.Contains(want, "exit status:") {
-			t.Fatalf("%s's usage: %q", c.name, want)
-		}
+			if !strings.Contains(want, c.usage) || !strings.Contains(want, "exit status:") {
+				t.Fatalf("%s's usage: %q", c.name, want)
+			}
+		})
 	}
 	// -h after the operands too.
 	if out, _, code := blaze(t, "rollback", "W", "-to", "x", "-h"); code != exitOK || out != usageOf("rollback") {
