@@ -43,10 +43,12 @@ func flipByte(t *testing.T, name string, off int64) {
 }
 
 // Every column of every real world comes back exactly: stored with Blaze,
-// read hot (from the column cache), then cold after reopening.
+// read hot (from the column cache), then cold after reopening. The worlds
+// run beside each other: each has its own directories and database.
 func TestFidelityRealWorlds(t *testing.T) {
 	for _, path := range worldtest.Worlds(t) {
 		t.Run(worldtest.Name(path), func(t *testing.T) {
+			t.Parallel()
 			cols, err := worldtest.ReadAll(worldtest.UnpackTemp(t, path), world.DefaultBlockRegistry)
 			if err != nil {
 				t.Fatal(err)
