@@ -40,12 +40,16 @@ func blaze(t *testing.T, args ...string) (string, string, int) {
 // Issue 38 item 5: blaze -h, --help and help print the whole usage on
 // stdout and exit 0; a wrong command line prints it on stderr and exits
 // 64.
+// Each process runs beside the others: they share nothing.
 func TestHelp(t *testing.T) {
 	for _, args := range [][]string{{"-h"}, {"--help"}, {"-help"}, {"help"}} {
-		out, errOut, code := blaze(t, args...)
-		if code != exitOK || errOut != "" || out != usage() {
-			t.Fatalf("blaze %v: status %d, stdout %d bytes, stderr %q", args, code, len(out), errOut)
-		}
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			t.Parallel()
+			out, errOut, code := blaze(t, args...)
+			if code != exitOK || errOut != "" || out != usage() {
+				t.Fatalf("blaze %v: status %d, stdout %d bytes, stderr %q", args, code, len(out), errOut)
+			}
+		})
 	}
 	for _, c := range commands {
 		if !strings.Contains(usage(), c.usage) {
@@ -58,10 +62,13 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{{}, {"frobnicate"}, {"help", "frobnicate"}, {"convert", "onlyone"}, {"convert", "a", "b", "-nosuchflag"}, {"snapshot", "list"}} {
-		out, errOut, code := blaze(t, args...)
-		if code != exitUsage || out != "" || !strings.Contains(errOut, "usage:") {
-			t.Fatalf("blaze %v: status %d, stdout %q, stderr %q", args, code, out, errOut)
-		}
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			t.Parallel()
+			out, errOut, code := blaze(t, args...)
+			if code != exitUsage || out != "" || !strings.Contains(errOut, "usage:") {
+				t.Fatalf("blaze %v: status %d, stdout %q, stderr %q", args, code, out, errOut)
+			}
+		})
 	}
 }
 
