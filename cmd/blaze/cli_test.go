@@ -22,11 +22,16 @@ func TestMain(m *testing.M) {
 }
 
 // blaze runs the command line args and returns its stdout, stderr and
-// exit status.
+// exit status. Under the race detector a process sleeps a second before
+// it exits (GORACE's atexit_sleep_ms), so that a race found as it ends is
+// still reported; blaze's processes have finished their work when they
+// exit, so a tenth of that is enough, and a race is still reported on
+// stderr, which the tests check, with exit status 66. A GORACE already set
+// comes after, and wins.
 func blaze(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "BLAZE_TEST_RUN_MAIN=1")
+	cmd.Env = append(os.Environ(), "BLAZE_TEST_RUN_MAIN=1", "GORACE=atexit_sleep_ms=100 "+os.Getenv("GORACE"))
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
