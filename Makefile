@@ -57,7 +57,7 @@ NORACE_PKGS := ./blazedb ./provider ./provider/internal/column ./segment ./inter
 # its tests one after another: the longest are named first (RACE_FIRST,
 # longest first), so that no long package starts last and runs alone on
 # one core at the end; ./... adds the rest, each package once.
-RACE_FIRST := ./provider ./cmd/blaze ./segment ./tests ./overlay ./blazedb ./replica
+RACE_FIRST := ./cmd/blaze ./provider ./restore ./segment ./tests ./blazedb ./internal/convert ./internal/demo ./overlay
 test-race:
 	$(GO) test -race -count=1 -timeout 9m -skip '$(NORACE)' $(RACE_FIRST) $(PKGS)
 
