@@ -3,7 +3,6 @@ package tests
 import (
 	"fmt"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,15 +27,6 @@ func bulkColumns(b *testing.B) []worldtest.Column {
 		}
 	}
 	return out
-}
-
-// cpuTime is the CPU time the process has used so far, user and system:
-// on a machine shared with other work, how much work a benchmark did,
-// which its wall time hides when no core is free.
-func cpuTime() time.Duration {
-	var u syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &u)
-	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
 // BenchmarkBulkStore (issue 42 item 4) stores a few thousand real columns
