@@ -403,7 +403,7 @@ func (db *DB) close(persist bool) error {
 
 // markEnd appends a sync mark for everything l holds, and syncs it, unless
 // the last mark already says all of it is durable: without one, decay of
-// the last records would look like a crash's damage to a scan (recover.go)
+// the last records would look like a crash's damage to a scan (scan.go)
 // and be cut with everything after it. db.writeMu must be held, and l
 // synced to its end.
 func (db *DB) markEnd(l *logFile) error {

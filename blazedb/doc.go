@@ -14,7 +14,7 @@
 // LOCK. Keys are chunk keys (Key: dimension and chunk X, Z) or named keys
 // (short strings, for player data and the like); both live in the one log,
 // so one Batch can cover both. The formats are drawn in record.go and
-// index.go, and history's in timeline.go, snapshot.go and historyindex.go
+// indexfile.go, and history's in timeline.go, snapshot.go and historyindex.go
 // (docs/FORMAT.md lists every format).
 //
 // Every write appends a record. The index maps each live key to its newest

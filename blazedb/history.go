@@ -25,7 +25,7 @@ import (
 // present state since before the floor. So opening a read at a point costs
 // nothing, and a read is one search of one chain and one read of one
 // record. Chains are rebuilt by recovery's scan (a key's records are met in
-// sequence order, in every log) and saved in index.dat (index.go).
+// sequence order, in every log) and saved in index.dat (indexfile.go).
 //
 // Compaction (compacthistory.go) writes, per chain, the versions still
 // needed as records keeping their sequence numbers (deletions as delete

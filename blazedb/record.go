@@ -62,7 +62,7 @@ import (
 // last mark already covers it) and syncs it, and compaction ends the file
 // it writes with one. A sync mark may instead carry a value of 32 bytes,
 // a time mark, which also dates the writes (timeline.go). Recovery uses
-// marks to tell damage apart (recover.go): damage that a later mark shows
+// marks to tell damage apart (scan.go): damage that a later mark shows
 // was synced is decay of durable data, and is skipped; any other damage
 // is a write a crash left unsynced, so the log ends there.
 //

@@ -175,7 +175,7 @@ func (db *DB) syncMarked(l *logFile, end int64, group bool) error {
 // unless one already says so. Without it, the synced bytes since the last
 // mark would be covered only by the mark the next write carries: if none
 // came before a crash, decay in them would look like a crash's damage to
-// a scan (recover.go), and the log would be cut there, taking every later
+// a scan (scan.go), and the log would be cut there, taking every later
 // record with it. The mark itself is not synced: a crash of the process
 // keeps it, and the next fsync (DurabilityBalanced's within SyncInterval,
 // or Close's) makes it durable. Of the callers that waited for one fsync,

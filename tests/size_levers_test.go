@@ -452,7 +452,7 @@ func indexSaving(b *testing.B, dir string, parts []columnParts, aliases bool) in
 		return 0
 	}
 	size := len(idx)
-	// index.dat version 2 (blazedb/index.go): a 56-byte header, whose bytes 40..48
+	// index.dat version 2 (blazedb/indexfile.go): a 56-byte header, whose bytes 40..48
 	// count the chunk entries, then 28 bytes an entry: dim, x, z int32;
 	// vsum uint32; offset uint64; size uint32.
 	const head, entry = 56, 28
