@@ -543,7 +543,7 @@ type worldFile struct {
 func (r *Replicator) readFiles(dir string) (map[string]worldFile, error) {
 	out := map[string]worldFile{}
 	for _, name := range shippedFiles {
-		b, err := readFile(r.conf.FS, filepath.Join(dir, filePath(name)))
+		b, err := vfs.ReadFile(r.conf.FS, filepath.Join(dir, filePath(name)))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -553,24 +553,6 @@ func (r *Replicator) readFiles(dir string) (map[string]worldFile, error) {
 		out[name] = worldFile{data: b, sum: sha256.Sum256(b)}
 	}
 	return out, nil
-}
-
-// readFile reads the whole file name through fsys.
-func readFile(fsys vfs.FS, name string) ([]byte, error) {
-	f, err := fsys.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	size, err := f.Size()
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, size)
-	if _, err := f.ReadAt(b, 0); err != nil && !(errors.Is(err, io.EOF) && size == 0) {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	return b, nil
 }
 
 // logReader reads chunks.dat of one generation from off to end through
