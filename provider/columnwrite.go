@@ -102,24 +102,36 @@ func (db *DB) unchanged(k blazedb.Key, prev *snapshot, enc *column.Encoded) (sam
 
 // writeColumn writes a column's record: with the block dictionary entries
 // it is the first to use (fresh), and, if it is the first column written
-// since Open, with a new edition, all in one atomic batch. Until that first
-// write is done, other writers wait for it, so that no column reaches the
-// log under the old edition: editMu is the one lock held across a write,
-// once after each Open.
+// since Open, with a new edition, all in one atomic batch (withEdition).
 func (db *DB) writeColumn(k blazedb.Key, rec []byte, fresh []int32) error {
 	db.ckpt.mu.RLock()
 	defer db.ckpt.mu.RUnlock()
 	if p := db.ckpt.pending; p != nil {
 		return db.addToCheckpoint(p, k, rec, fresh)
 	}
+	if db.edited.Load() && len(fresh) == 0 {
+		return db.eng.PutShared(k, rec) // rec is never written again
+	}
+	return db.withEdition(new(blazedb.Batch), func(b *blazedb.Batch) error {
+		return db.putColumn(b, k, rec, fresh)
+	})
+}
+
+// withEdition runs apply(b), the write of columns in batch b, adding a new
+// edition to b first if it is the first write of columns since Open (so
+// that a batch apply fills is led by the edition). Until that
+// first write is done, other writers wait for it, so that no column
+// reaches the log under the old edition: editMu is the one lock held
+// across a write, once after each Open. Every write of columns goes
+// through it (writeColumn, the store worker's writeStores, Revert).
+func (db *DB) withEdition(b *blazedb.Batch, apply func(*blazedb.Batch) error) error {
 	if !db.edited.Load() {
 		db.editMu.Lock()
 		defer db.editMu.Unlock()
 		if !db.edited.Load() {
 			e := newEdition()
-			var b blazedb.Batch
 			b.PutNamed(editionName, encodeEdition(e))
-			if err := db.putColumn(&b, k, rec, fresh); err != nil {
+			if err := apply(b); err != nil {
 				return err
 			}
 			db.edition.Store(&e)
@@ -127,10 +139,7 @@ func (db *DB) writeColumn(k blazedb.Key, rec []byte, fresh []int32) error {
 			return nil
 		}
 	}
-	if len(fresh) == 0 {
-		return db.eng.PutShared(k, rec) // rec is never written again
-	}
-	return db.putColumn(new(blazedb.Batch), k, rec, fresh)
+	return apply(b)
 }
 
 // holds reports whether the engine holds rec at k already (see

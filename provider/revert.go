@@ -92,7 +92,7 @@ func (db *DB) rewrite(places []Place, in func(Place) bool, then func(blazedb.Key
 		if b.Len() == 0 {
 			return nil
 		}
-		err := db.applyColumns(&b)
+		err := db.withEdition(&b, db.eng.Apply)
 		cols, _ := db.columns()
 		for _, k := range pending {
 			cols.remove(k)
@@ -142,24 +142,4 @@ func (db *DB) rewrite(places []Place, in func(Place) bool, then func(blazedb.Key
 		}
 	}
 	return n, flush()
-}
-
-// applyColumns applies a batch of column writes, with a new edition if it
-// is the first since Open (see writeColumn).
-func (db *DB) applyColumns(b *blazedb.Batch) error {
-	if !db.edited.Load() {
-		db.editMu.Lock()
-		defer db.editMu.Unlock()
-		if !db.edited.Load() {
-			e := newEdition()
-			b.PutNamed(editionName, encodeEdition(e))
-			if err := db.eng.Apply(b); err != nil {
-				return err
-			}
-			db.edition.Store(&e)
-			db.edited.Store(true)
-			return nil
-		}
-	}
-	return db.eng.Apply(b)
 }

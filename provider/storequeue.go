@@ -483,39 +483,32 @@ func (db *DB) writeStores(batch []*storeJob) error {
 		}
 	}
 	if writes > 0 {
-		var b blazedb.Batch
-		var ed *Edition
-		if !db.edited.Load() {
-			db.editMu.Lock()
-			defer db.editMu.Unlock()
-			if !db.edited.Load() {
-				e := newEdition()
-				b.PutNamed(editionName, encodeEdition(e))
-				ed = &e
+		var ids []int32
+		err := db.withEdition(new(blazedb.Batch), func(b *blazedb.Batch) error {
+			db.dict.mu.Lock()
+			var err error
+			ids, err = db.dict.unpersisted(b, fresh)
+			db.dict.mu.Unlock()
+			if err != nil {
+				return err
 			}
-		}
-		db.dict.mu.Lock()
-		ids, err := db.dict.unpersisted(&b, fresh)
-		db.dict.mu.Unlock()
+			for _, o := range out {
+				if o.write {
+					cols.remove(o.j.s.key)
+					b.Put(o.j.s.key, o.enc.Rec)
+				}
+			}
+			if err := db.eng.Apply(b); err != nil {
+				return fmt.Errorf("store %d columns: %w", writes, err)
+			}
+			return nil
+		})
 		if err != nil {
 			return errors.Join(append(errs, err)...)
-		}
-		for _, o := range out {
-			if o.write {
-				cols.remove(o.j.s.key)
-				b.Put(o.j.s.key, o.enc.Rec)
-			}
-		}
-		if err := db.eng.Apply(&b); err != nil {
-			return errors.Join(append(errs, fmt.Errorf("store %d columns: %w", writes, err))...)
 		}
 		db.dict.markPersisted(ids)
 		if len(ids) > 0 {
 			db.copier.added()
-		}
-		if ed != nil {
-			db.edition.Store(ed)
-			db.edited.Store(true)
 		}
 	}
 	for _, o := range out {
