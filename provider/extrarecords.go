@@ -240,9 +240,11 @@ func DecodeExtras(b []byte) ([]ExtraRecord, error) {
 		return bad("version %d (this build reads %d)", b[2], extraVersion)
 	}
 	p := 3
+	// One encoding a value: a longer form than EncodeExtras writes (a last
+	// byte of 0) is not one of its records.
 	uvarint := func() (uint64, bool) {
 		v, n := binary.Uvarint(b[p:])
-		if n <= 0 {
+		if n <= 0 || n > 1 && b[p+n-1] == 0 {
 			return 0, false
 		}
 		p += n
