@@ -109,7 +109,8 @@
 //
 // A DB is safe for concurrent use: the worlds of three dimensions call it at
 // once, beside the engine's background work, a snapshot worker and a store
-// worker, which encodes each batch it takes on up to GOMAXPROCS goroutines
+// worker, which waits for a burst of stores (a Save) to pause before it
+// takes them and encodes each batch it takes on up to GOMAXPROCS goroutines
 // (or, with ExternalMaintenance, the owner's Maintain, and no store
 // queue), and prefetching. Locks are
 // held only for memory work; no I/O happens under the column cache's lock.

@@ -27,6 +27,14 @@ const (
 	// storeQueueAge bounds how far writing may fall behind: a store waits
 	// while the oldest store not yet written was acknowledged this long ago.
 	storeQueueAge = time.Second
+	// storeQueueQuiet is how long the store worker waits for a burst of
+	// stores (a World's Save) to end before it takes what was queued:
+	// until no store has arrived for this long, a quarter of
+	// storeQueueBytes is queued, half of storeQueueAge has passed, or a
+	// caller waits for the queue (Sync, Close, a checkpoint). Waking the
+	// worker, and its encoders running beside the tick, cost the World's
+	// thread more than the store itself.
+	storeQueueQuiet = 2 * time.Millisecond
 )
 
 // storeJob is a column StoreColumn acknowledged and the store worker has not
@@ -69,8 +77,15 @@ type storeQueue struct {
 	poisoned error
 	closed   bool
 	wake     chan struct{} // capacity 1: jobs were queued into an empty queue
-	limit    int64
-	maxAge   time.Duration
+	// rush (capacity 1) tells the worker to stop waiting for the burst to
+	// end: someone waits for the queue.
+	rush chan struct{}
+	// pushes counts every push, so that the worker can tell a burst of
+	// stores from a quiet spell.
+	pushes uint64
+	limit  int64
+	maxAge time.Duration
+	quiet  time.Duration
 	// gate, when set (by tests, before the first store), holds the worker
 	// until it is closed.
 	gate chan struct{}
@@ -80,7 +95,8 @@ type storeQueue struct {
 }
 
 func newStoreQueue(limit int64, maxAge time.Duration) *storeQueue {
-	q := &storeQueue{newest: map[blazedb.Key]*storeJob{}, wake: make(chan struct{}, 1), limit: limit, maxAge: maxAge}
+	q := &storeQueue{newest: map[blazedb.Key]*storeJob{}, wake: make(chan struct{}, 1), rush: make(chan struct{}, 1),
+		limit: limit, maxAge: maxAge, quiet: storeQueueQuiet}
 	q.moved = sync.NewCond(&q.mu)
 	return q
 }
@@ -95,12 +111,14 @@ func (q *storeQueue) push(j *storeJob) error {
 	if q.poisoned != nil {
 		return fmt.Errorf("a queued store failed: %w", q.poisoned)
 	}
+	q.pushes++
 	if old := q.newest[j.s.key]; old != nil && !old.taken {
 		q.bytes += j.cost - old.cost
 		old.s, old.cost = j.s, j.cost
 		return nil
 	}
 	for !q.closed && q.unwritten > 0 && (q.bytes+j.cost > q.limit || time.Since(q.oldest) > q.maxAge) {
+		q.hurry()
 		q.moved.Wait()
 	}
 	if q.closed {
@@ -191,7 +209,48 @@ func (q *storeQueue) wait() {
 
 func (q *storeQueue) waitLocked() {
 	for q.unwritten > 0 && !q.closed {
+		q.hurry()
 		q.moved.Wait()
+	}
+}
+
+// hurry tells the worker, if it waits for a burst to end, to take what is
+// queued now.
+func (q *storeQueue) hurry() {
+	select {
+	case q.rush <- struct{}{}:
+	default:
+	}
+}
+
+// settle waits, before the worker takes a batch, until the stores arriving
+// pause for q.quiet, or the queue has grown to a quarter of its bytes or
+// half of its age, or someone waits for it (hurry), or stop is closed. A
+// Save's stores then queue without waking the worker for each, and its
+// encoders do not run beside the tick while the Save lasts.
+func (q *storeQueue) settle(t *time.Timer, stop <-chan struct{}) {
+	for {
+		q.mu.Lock()
+		pushes := q.pushes
+		now := len(q.jobs) == 0 || q.closed || q.bytes >= q.limit/4 || time.Since(q.oldest) >= q.maxAge/2
+		q.mu.Unlock()
+		if now {
+			return
+		}
+		t.Reset(q.quiet)
+		select {
+		case <-t.C:
+		case <-q.rush:
+			return
+		case <-stop:
+			return
+		}
+		q.mu.Lock()
+		quiet := q.pushes == pushes
+		q.mu.Unlock()
+		if quiet {
+			return
+		}
 	}
 }
 
@@ -373,6 +432,8 @@ func (d *dictionary) snapshotOf(k blazedb.Key, br chunk.BlockRegistry, col *chun
 // DB closes; Close drains the queue before it stops the worker.
 func (db *DB) storeWorker() {
 	defer db.fillDone.Done()
+	quiet := time.NewTimer(time.Hour)
+	quiet.Stop()
 	for {
 		select {
 		case <-db.fillStop:
@@ -382,7 +443,12 @@ func (db *DB) storeWorker() {
 		if db.store.gate != nil {
 			<-db.store.gate
 		}
-		for batch := db.store.take(); len(batch) > 0; batch = db.store.take() {
+		for {
+			db.store.settle(quiet, db.fillStop)
+			batch := db.store.take()
+			if len(batch) == 0 {
+				break
+			}
 			db.store.done(batch, db.writeStores(batch))
 		}
 	}

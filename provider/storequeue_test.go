@@ -322,3 +322,71 @@ func TestCheckpointDrainsStoreQueue(t *testing.T) {
 		t.Fatalf("after the checkpoint and a reopen: %v", err)
 	}
 }
+
+// unwritten is how many acknowledged stores the worker has not written.
+func unwritten(db *DB) int {
+	db.store.mu.Lock()
+	defer db.store.mu.Unlock()
+	return db.store.unwritten
+}
+
+// Issue 42: the store worker waits for a burst of stores (a Save) to end
+// before it takes them, instead of being woken, and encoding beside the
+// tick, for each; whoever waits for the queue (Sync, Close) cuts the wait
+// short, and so do a quiet spell and the queue's byte bound.
+func TestStoreWorkerWaitsForBurst(t *testing.T) {
+	br := world.DefaultBlockRegistry
+	store := func(db *DB, i int) {
+		t.Helper()
+		if err := db.StoreColumn(world.ChunkPos{int32(i), 0}, world.Overworld, worldtest.Synthetic(uint64(i), world.Overworld, br)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// No quiet spell ever long enough: the burst waits for Sync.
+	db := openDB(t, t.TempDir(), Config{})
+	db.store.quiet = time.Hour
+	var encoded atomic.Int32
+	db.store.encoding = func() { encoded.Add(1) }
+	for i := range 4 {
+		store(db, i)
+		time.Sleep(2 * time.Millisecond)
+	}
+	if n := encoded.Load(); n != 0 {
+		t.Fatalf("the worker encoded %d columns while the stores kept coming", n)
+	}
+	if _, ok := returnsWithin(5*time.Second, func() { db.Sync() }); !ok {
+		t.Fatal("Sync waited for the burst's end")
+	}
+	if n := encoded.Load(); n != 4 || unwritten(db) != 0 {
+		t.Fatalf("after Sync: %d encoded, %d unwritten", n, unwritten(db))
+	}
+	store(db, 20)
+	if _, ok := returnsWithin(5*time.Second, func() { db.Close() }); !ok {
+		t.Fatal("Close waited for the burst's end")
+	}
+
+	// A quiet spell ends the wait without anyone asking.
+	db = openDB(t, t.TempDir(), Config{})
+	db.store.quiet = 10 * time.Millisecond
+	store(db, 1)
+	deadline := time.Now().Add(5 * time.Second)
+	for unwritten(db) > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if unwritten(db) > 0 {
+		t.Fatal("a store was not written after a quiet spell")
+	}
+
+	// A quarter of the byte bound ends it too.
+	db = openDB(t, t.TempDir(), Config{})
+	db.store.quiet = time.Hour
+	db.store.limit = 1
+	store(db, 1)
+	deadline = time.Now().Add(5 * time.Second)
+	for unwritten(db) > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if unwritten(db) > 0 {
+		t.Fatal("a queue past a quarter of its bytes waited for a quiet spell")
+	}
+}
