@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"runtime"
@@ -333,8 +332,8 @@ func (db *DB) queueStore(k blazedb.Key, pos world.ChunkPos, dim world.Dimension,
 	return true, db.store.push(&storeJob{s: s, pos: pos, dim: dim, cost: cost, at: time.Now()})
 }
 
-// biomeBufs holds the buffers snapshotOf encodes a column's biomes into to
-// compare them with the previous snapshot's.
+// biomeBufs holds the buffers snapshotOf encodes a column's changed biomes
+// into before it copies them.
 var biomeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
 // snapshotOf takes a snapshot of col without its record, sharing with base
@@ -358,8 +357,6 @@ func (d *dictionary) snapshotOf(k blazedb.Key, br chunk.BlockRegistry, col *chun
 		s.flat, s.codec = make([][]byte, len(subs)), d.codec
 	}
 	same = base != nil
-	sp := biomeBufs.Get().(*[]byte)
-	defer biomeBufs.Put(sp)
 	// The changed sub-chunks, listed on the stack (a column has a few
 	// dozen): grown by appends on the heap, the list cost more
 	// allocations than the rest of a new column's snapshot.
@@ -372,9 +369,8 @@ func (d *dictionary) snapshotOf(k blazedb.Key, br chunk.BlockRegistry, col *chun
 			s.subs[i] = base.subs[i]
 			continue
 		case flat && base.flat != nil && base.flat[i] != nil:
-			// A queued snapshot's own copy: compared in its form.
-			*sp = d.codec.AppendFlatSub((*sp)[:0], col.Chunk, i)
-			if bytes.Equal(*sp, base.flat[i]) {
+			// A queued snapshot's own copy: compared with its form in place.
+			if d.codec.EqualFlatSub(base.flat[i], col.Chunk, i) {
 				s.flat[i] = base.flat[i]
 				continue
 			}
@@ -403,12 +399,14 @@ func (d *dictionary) snapshotOf(k blazedb.Key, br chunk.BlockRegistry, col *chun
 			cost += 8 << 10
 		}
 	}
-	*sp = d.codec.AppendBiomes((*sp)[:0], col.Chunk)
-	if base != nil && bytes.Equal(*sp, base.biomes) {
+	if base != nil && d.codec.EqualBiomes(base.biomes, col.Chunk) {
 		s.biomes = base.biomes
 	} else {
 		same = false
+		sp := biomeBufs.Get().(*[]byte)
+		*sp = d.codec.AppendBiomes((*sp)[:0], col.Chunk)
 		s.biomes = slices.Clone(*sp)
+		biomeBufs.Put(sp)
 		cost += int64(len(s.biomes))
 	}
 	if base != nil && nbt.EqualBlockEntities(col.BlockEntities, base.blockEntities) && nbt.EqualEntities(col.Entities, base.entities) {

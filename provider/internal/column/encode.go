@@ -273,6 +273,15 @@ func (c *Codec) AppendBiomes(dst []byte, ch *chunk.Chunk) []byte {
 	return append(dst, chunk.EncodeBiomes(ch, chunk.NetworkEncoding)...)
 }
 
+// EqualBiomes reports whether enc is what AppendBiomes appends for the
+// biomes of ch: in place on the raw path, by encoding them otherwise.
+func (c *Codec) EqualBiomes(enc []byte, ch *chunk.Chunk) bool {
+	if c.raw != nil {
+		return c.raw.EqualBiomes(enc, ch)
+	}
+	return bytes.Equal(enc, chunk.EncodeBiomes(ch, chunk.NetworkEncoding))
+}
+
 // appendTail appends the tick and the scheduled updates, their blocks as
 // dictionary ids (toID).
 func appendTail(b []byte, col *chunk.Column, toID func(uint32) (uint64, error)) ([]byte, error) {

@@ -68,3 +68,11 @@ func (c *Codec) DecodeFlatSub(a *rawchunk.Arena, b []byte) (*chunk.SubChunk, err
 	}
 	return sub, nil
 }
+
+// EqualFlatSub reports whether flat is sub-chunk i of ch in its flat form,
+// as AppendFlatSub would append it, comparing in place. The codec must
+// make flat sub-chunks (FlatSubs).
+func (c *Codec) EqualFlatSub(flat []byte, ch *chunk.Chunk, i int) bool {
+	return len(flat) >= 4 && binary.LittleEndian.Uint32(flat) == ch.Sub()[i].Block(0, 0, 0, 255) &&
+		c.raw.EqualSubChunk(flat[4:], ch, i)
+}

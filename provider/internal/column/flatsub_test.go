@@ -40,3 +40,82 @@ func FuzzDecodeFlatSub(f *testing.F) {
 		c.DecodeFlatSub(&rawchunk.Arena{}, b)
 	})
 }
+
+// Issue 42: the store queue compares a World's sub-chunks and biomes with
+// a queued copy in place (EqualFlatSub, EqualBiomes): equal exactly when
+// encoding them again would give the copy's bytes, so a change of one
+// block or one biome, or a copy cut short or run on, is never shared.
+func TestEqualInPlace(t *testing.T) {
+	br, c := testCodec()
+	if !c.FlatSubs() {
+		t.Skip("no raw path (blaze_safe)")
+	}
+	cols := []*chunk.Column{worldtest.Synthetic(3, world.Overworld, br), worldtest.Synthetic(4, world.Nether, br)}
+	cols[0].Chunk.Sub()[1] = chunk.NewSubChunk(br.AirRuntimeID())
+	for _, path := range worldtest.Worlds(t) {
+		real, err := worldtest.ReadAll(worldtest.UnpackTemp(t, path), br)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rc := range real[:min(len(real), 4)] {
+			cols = append(cols, rc.Col)
+		}
+	}
+	stone, _ := br.StateToRuntimeID("minecraft:stone", map[string]any{})
+	for n, col := range cols {
+		ch := col.Chunk
+		for i := range ch.Sub() {
+			flat := c.AppendFlatSub(nil, ch, i)
+			if !c.EqualFlatSub(flat, ch, i) {
+				t.Fatalf("column %d sub-chunk %d: unequal to its own flat form", n, i)
+			}
+			if c.EqualFlatSub(flat[:len(flat)-1], ch, i) || c.EqualFlatSub(append(flat[:len(flat):len(flat)], 0), ch, i) {
+				t.Fatalf("column %d sub-chunk %d: equal to a flat form cut short or run on", n, i)
+			}
+		}
+		biomes := c.AppendBiomes(nil, ch)
+		if !c.EqualBiomes(biomes, ch) || c.EqualBiomes(biomes[:len(biomes)-1], ch) || c.EqualBiomes(append(biomes, 0x7f<<1|1), ch) {
+			t.Fatalf("column %d: biomes against their own encoding, cut short, run on", n)
+		}
+		// One block and one biome changed in the middle sub-chunk.
+		i := len(ch.Sub()) / 2
+		y := int(ch.Range()[0]) + i*16 + 5
+		before := c.AppendFlatSub(nil, ch, i)
+		old := ch.Block(3, int16(y), 4, 0)
+		nb := stone
+		if old == stone {
+			nb = br.AirRuntimeID()
+		}
+		ch.SetBlock(3, int16(y), 4, 0, nb)
+		if c.EqualFlatSub(before, ch, i) {
+			t.Fatalf("column %d: a changed block went unseen", n)
+		}
+		ch.SetBlock(3, int16(y), 4, 0, old)
+		ch.SetBiome(3, int16(y), 4, ch.Biome(3, int16(y), 4)+1)
+		if c.EqualBiomes(biomes, ch) {
+			t.Fatalf("column %d: a changed biome went unseen", n)
+		}
+	}
+}
+
+// Issue 42: EqualFlatSub reads any bytes without panicking, and calls
+// equal only the sub-chunk's own flat form.
+func FuzzEqualFlatSub(f *testing.F) {
+	br, c := testCodec()
+	if !c.FlatSubs() {
+		f.Skip("no raw path (blaze_safe)")
+	}
+	ch := worldtest.Synthetic(5, world.Overworld, br).Chunk
+	own := make([][]byte, len(ch.Sub()))
+	for i := range ch.Sub() {
+		own[i] = c.AppendFlatSub(nil, ch, i)
+		f.Add(own[i], uint8(i))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, i uint8) {
+		n := int(i) % len(own)
+		if c.EqualFlatSub(b, ch, n) != bytes.Equal(b, own[n]) {
+			t.Fatalf("sub-chunk %d: EqualFlatSub and the bytes disagree", n)
+		}
+		c.EqualBiomes(b, ch)
+	})
+}

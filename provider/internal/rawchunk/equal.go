@@ -1,0 +1,78 @@
+package rawchunk
+
+import (
+	"bytes"
+	"encoding/binary"
+	"unsafe"
+
+	"github.com/df-mc/dragonfly/server/world/chunk"
+)
+
+// EqualSubChunk reports whether enc is exactly what AppendSubChunk appends
+// for sub-chunk i of c, reading enc and the sub-chunk's storages in place
+// instead of encoding the sub-chunk again: the store queue's comparison
+// of a World's sub-chunk with a queued copy (issue 42). Bytes that are not
+// such an encoding are simply unequal.
+func (b *Builder) EqualSubChunk(enc []byte, c *chunk.Chunk, i int) bool {
+	layers := c.Sub()[i].Layers()
+	if len(enc) < 3 || enc[0] != chunk.SubChunkVersion || enc[1] != byte(len(layers)) || enc[2] != uint8(i+(c.Range()[0]>>4)) {
+		return false
+	}
+	enc = enc[3:]
+	for _, s := range layers {
+		var ok bool
+		if enc, ok = b.equalStorage(enc, s); !ok {
+			return false
+		}
+	}
+	return len(enc) == 0
+}
+
+// EqualBiomes reports whether enc is exactly what AppendBiomes appends for
+// c's biomes, without encoding them.
+func (b *Builder) EqualBiomes(enc []byte, c *chunk.Chunk) bool {
+	var prev *chunk.PalettedStorage
+	for _, s := range *(*[]*chunk.PalettedStorage)(unsafe.Add(unsafe.Pointer(c), b.biomes)) {
+		if s.Equal(prev) {
+			if len(enc) == 0 || enc[0] != 0x7f<<1|1 {
+				return false
+			}
+			enc = enc[1:]
+		} else {
+			var ok bool
+			if enc, ok = b.equalStorage(enc, s); !ok {
+				return false
+			}
+		}
+		prev = s
+	}
+	return len(enc) == 0
+}
+
+// equalStorage reports whether enc begins with AppendStorage's encoding of
+// s, and returns what follows it. AppendStorage writes each varint in its
+// shortest form, so comparing the values enc holds is comparing the bytes.
+func (b *Builder) equalStorage(enc []byte, s *chunk.PalettedStorage) ([]byte, bool) {
+	words := b.WordBytes(s)
+	bits := len(words) / 512
+	if len(enc) < 1+len(words) || enc[0] != byte(bits<<1|1) || !bytes.Equal(enc[1:1+len(words)], words) {
+		return nil, false
+	}
+	enc = enc[1+len(words):]
+	values := b.Values(s)
+	if bits != 0 {
+		n, k := binary.Varint(enc)
+		if k <= 0 || n != int64(int32(uint32(len(values)))) {
+			return nil, false
+		}
+		enc = enc[k:]
+	}
+	for _, v := range values {
+		n, k := binary.Varint(enc)
+		if k <= 0 || n != int64(int32(v)) {
+			return nil, false
+		}
+		enc = enc[k:]
+	}
+	return enc, true
+}
