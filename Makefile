@@ -49,7 +49,7 @@ test-heavy:
 # and the damage sweep over every file of a world (tests/damage_test.go).
 # The concurrency of what they drive is tested under the race detector
 # elsewhere.
-NORACE      := ^(TestCrashSimulation|TestEditionCrash|TestBackupCrash|TestRawStorageMatchesNetworkDecode|TestSnapshotSubChunksAreCopies|TestConvertRealWorldsBothWays|TestConvertKeepsEveryLevelDBKey|TestConvertExtrasFollowColumns|TestDamageSweep)$$
+NORACE      := ^(TestCrashSimulation|TestEditionCrash|TestBackupCrash|TestRawStorageMatchesNetworkDecode|TestSnapshotSubChunksAreCopies|TestConvertRealWorldsBothWays|TestConvertKeepsEveryLevelDBKey|TestConvertExtrasFollowColumns|TestPassReadsRealWorldsAsMCDB|TestDamageSweep)$$
 NORACE_PKGS := ./blazedb ./provider ./provider/internal/column ./segment ./internal/convert ./tests
 
 # Everything under the race detector except NORACE. go test runs the

@@ -12,7 +12,6 @@ import (
 	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/df-mc/goleveldb/leveldb"
 	"github.com/df-mc/goleveldb/leveldb/opt"
-	"github.com/df-mc/goleveldb/leveldb/util"
 )
 
 // Every key of a LevelDB world that Dragonfly's provider does not write
@@ -151,68 +150,19 @@ type extras struct {
 	world   []provider.ExtraRecord
 }
 
-// readExtras reads the keys of the LevelDB database in dir that the
-// columns read (cols: how each was read) do not carry.
-func readExtras(dir string, cols map[place]written) (*extras, error) {
-	ldb, err := leveldb.OpenFile(dir, &opt.Options{ReadOnly: true})
-	if err != nil {
-		return nil, fmt.Errorf("open source database: %w", err)
+// carriedRecord is what is carried of the per-chunk record rec (c, its
+// key classified) of a position whose column was read as w (read: it
+// converted; digp: the position has a digp key). ok is false for a record
+// Dragonfly's provider writes from the column.
+func carriedRecord(c levelDBKey, rec provider.ExtraRecord, w written, read, digp bool) (kept provider.ExtraRecord, ok bool) {
+	switch {
+	case !read:
+	case c.tag == tagLegacyEntities && !digp && w.entities:
+		return provider.ExtraRecord{Kind: provider.ExtraLegacyEntities, Key: rec.Key}, true
+	case dragonflyWrites(c, w):
+		return provider.ExtraRecord{}, false
 	}
-	defer ldb.Close()
-	// Which columns keep their entities under digp: the others read
-	// theirs from the legacy record.
-	digp := map[place]bool{}
-	ids := map[int64]bool{} // the entities the columns read
-	it := ldb.NewIterator(util.BytesPrefix([]byte(digpPrefix)), nil)
-	for it.Next() {
-		if c := classify(it.Key()); c.chunk && c.tag == -1 {
-			digp[c.pl] = true
-		}
-	}
-	it.Release()
-	if err := it.Error(); err != nil {
-		return nil, err
-	}
-	x := &extras{columns: map[place][]provider.ExtraRecord{}}
-	actors := map[int64]provider.ExtraRecord{}
-	it = ldb.NewIterator(nil, nil)
-	defer it.Release()
-	for it.Next() {
-		k, v := bytes.Clone(it.Key()), bytes.Clone(it.Value())
-		c := classify(k)
-		switch {
-		case c.actor:
-			actors[c.id] = provider.ExtraRecord{Key: k, Value: v}
-			continue
-		case !c.chunk:
-			x.world = append(x.world, provider.ExtraRecord{Key: k, Value: v})
-			continue
-		}
-		w, read := cols[c.pl]
-		r := provider.ExtraRecord{Key: k, Value: v}
-		switch {
-		case !read:
-		case c.tag == tagLegacyEntities && !digp[c.pl] && w.entities:
-			r = provider.ExtraRecord{Kind: provider.ExtraLegacyEntities, Key: k}
-		case dragonflyWrites(c, w):
-			if c.tag == -1 {
-				for i := 0; i+8 <= len(v); i += 8 {
-					ids[int64(binary.LittleEndian.Uint64(v[i:]))] = true
-				}
-			}
-			continue
-		}
-		x.columns[c.pl] = append(x.columns[c.pl], r)
-	}
-	if err := it.Error(); err != nil {
-		return nil, err
-	}
-	for id, r := range actors {
-		if !ids[id] {
-			x.world = append(x.world, r)
-		}
-	}
-	return x, nil
+	return rec, true
 }
 
 // storeExtras writes x into db, and reports the records that could not be.

@@ -1,12 +1,10 @@
 package convert
 
 import (
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -16,11 +14,9 @@ import (
 	"github.com/blazeworld/blaze/internal/progress"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/world"
-	"github.com/df-mc/dragonfly/server/world/chunk"
 	"github.com/df-mc/dragonfly/server/world/mcdb"
 	"github.com/df-mc/goleveldb/leveldb"
 	"github.com/df-mc/goleveldb/leveldb/opt"
-	"github.com/google/uuid"
 )
 
 func fromLevelDB(src, dst string, o Options) (*Report, error) {
@@ -39,12 +35,6 @@ func fromLevelDB(src, dst string, o Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("copy source: %w", err)
 	}
-	step = progress.Start(o.Progress, "listing the source's columns")
-	places, players, err := scanLevelDB(filepath.Join(tmp, "db"))
-	step.Done()
-	if err != nil {
-		return nil, err
-	}
 	if err := copyFileIfExists(filepath.Join(src, "level.dat"), filepath.Join(dst, "level.dat")); err != nil {
 		return nil, err
 	}
@@ -58,33 +48,42 @@ func fromLevelDB(src, dst string, o Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open destination, with the source's level.dat: %w", err)
 	}
-	// Read-only: the copy is read, never written (nor compacted).
-	mc, err := mcdb.Config{Log: o.Log, LDBOptions: &opt.Options{ReadOnly: true}}.Open(tmp)
-	if err != nil {
-		bz.Close()
-		return nil, fmt.Errorf("open source: %w", err)
-	}
-	defer func() { mc.Close() }()
 	// Each column is read from the source once: what the verification
 	// compares the destination with is its Sum (colcmp), taken as it is
-	// written, and what extras need of it (writtenOf). Both sides are safe
-	// for concurrent use: a column is read and written on every core.
+	// written. Both sides are safe for concurrent use: a column is read
+	// and written on every core.
 	summer := colcmp.NewSummer()
-	sums := make([]colcmp.Sum, len(places))
-	kinds := make([]written, len(places))
-	store := func(i int, col *chunk.Column) { sums[i], kinds[i] = summer.Sum(col), writtenOf(col) }
-	if err := copyColumns(pair{from: mc, to: bz, stored: store, workers: runtime.GOMAXPROCS(0)}, places, o, r, nil); err != nil {
+	pass, err := passLevelDB(filepath.Join(tmp, "db"), bz, summer, o)
+	if err != nil {
 		bz.Close()
 		return r, err
 	}
-	cols := map[place]written{}
-	failed := failedSet(r.Failed)
+	places := pass.places
 	for i, pl := range places {
-		if !failed[pl] {
-			cols[pl] = kinds[i]
+		if err := pass.cols[i].err; err != nil {
+			// The source's reader could not read the column, or read it
+			// into one that cannot be what the world held (a layer
+			// missing, an index beyond its palette).
+			r.Failed = append(r.Failed, Failure{pl.Pos, pl.Dim, err})
+			o.Log.Warn("cannot read column", "pos", pl.Pos, "dim", fmt.Sprint(pl.Dim), "err", err)
+		} else {
+			r.Columns++
 		}
 	}
-	for _, id := range players {
+	failed := failedSet(r.Failed)
+	sums := make([]colcmp.Sum, len(places))
+	for i := range places {
+		sums[i] = pass.cols[i].sum
+	}
+	// Dragonfly's provider reads level.dat and the players' spawns, once
+	// the pass has closed the database (it holds it to itself).
+	mc, err := mcdb.Config{Log: o.Log, LDBOptions: &opt.Options{ReadOnly: true}}.Open(tmp)
+	if err != nil {
+		bz.Close()
+		return r, fmt.Errorf("open source: %w", err)
+	}
+	defer mc.Close()
+	for _, id := range pass.players {
 		pos, ok, err := loadSpawn(mc, id)
 		if err != nil {
 			r.FailedPlayers = append(r.FailedPlayers, PlayerFailure{id.String(), err})
@@ -100,16 +99,9 @@ func fromLevelDB(src, dst string, o Options) (*Report, error) {
 		r.Players++
 	}
 	bz.SaveSettings(mc.Settings())
-	// The keys the columns do not carry are read with the database to
-	// themselves: Dragonfly's provider holds it open.
-	var x *extras
+	x := pass.x
 	step = progress.Start(o.Progress, "copying the LevelDB records Blaze keeps as they are")
-	if err = mc.Close(); err == nil {
-		x, err = readExtras(filepath.Join(tmp, "db"), cols)
-	}
-	if err == nil {
-		err = storeExtras(bz, x, r)
-	}
+	err = storeExtras(bz, x, r)
 	step.Done()
 	if err != nil {
 		bz.Close()
@@ -132,46 +124,6 @@ func fromLevelDB(src, dst string, o Options) (*Report, error) {
 	err = verifyExtras(check, x)
 	step.Done()
 	return r, err
-}
-
-// scanLevelDB lists the columns and players of a LevelDB database by its
-// keys, so that one unreadable column does not hide the rest.
-func scanLevelDB(dir string) ([]place, []uuid.UUID, error) {
-	ldb, err := leveldb.OpenFile(dir, &opt.Options{ReadOnly: true})
-	if err != nil {
-		return nil, nil, fmt.Errorf("open source database: %w", err)
-	}
-	defer ldb.Close()
-	var places []place
-	var players []uuid.UUID
-	seen := map[place]bool{}
-	it := ldb.NewIterator(nil, nil)
-	defer it.Release()
-	for it.Next() {
-		k := it.Key()
-		if name := string(k); strings.HasPrefix(name, "player_") && !strings.HasPrefix(name, "player_server_") {
-			if id, err := uuid.Parse(strings.TrimPrefix(name, "player_")); err == nil {
-				players = append(players, id)
-			}
-			continue
-		}
-		if n := len(k); (n != 9 && n != 13) || (k[n-1] != ',' && k[n-1] != 'v') {
-			continue
-		}
-		pl := place{Pos: world.ChunkPos{int32(binary.LittleEndian.Uint32(k)), int32(binary.LittleEndian.Uint32(k[4:]))}, Dim: world.Overworld}
-		if len(k) == 13 {
-			d, ok := world.DimensionByID(int(int32(binary.LittleEndian.Uint32(k[8:]))))
-			if !ok {
-				continue
-			}
-			pl.Dim = d
-		}
-		if !seen[pl] {
-			seen[pl] = true
-			places = append(places, pl)
-		}
-	}
-	return places, players, it.Error()
 }
 
 // failedSet is the places of failed.
@@ -222,4 +174,25 @@ func verifySums(to world.Provider, places []place, failed map[place]bool, summer
 		}
 	}
 	return nil
+}
+
+// passLevelDB reads the LevelDB database in dir in one pass (ldbpass.go),
+// storing its columns into to on every core.
+func passLevelDB(dir string, to world.Provider, summer *colcmp.Summer, o Options) (*levelDBPass, error) {
+	ldb, err := leveldb.OpenFile(dir, &opt.Options{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("open source database: %w", err)
+	}
+	defer ldb.Close()
+	blocks := world.DefaultBlockRegistry
+	blocks.Finalize() // as mcdb's Open does
+	cr := &columnReader{ldb: ldb, blocks: blocks, log: o.Log.With("provider", "mcdb")}
+	// The number of columns is known only at the end of the pass.
+	bar := progress.New(o.Progress, -1, "converting")
+	p, err := readLevelDB(ldb, cr, to, summer, runtime.GOMAXPROCS(0), bar)
+	if err != nil {
+		return nil, err
+	}
+	bar.Finish()
+	return p, nil
 }
