@@ -10,6 +10,9 @@ PKGS    := ./...
 # each target 3,000,000 times: about five minutes for the slowest here.
 FUZZTIME ?= 20000x
 FUZZLONG ?= 3000000x
+# Targets that build a LevelDB world and read it with Dragonfly for each
+# input run about a hundred inputs a second, not a hundred thousand.
+FUZZTIME_WORLD ?= 500x
 BENCHCOUNT ?= 6
 
 .PHONY: all run blaze test test-race test-heavy test-norace test-safe test-arm fuzz-smoke fuzz soak bench lint clean
@@ -99,9 +102,10 @@ fuzz-smoke:
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzDecodePlayerData$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./replica -run '^$$' -fuzz '^FuzzDecodeManifest$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./replica -run '^$$' -fuzz '^FuzzParseObjectName$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
+	$(GO) test ./internal/convert -run '^$$' -fuzz '^FuzzPassReadsAsMCDB$$' -fuzztime $(FUZZTIME_WORLD) -fuzzminimizetime 20x
 
 fuzz:
-	$(MAKE) fuzz-smoke FUZZTIME=$(FUZZLONG)
+	$(MAKE) fuzz-smoke FUZZTIME=$(FUZZLONG) FUZZTIME_WORLD=50000x
 
 ## test-arm: every test, built for 64-bit and 32-bit ARM Linux (a Raspberry
 ## Pi, an ARM cloud server) and run under QEMU's user emulation, without the

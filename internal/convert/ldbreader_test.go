@@ -3,6 +3,7 @@ package convert
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/internal/colcmp"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/blazeworld/blaze/provider"
@@ -32,7 +34,7 @@ import (
 // real worlds, and for one that holds every record mcdb reads in a way of
 // its own (legacy formats, damaged records, keys that only look like a
 // column's).
-func TestPassReadsAsMCDB(t *testing.T) { checkPass(t, oddLevelDBWorld(t)) }
+func TestPassReadsAsMCDB(t *testing.T) { checkPass(t, oddLevelDBWorld(t), true) }
 
 // TestPassReadsAsMCDB on the real worlds (in the Makefile's NORACE: the
 // race detector makes it ten times slower, and the pass's concurrency is
@@ -40,14 +42,17 @@ func TestPassReadsAsMCDB(t *testing.T) { checkPass(t, oddLevelDBWorld(t)) }
 func TestPassReadsRealWorldsAsMCDB(t *testing.T) {
 	for _, path := range worldtest.Worlds(t) {
 		t.Run(worldtest.Name(path), func(t *testing.T) {
-			checkPass(t, worldtest.UnpackTemp(t, path))
+			checkPass(t, worldtest.UnpackTemp(t, path), true)
 		})
 	}
 }
 
 // checkPass compares the pass over the LevelDB world in dir with mcdb and
-// the readers it replaced.
-func checkPass(t *testing.T, dir string) {
+// the readers it replaced. With blaze, the columns are stored into Blaze
+// worlds, as a conversion stores them, so that a column Blaze refuses
+// fails as it fails a conversion; without, columns are only kept (faster,
+// for fuzzing).
+func checkPass(t *testing.T, dir string, blaze bool) {
 	log := slog.New(slog.DiscardHandler)
 	places, players := scanByKeys(t, filepath.Join(dir, "db"))
 	mc, err := mcdb.Config{Log: log, LDBOptions: &opt.Options{ReadOnly: true}}.Open(dir)
@@ -57,8 +62,21 @@ func checkPass(t *testing.T, dir string) {
 	want := make([]*chunk.Column, len(places))
 	wantErr := make([]error, len(places))
 	cols := map[place]written{}
+	// A column mcdb reads but Blaze refuses (an index beyond its palette,
+	// say) fails the conversion as one mcdb cannot read.
+	ref := &recorder{cols: map[place]*chunk.Column{}}
+	if blaze {
+		ref.db = openBlaze(t)
+	}
 	for i, pl := range places {
 		if want[i], wantErr[i] = load(mc, pl); wantErr[i] == nil {
+			if err := ref.StoreColumn(pl.Pos, pl.Dim, want[i]); err != nil {
+				if !errors.Is(err, provider.ErrInvalidColumn) {
+					t.Fatal(err)
+				}
+				want[i], wantErr[i] = nil, err
+				continue
+			}
 			cols[pl] = writtenOf(want[i])
 		}
 	}
@@ -73,6 +91,9 @@ func checkPass(t *testing.T, dir string) {
 	}
 	defer ldb.Close()
 	rec := &recorder{cols: map[place]*chunk.Column{}}
+	if blaze {
+		rec.db = openBlaze(t)
+	}
 	summer := colcmp.NewSummer()
 	cr := &columnReader{ldb: ldb, blocks: world.DefaultBlockRegistry, log: log}
 	p, err := readLevelDB(ldb, cr, rec, summer, 2, nil)
@@ -92,10 +113,16 @@ func checkPass(t *testing.T, dir string) {
 			failed++
 			continue
 		}
-		if err := colcmp.Compare(want[i], rec.cols[pl]); err != nil {
+		// mcdb gives an entity of the legacy record without a UniqueID
+		// a random id, and so does the pass: those ids are not compared.
+		gotCol, gotSum := rec.cols[pl], got.sum
+		if a, b := randomIDs(want[i]), randomIDs(gotCol); a || b {
+			gotSum = summer.Sum(gotCol)
+		}
+		if err := compare(want[i], gotCol); err != nil {
 			t.Fatalf("column %v differs from mcdb's: %v", pl, err)
 		}
-		if got.sum != summer.Sum(want[i]) || got.w != cols[pl] {
+		if gotSum != summer.Sum(want[i]) || got.w != cols[pl] {
 			t.Fatalf("column %v: sum or entities differ", pl)
 		}
 	}
@@ -104,6 +131,30 @@ func checkPass(t *testing.T, dir string) {
 	}
 	sameExtras(t, p.x, wantX)
 	t.Logf("%d columns (%d unreadable, as mcdb), %d positions and %d world records carried", len(places), failed, len(wantX.columns), len(wantX.world))
+}
+
+// compare is colcmp.Compare, which panics on a column whose biome index
+// lies beyond its palette, which Dragonfly reads and Blaze stores: the Sum
+// of such a column (which checkPass compares as well) is what tells it.
+func compare(a, b *chunk.Column) (err error) {
+	defer func() {
+		if recover() != nil {
+			err = nil
+		}
+	}()
+	return colcmp.Compare(a, b)
+}
+
+// randomIDs zeroes the ids of col's entities that have no int64 UniqueID,
+// which mcdb chooses at random, and reports whether there were any.
+func randomIDs(col *chunk.Column) bool {
+	found := false
+	for i, e := range col.Entities {
+		if _, ok := e.Data["UniqueID"].(int64); !ok {
+			col.Entities[i].ID, found = 0, true
+		}
+	}
+	return found
 }
 
 func sameExtras(t *testing.T, got, want *extras) {
@@ -131,17 +182,34 @@ func sameExtras(t *testing.T, got, want *extras) {
 	}
 }
 
-// recorder keeps the columns stored into it. Safe for concurrent use.
+// recorder stores columns into a Blaze world as the conversion does (db;
+// nil: none), and keeps those stored. Safe for concurrent use.
 type recorder struct {
+	db   *provider.DB
 	mu   sync.Mutex
 	cols map[place]*chunk.Column
 }
 
 func (r *recorder) StoreColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Column) error {
+	if r.db != nil {
+		if err := r.db.StoreColumn(pos, dim, col); err != nil {
+			return err
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.cols[place{Pos: pos, Dim: dim}] = col
 	return nil
+}
+
+// openBlaze opens a new Blaze world as a conversion opens its destination.
+func openBlaze(t *testing.T) *provider.DB {
+	db, err := provider.Config{Log: slog.New(slog.DiscardHandler), Durability: blazedb.DurabilityFast, ExternalMaintenance: true}.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 // scanByKeys is how the conversion listed the columns and players of a
