@@ -12,6 +12,10 @@
 // that cannot be right, which Blaze refuses to store with
 // provider.ErrInvalidColumn), and verifies every column it wrote.
 //
+// A LevelDB source is read in one pass of one iterator (ldbpass.go), its
+// columns decoded on every core exactly as Dragonfly's LevelDB provider
+// decodes them (ldbreader.go); a Blaze source is read with its provider.
+//
 // The destination appears whole or not at all: the world is built in a
 // sibling directory, the destination's name with BuildSuffix added, which
 // is synced and renamed to the destination once every column is verified.
@@ -295,8 +299,7 @@ type copied struct {
 
 // copyColumns copies every place from p.from to p.to, counting them on bar
 // (nil: a bar of its own), p.workers at a time: each worker reads a column
-// and writes it, so that reading (Dragonfly's LevelDB decoder) and writing
-// (Blaze's encoder) run on every core. The columns that fail are reported
+// and writes it, so that reading and writing run on every core. The columns that fail are reported
 // in the order of places, whatever the order they were copied in.
 func copyColumns(p pair, places []place, o Options, r *Report, bar *progress.Bar) error {
 	own := bar == nil
