@@ -52,7 +52,7 @@ test-heavy:
 # and the damage sweep over every file of a world (tests/damage_test.go).
 # The concurrency of what they drive is tested under the race detector
 # elsewhere.
-NORACE      := ^(TestCrashSimulation|TestEditionCrash|TestBackupCrash|TestRawStorageMatchesNetworkDecode|TestSnapshotSubChunksAreCopies|TestConvertRealWorldsBothWays|TestConvertKeepsEveryLevelDBKey|TestConvertExtrasFollowColumns|TestPassReadsRealWorldsAsMCDB|TestDamageSweep)$$
+NORACE      := ^(TestCrashSimulation|TestEditionCrash|TestBackupCrash|TestRawStorageMatchesNetworkDecode|TestSnapshotSubChunksAreCopies|TestFlatEncodeRealWorlds|TestConvertRealWorldsBothWays|TestConvertKeepsEveryLevelDBKey|TestConvertExtrasFollowColumns|TestPassReadsRealWorldsAsMCDB|TestDamageSweep)$$
 NORACE_PKGS := ./blazedb ./provider ./provider/internal/column ./segment ./internal/convert ./tests
 
 # Everything under the race detector except NORACE. go test runs the
@@ -89,6 +89,7 @@ fuzz-smoke:
 	$(GO) test ./provider/internal/column -run '^$$' -fuzz '^FuzzRecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider/internal/column -run '^$$' -fuzz '^FuzzDecodeFlatSub$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider/internal/column -run '^$$' -fuzz '^FuzzEqualFlatSub$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
+	$(GO) test ./provider/internal/column -run '^$$' -fuzz '^FuzzEncodeFlatSub$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider/internal/nbt -run '^$$' -fuzz '^FuzzCanonicalNBT$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzParseDictCopy$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzParseEdition$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x

@@ -63,7 +63,10 @@ type snapshot struct {
 	// copies of the sub-chunks its store changed in their flat form
 	// (column/flatsub.go), which costs the World's tick less to make than
 	// SubChunk copies; subs[i] is nil where flat[i] is not. codec builds
-	// them. The cache's snapshots have none.
+	// them. The store worker encodes them as they are (column.EncodeParts),
+	// and the cache's snapshot of the stored column keeps them so, until a
+	// load builds them (build) or a store changes them. A snapshot decoded
+	// from a record has none.
 	flat  [][]byte
 	codec *column.Codec
 }
@@ -124,7 +127,15 @@ func (s *snapshot) prev() column.Prev {
 	if s == nil {
 		return column.Prev{}
 	}
-	return column.Prev{Rec: s.rec, Layout: s.lay, Subs: s.subs, Biomes: s.biomes, BlockEntities: s.blockEntities, Entities: s.entities}
+	return column.Prev{Rec: s.rec, Layout: s.lay, Subs: s.subs, Flat: s.flat, Biomes: s.biomes, BlockEntities: s.blockEntities, Entities: s.entities}
+}
+
+// setFlat gives s the sub-chunks an encode left in their flat form (nil:
+// none), which codec builds.
+func (s *snapshot) setFlat(flat [][]byte, codec *column.Codec) {
+	if flat != nil {
+		s.flat, s.codec = flat, codec
+	}
 }
 
 // cost charges a snapshot its record and, for the decoded column, the

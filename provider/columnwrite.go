@@ -68,6 +68,7 @@ func (db *DB) storeColumn(pos world.ChunkPos, dim world.Dimension, col *chunk.Co
 	}
 	snap := &snapshot{key: k, rng: col.Chunk.Range(), br: br, rec: enc.Rec, lay: enc.Layout, subs: enc.Subs, biomes: enc.Biomes,
 		tick: col.Tick, scheduled: slices.Clone(col.ScheduledBlocks)}
+	snap.setFlat(enc.Flat, db.dict.codec)
 	if enc.SameNBT {
 		// Snapshots are never modified: the new one shares prev's copies.
 		snap.blockEntities, snap.entities = prev.blockEntities, prev.entities

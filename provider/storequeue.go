@@ -468,24 +468,35 @@ type encodedStore struct {
 
 // encodeStore encodes j against its cached snapshot into o. The snapshot's
 // sub-chunks are copies nothing modifies (snapshotOf), so the encoded
-// column's snapshot shares them instead of copying them again.
+// column's snapshot shares them instead of copying them again. On the raw
+// path the changed ones are encoded straight from their flat form
+// (column.EncodeParts) and stay in it: no SubChunk is built unless the
+// column is loaded (snapshot.build).
 func (db *DB) encodeStore(cols *columnCache, j *storeJob, o *encodedStore) {
 	o.j = j
 	if db.store.encoding != nil {
 		db.store.encoding()
 	}
-	if err := j.s.build(); err != nil {
-		o.err = fmt.Errorf("store column %v (%v): %w", j.pos, j.dim, err)
-		return
+	s := j.s
+	prev, _ := cols.peek(s.key)
+	var enc *column.Encoded
+	var err error
+	if s.flat != nil {
+		enc, err = db.dict.codec.EncodeParts(&column.Parts{Range: s.rng, Subs: s.subs, Flat: s.flat, Biomes: s.biomes,
+			Tick: s.tick, BlockEntities: s.blockEntities, Entities: s.entities, ScheduledBlocks: s.scheduled}, prev.prev(), db.conf.Compression)
+	} else {
+		if err := s.build(); err != nil {
+			o.err = fmt.Errorf("store column %v (%v): %w", j.pos, j.dim, err)
+			return
+		}
+		view := &chunk.Column{Chunk: s.chunk, Tick: s.tick, BlockEntities: s.blockEntities, Entities: s.entities, ScheduledBlocks: s.scheduled}
+		enc, err = db.dict.codec.EncodeOwned(view, prev.prev(), db.conf.Compression)
 	}
-	view := &chunk.Column{Chunk: j.s.chunk, Tick: j.s.tick, BlockEntities: j.s.blockEntities, Entities: j.s.entities, ScheduledBlocks: j.s.scheduled}
-	prev, _ := cols.peek(j.s.key)
-	enc, err := db.dict.codec.EncodeOwned(view, prev.prev(), db.conf.Compression)
 	if err != nil {
 		o.err = fmt.Errorf("store column %v (%v): %w: %w", j.pos, j.dim, ErrInvalidColumn, err)
 		return
 	}
-	same, cached := db.unchanged(j.s.key, prev, enc)
+	same, cached := db.unchanged(s.key, prev, enc)
 	o.enc, o.prev, o.write, o.cached = enc, prev, !same, cached
 }
 
@@ -579,6 +590,7 @@ func (db *DB) writeStores(batch []*storeJob) error {
 		s, enc := o.j.s, o.enc
 		snap := &snapshot{key: s.key, rng: s.rng, br: s.br, rec: enc.Rec, lay: enc.Layout, subs: enc.Subs, biomes: enc.Biomes,
 			tick: s.tick, scheduled: s.scheduled, blockEntities: s.blockEntities, entities: s.entities}
+		snap.setFlat(enc.Flat, db.dict.codec)
 		if enc.SameNBT && o.prev != nil {
 			snap.blockEntities, snap.entities = o.prev.blockEntities, o.prev.entities
 		}

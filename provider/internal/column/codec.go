@@ -59,9 +59,12 @@ func (c *Codec) Raw() *rawchunk.Builder { return c.raw }
 // and its biomes in the network encoding. Nothing in it is ever modified.
 // The zero Prev is none.
 type Prev struct {
-	Rec           []byte
-	Layout        Layout
-	Subs          []*chunk.SubChunk
+	Rec    []byte
+	Layout Layout
+	Subs   []*chunk.SubChunk
+	// Flat, if not nil, holds sub-chunk i in its flat form (flatsub.go)
+	// where Subs[i] is nil.
+	Flat          [][]byte
 	Biomes        []byte
 	BlockEntities []chunk.BlockEntity
 	Entities      []chunk.Entity
@@ -70,10 +73,14 @@ type Prev struct {
 // Encoded is a column encoded: its record and layout, private copies of
 // its sub-chunks (shared with the Prev's where unchanged) and its biomes
 // in the network encoding, and the dictionary ids it is the first to use.
+// A sub-chunk encoded from its flat form (EncodeParts), or shared with a
+// Prev that holds it so, stays in that form: Flat[i] holds it and Subs[i]
+// is nil; Flat is nil when there is none.
 type Encoded struct {
 	Rec    []byte
 	Layout Layout
 	Subs   []*chunk.SubChunk
+	Flat   [][]byte
 	Biomes []byte
 	Fresh  []int32
 	// SameNBT reports that the block entities and entities equal the

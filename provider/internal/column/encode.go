@@ -45,19 +45,57 @@ func (c *Codec) EncodeOwned(col *chunk.Column, p Prev, comp blazedb.Compression)
 }
 
 func (c *Codec) encode(col *chunk.Column, p Prev, comp blazedb.Compression, owned bool) (*Encoded, error) {
-	var prev *Prev
-	if p.Rec != nil {
-		prev = &p
-	}
 	if col == nil || col.Chunk == nil {
 		return nil, errors.New("nil column or chunk")
 	}
 	if err := CheckShape(col.Chunk); err != nil {
 		return nil, err
 	}
-	subs := col.Chunk.Sub()
+	return c.encodeFrom(&source{col: col, subs: col.Chunk.Sub(), y0: col.Chunk.Range()[0] >> 4, owned: owned}, p, comp)
+}
+
+// source is what an encode reads: a column's chunk (Encode, EncodeOwned),
+// or a store queue snapshot's parts (EncodeParts), whose changed
+// sub-chunks are in their flat form and whose biomes are encoded already.
+type source struct {
+	col  *chunk.Column // the tick, entities and scheduled updates; Chunk is nil for parts
+	subs []*chunk.SubChunk
+	// flat, for parts, holds sub-chunk i in its flat form where subs[i] is
+	// nil.
+	flat   [][]byte
+	biomes []byte // for parts: the network biome encoding
+	y0     int    // the y of sub-chunk 0, as the encodings write it
+	// owned: the sub-chunks are copies nothing modifies, which the Encoded
+	// may hold themselves.
+	owned bool
+}
+
+// flatAt returns sub-chunk i in its flat form if s holds it so, else nil.
+func (s *source) flatAt(i int) []byte {
+	if s.flat == nil {
+		return nil
+	}
+	return s.flat[i]
+}
+
+// flatAt returns sub-chunk i of p in its flat form if p holds it so, else
+// nil.
+func (p *Prev) flatAt(i int) []byte {
+	if p.Flat == nil {
+		return nil
+	}
+	return p.Flat[i]
+}
+
+func (c *Codec) encodeFrom(src *source, p Prev, comp blazedb.Compression) (*Encoded, error) {
+	var prev *Prev
+	if p.Rec != nil {
+		prev = &p
+	}
+	col, subs := src.col, src.subs
 	e := &Encoded{}
-	if prev != nil && (prev.Layout.version != recordVersion && prev.Layout.version != wholeVersion || len(prev.Subs) != len(subs)) {
+	if prev != nil && (prev.Layout.version != recordVersion && prev.Layout.version != wholeVersion || len(prev.Subs) != len(subs) ||
+		prev.Flat != nil && len(prev.Flat) != len(subs)) {
 		prev = nil
 	}
 
@@ -80,15 +118,21 @@ func (c *Codec) encode(col *chunk.Column, p Prev, comp blazedb.Compression, owne
 	// every autosave stores) is recognised without building a record.
 	sp := scratchBufs.Get().(*[]byte)
 	defer scratchBufs.Put(sp)
-	*sp = c.AppendBiomes((*sp)[:0], col.Chunk)
+	np := scratchBufs.Get().(*[]byte)
+	defer scratchBufs.Put(np)
+	biomes := src.biomes
+	if col.Chunk != nil {
+		*sp = c.AppendBiomes((*sp)[:0], col.Chunk)
+		biomes = *sp
+	}
 	sameSub := make([]bool, len(subs))
 	sameBiomes, sameNBT, same := false, false, prev != nil
 	if prev != nil {
-		for i, sub := range subs {
-			sameSub[i] = SubEqual(sub, prev.Subs[i])
+		for i := range subs {
+			sameSub[i] = c.subEqual(src, i, prev, np)
 			same = same && sameSub[i]
 		}
-		sameBiomes = bytes.Equal(*sp, prev.Biomes)
+		sameBiomes = bytes.Equal(biomes, prev.Biomes)
 		// Encoding NBT is slow and these rarely change: compare the values.
 		sameNBT = nbt.EqualBlockEntities(col.BlockEntities, prev.BlockEntities) && nbt.EqualEntities(col.Entities, prev.Entities)
 	}
@@ -101,7 +145,7 @@ func (c *Codec) encode(col *chunk.Column, p Prev, comp blazedb.Compression, owne
 		return nil, err
 	}
 	if same && sameBiomes && sameNBT && len(e.Fresh) == 0 && bytes.Equal(tail, prev.tail()) {
-		return &Encoded{Rec: prev.Rec, Layout: prev.Layout, Subs: prev.Subs, Biomes: prev.Biomes, SameNBT: true}, nil
+		return &Encoded{Rec: prev.Rec, Layout: prev.Layout, Subs: prev.Subs, Flat: prev.Flat, Biomes: prev.Biomes, SameNBT: true}, nil
 	}
 	if prev != nil && prev.Layout.version != recordVersion {
 		// A whole record (version 3, packed by compaction) has no frame
@@ -136,18 +180,19 @@ func (c *Codec) encode(col *chunk.Column, p Prev, comp blazedb.Compression, owne
 	b = binary.AppendUvarint(b, uint64(len(subs)))
 	e.Subs = make([]*chunk.SubChunk, len(subs))
 	e.Layout = Layout{version: recordVersion, subStart: len(b), subEnds: make([]int, len(subs))}
-	if sameBiomes {
+	switch {
+	case sameBiomes:
 		e.Biomes = prev.Biomes
-	} else {
-		e.Biomes = slices.Clone(*sp)
+	case col.Chunk == nil:
+		e.Biomes = src.biomes // the snapshot's own, never modified
+	default:
+		e.Biomes = slices.Clone(biomes)
 	}
 
-	np := scratchBufs.Get().(*[]byte)
-	defer scratchBufs.Put(np)
 	// The snapshot's copies of the changed sub-chunks come from one arena,
 	// each of its blocks sized to hold all of theirs.
 	var a *rawchunk.Arena
-	if c.raw != nil && !owned {
+	if c.raw != nil && !src.owned {
 		a = &rawchunk.Arena{}
 		for i, sub := range subs {
 			if sameSub[i] {
@@ -163,42 +208,54 @@ func (c *Codec) encode(col *chunk.Column, p Prev, comp blazedb.Compression, owne
 		a.StorageBlock = a.LayerBlock
 	}
 	for i, sub := range subs {
-		if sameSub[i] {
+		switch {
+		case sameSub[i]:
 			b = append(b, prev.Layout.sub(prev.Rec, i)...)
-			e.Subs[i] = prev.Subs[i]
+			if f := prev.flatAt(i); f != nil {
+				e.setFlat(i, f)
+			} else {
+				e.Subs[i] = prev.Subs[i]
+			}
 			e.Layout.RawSize += prev.Layout.SubRaw(prev.Rec, i)
-		} else {
-			if c.raw != nil {
-				c.dict.Lock()
-				*sp, err = appendSubIDs((*sp)[:0], c.raw, col.Chunk, i, toID)
-				c.dict.Unlock()
-			} else {
-				// Dragonfly's encoding, read back, checked and rewritten
-				// with dictionary ids.
-				*np = append((*np)[:0], chunk.EncodeSubChunk(col.Chunk, chunk.NetworkEncoding, i)...)
-				r := &reader{b: *np}
-				c.dict.Lock()
-				*sp, err = rewriteSub((*sp)[:0], r, readVarint32, appendUvarint, toID)
-				c.dict.Unlock()
-				if err == nil && r.off != len(r.b) {
-					err = fmt.Errorf("%d bytes not understood", len(r.b)-r.off)
-				}
+			e.Layout.subEnds[i] = len(b)
+			continue
+		case src.flatAt(i) != nil:
+			*sp, err = c.flatSubIDs((*sp)[:0], src.flat[i], src.y0+i, toID)
+		case c.raw != nil:
+			c.dict.Lock()
+			*sp, err = appendSubIDs((*sp)[:0], c.raw, sub, src.y0+i, toID)
+			c.dict.Unlock()
+		case col.Chunk == nil:
+			err = errors.New("a sub-chunk of a snapshot's parts without the raw path")
+		default:
+			// Dragonfly's encoding, read back, checked and rewritten
+			// with dictionary ids.
+			*np = append((*np)[:0], chunk.EncodeSubChunk(col.Chunk, chunk.NetworkEncoding, i)...)
+			r := &reader{b: *np}
+			c.dict.Lock()
+			*sp, err = rewriteSub((*sp)[:0], r, readVarint32, appendUvarint, toID)
+			c.dict.Unlock()
+			if err == nil && r.off != len(r.b) {
+				err = fmt.Errorf("%d bytes not understood", len(r.b)-r.off)
 			}
-			if err != nil {
-				return nil, fmt.Errorf("sub-chunk %d: %w", i, err)
-			}
-			if b, err = appendFrame(b, comp, *sp); err != nil {
-				return nil, err
-			}
-			if owned {
-				e.Subs[i] = sub
-			} else if a != nil {
-				e.Subs[i] = c.raw.Clone(a, sub)
-			} else {
-				e.Subs[i] = sub.Clone()
-			}
-			e.Layout.RawSize += len(*sp)
 		}
+		if err != nil {
+			return nil, fmt.Errorf("sub-chunk %d: %w", i, err)
+		}
+		if b, err = appendFrame(b, comp, *sp); err != nil {
+			return nil, err
+		}
+		switch {
+		case src.flatAt(i) != nil:
+			e.setFlat(i, src.flat[i])
+		case src.owned:
+			e.Subs[i] = sub
+		case a != nil:
+			e.Subs[i] = c.raw.Clone(a, sub)
+		default:
+			e.Subs[i] = sub.Clone()
+		}
+		e.Layout.RawSize += len(*sp)
 		e.Layout.subEnds[i] = len(b)
 	}
 
@@ -233,6 +290,36 @@ func (c *Codec) encode(col *chunk.Column, p Prev, comp blazedb.Compression, owne
 		e.Rec = b
 	}
 	return e, nil
+}
+
+// setFlat records that the Encoded holds sub-chunk i in its flat form f.
+func (e *Encoded) setFlat(i int, f []byte) {
+	if e.Flat == nil {
+		e.Flat = make([][]byte, len(e.Subs))
+	}
+	e.Flat[i] = f
+}
+
+// subEqual reports whether sub-chunk i of src equals prev's, each a
+// SubChunk or in its flat form: SubEqual between two SubChunks, otherwise
+// their flat forms compared byte for byte (a SubChunk's made in scratch),
+// which calls equal sub-chunks different at most, never the reverse.
+func (c *Codec) subEqual(src *source, i int, prev *Prev, scratch *[]byte) bool {
+	f, pf := src.flatAt(i), prev.flatAt(i)
+	switch {
+	case f == nil && pf == nil:
+		return SubEqual(src.subs[i], prev.Subs[i])
+	case f != nil && pf != nil:
+		return bytes.Equal(f, pf)
+	case c.raw == nil:
+		return false
+	case f == nil:
+		*scratch = c.appendFlat((*scratch)[:0], src.subs[i], src.y0+i)
+		return bytes.Equal(*scratch, pf)
+	default:
+		*scratch = c.appendFlat((*scratch)[:0], prev.Subs[i], src.y0+i)
+		return bytes.Equal(*scratch, f)
+	}
 }
 
 // tail returns the tick and scheduled updates of p's record.

@@ -1,10 +1,14 @@
 package column
 
 import (
+	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 
+	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/provider/internal/rawchunk"
+	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
 
@@ -12,8 +16,10 @@ import (
 // the World's tick (issue 42): one byte string where a SubChunk copy is a
 // storage, a palette and a slice of index words for every layer. It costs
 // one allocation for all of a column's changed sub-chunks, holds no
-// pointers for the garbage collector to follow, and is never modified;
-// the store worker builds the SubChunk from it (DecodeFlatSub).
+// pointers for the garbage collector to follow, and is never modified.
+// The store worker encodes the column's record straight from it
+// (EncodeParts), and the cache's snapshot keeps it in that form; a
+// SubChunk is built from it (DecodeFlatSub) only when the column is loaded.
 //
 //	| field   | bytes    | meaning                                          |
 //	|---------|----------|--------------------------------------------------|
@@ -44,8 +50,99 @@ func (c *Codec) FlatSubBound(sub *chunk.SubChunk) int {
 // AppendFlatSub appends sub-chunk i of ch in its flat form. The codec must
 // make flat sub-chunks (FlatSubs).
 func (c *Codec) AppendFlatSub(dst []byte, ch *chunk.Chunk, i int) []byte {
-	dst = binary.LittleEndian.AppendUint32(dst, ch.Sub()[i].Block(0, 0, 0, 255))
-	return c.raw.AppendSubChunk(dst, ch, i)
+	return c.appendFlat(dst, ch.Sub()[i], i+ch.Range()[0]>>4)
+}
+
+// appendFlat appends sub in its flat form, its y as sub-chunk y's.
+func (c *Codec) appendFlat(dst []byte, sub *chunk.SubChunk, y int) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, sub.Block(0, 0, 0, 255))
+	layers := sub.Layers()
+	dst = append(dst, chunk.SubChunkVersion, byte(len(layers)), uint8(y))
+	for _, l := range layers {
+		dst = c.raw.AppendStorage(dst, l)
+	}
+	return dst
+}
+
+// flatSubIDs appends the sub-chunk f holds in its flat form to dst in the
+// record's shared layout, its palette entries as dictionary ids (toID,
+// called with the dictionary's lock held): the bytes appendSubIDs gives of
+// the sub-chunk DecodeFlatSub builds from f, without building it. Both
+// are Dragonfly's network encoding with the palette entries rewritten, and
+// a flat form holds that encoding as the raw Builder writes it from the
+// same words and palettes. It refuses, with ErrCorrupt, what DecodeFlatSub
+// refuses, and a y other than y (the sub-chunk's place in its column).
+func (c *Codec) flatSubIDs(dst, f []byte, y int, toID func(uint32) (uint64, error)) ([]byte, error) {
+	if len(f) < 4+3 {
+		return nil, fmt.Errorf("%w: flat sub-chunk of %d bytes", ErrCorrupt, len(f))
+	}
+	if f[4+2] != uint8(y) {
+		return nil, fmt.Errorf("%w: flat sub-chunk at y %d in place of %d", ErrCorrupt, int8(f[4+2]), int8(y))
+	}
+	r := &reader{b: f, off: 4}
+	c.dict.Lock()
+	dst, err := rewriteSub(dst, r, readVarint32, appendUvarint, toID)
+	c.dict.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if r.off != len(f) {
+		return nil, fmt.Errorf("%w: %d bytes after a flat sub-chunk", ErrCorrupt, len(f)-r.off)
+	}
+	return dst, nil
+}
+
+// Parts is a column as the store queue's snapshots hold it (issue 42):
+// each sub-chunk a SubChunk nothing modifies (Subs[i]) or in its flat form
+// (Flat[i]), exactly one of the two; the biomes in Dragonfly's network
+// encoding; and the rest as a Column holds it. Nothing in it is modified
+// by EncodeParts, and the Encoded may hold its parts themselves.
+type Parts struct {
+	Range           cube.Range
+	Subs            []*chunk.SubChunk
+	Flat            [][]byte
+	Biomes          []byte
+	Tick            int64
+	BlockEntities   []chunk.BlockEntity
+	Entities        []chunk.Entity
+	ScheduledBlocks []chunk.ScheduledBlockUpdate
+}
+
+// EncodeParts is EncodeOwned of a column given as its Parts: the record is
+// byte for byte the one EncodeOwned gives of the column the parts build,
+// with the same dictionary ids assigned in the same order, but a sub-chunk
+// in flat form is encoded straight from it, never built, and stays in that
+// form in the Encoded (Flat). The codec must make flat sub-chunks
+// (FlatSubs). Bytes that do not hold a flat sub-chunk, or biomes that do
+// not hold the range's, are refused.
+func (c *Codec) EncodeParts(p *Parts, prev Prev, comp blazedb.Compression) (*Encoded, error) {
+	if c.raw == nil {
+		return nil, errors.New("a column's parts without the raw path")
+	}
+	n := p.Range.Height()>>4 + 1
+	if len(p.Subs) != n || len(p.Flat) != n {
+		return nil, fmt.Errorf("%d sub-chunks and %d flat ones for a range of %d", len(p.Subs), len(p.Flat), n)
+	}
+	for i, sub := range p.Subs {
+		if (sub == nil) == (p.Flat[i] == nil) {
+			return nil, fmt.Errorf("sub-chunk %d is in neither form or in both", i)
+		}
+		if sub == nil {
+			continue
+		}
+		for j, l := range sub.Layers() {
+			if l == nil || l.Palette() == nil {
+				return nil, fmt.Errorf("sub-chunk %d: layer %d is missing", i, j)
+			}
+		}
+	}
+	if prev.Rec == nil || !bytes.Equal(p.Biomes, prev.Biomes) {
+		if err := walkBiomes(p.Biomes, n, func(int, byte, []byte, []uint32) {}); err != nil {
+			return nil, fmt.Errorf("biomes: %w", err)
+		}
+	}
+	col := &chunk.Column{Tick: p.Tick, BlockEntities: p.BlockEntities, Entities: p.Entities, ScheduledBlocks: p.ScheduledBlocks}
+	return c.encodeFrom(&source{col: col, subs: p.Subs, flat: p.Flat, biomes: p.Biomes, y0: p.Range[0] >> 4, owned: true}, prev, comp)
 }
 
 // DecodeFlatSub builds the sub-chunk b holds in its flat form from a, with

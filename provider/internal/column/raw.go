@@ -72,7 +72,7 @@ func buildChunk(b *rawchunk.Builder, a *rawchunk.Arena, tmpl *chunk.Chunk, subs 
 	return b.Chunk(a, tmpl, subs, ys, bs)
 }
 
-// appendSubIDs appends sub-chunk i of c to dst in the record's shared
+// appendSubIDs appends sub-chunk sub, at y, to dst in the record's shared
 // layout (format.go), its palette entries as dictionary ids (toID, which
 // the caller makes safe to call), straight from the storages' words and
 // palettes. It gives the bytes rewriteSub gives of the sub-chunk's network
@@ -81,15 +81,15 @@ func buildChunk(b *rawchunk.Builder, a *rawchunk.Arena, tmpl *chunk.Chunk, subs 
 // palette of no entries or more than 4096 (or of more than one at 0 bits),
 // an index beyond its palette, a runtime id past 2^31. Any of those would
 // make a record that does not read back.
-func appendSubIDs(dst []byte, b *rawchunk.Builder, c *chunk.Chunk, i int, toID func(uint32) (uint64, error)) ([]byte, error) {
+func appendSubIDs(dst []byte, b *rawchunk.Builder, sub *chunk.SubChunk, y int, toID func(uint32) (uint64, error)) ([]byte, error) {
 	bad := func(format string, args ...any) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
 	}
-	layers := c.Sub()[i].Layers()
+	layers := sub.Layers()
 	if len(layers) > 255 {
 		return bad("%d layers", len(layers))
 	}
-	dst = append(dst, chunk.SubChunkVersion, byte(len(layers)), uint8(i+(c.Range()[0]>>4)))
+	dst = append(dst, chunk.SubChunkVersion, byte(len(layers)), uint8(y))
 	for l, s := range layers {
 		words := b.WordBytes(s)
 		bits := byte(min(len(words)/512, 255))
