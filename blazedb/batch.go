@@ -39,6 +39,19 @@ func (b *Batch) Put(k Key, v []byte) {
 	b.ops = append(b.ops, op{k: rkey{chunk: k}, key: appendChunkKey(nil, k), val: append([]byte(nil), v...)})
 }
 
+// PutShared is Put of a value its caller never modifies again: the batch
+// keeps v itself instead of a copy, and so does the engine's cache once the
+// batch is applied (as DB.PutShared), where a caller that keeps the value
+// too (the provider's column cache does) would otherwise have it copied
+// twice and held twice.
+func (b *Batch) PutShared(k Key, v []byte) {
+	if len(v) > maxValueLen {
+		b.fail(fmt.Errorf("%w: value of %d bytes for %v (limit %d)", ErrTooLarge, len(v), k, maxValueLen))
+		return
+	}
+	b.ops = append(b.ops, op{k: rkey{chunk: k}, key: appendChunkKey(nil, k), val: v, shared: true})
+}
+
 // Delete adds a delete of a chunk key.
 func (b *Batch) Delete(k Key) {
 	b.ops = append(b.ops, op{k: rkey{chunk: k}, key: appendChunkKey(nil, k), del: true})

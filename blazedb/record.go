@@ -232,18 +232,26 @@ func (r *record) size() int { return recHeaderSize + len(r.key) + len(r.value) }
 func appendRecord(dst []byte, r *record) []byte {
 	start := len(dst)
 	dst = grow(dst, recHeaderSize)
-	h := dst[start:]
-	binary.LittleEndian.PutUint32(h[4:], uint32(len(r.key)+len(r.value)))
-	binary.LittleEndian.PutUint64(h[8:], r.seq)
-	h[16] = r.kind
-	h[17] = uint8(r.codec)
-	binary.LittleEndian.PutUint16(h[18:], uint16(len(r.key)))
-	binary.LittleEndian.PutUint32(h[20:], r.rawLen)
-	binary.LittleEndian.PutUint32(h[24:], r.vsum)
 	dst = append(dst, r.key...)
 	dst = append(dst, r.value...)
-	binary.LittleEndian.PutUint32(dst[start:], crc(dst[start+4:]))
+	sealRecord(dst[start:], r, len(r.key))
 	return dst
+}
+
+// sealRecord writes the header and checksum of the record b holds whole:
+// room for its header, then its key (keyLen bytes) and its value, which
+// are already in place. The header's fields other than the lengths come
+// from r (whose key and value are not read), so that a batch's records
+// are framed in the buffer that is written instead of copied into it.
+func sealRecord(b []byte, r *record, keyLen int) {
+	binary.LittleEndian.PutUint32(b[4:], uint32(len(b)-recHeaderSize))
+	binary.LittleEndian.PutUint64(b[8:], r.seq)
+	b[16] = r.kind
+	b[17] = uint8(r.codec)
+	binary.LittleEndian.PutUint16(b[18:], uint16(keyLen))
+	binary.LittleEndian.PutUint32(b[20:], r.rawLen)
+	binary.LittleEndian.PutUint32(b[24:], r.vsum)
+	binary.LittleEndian.PutUint32(b, crc(b[4:]))
 }
 
 // Reasons a record fails to decode. errShortRecord means the buffer ended

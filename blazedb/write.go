@@ -168,9 +168,9 @@ func (db *DB) write(ops []op, sync bool) error {
 	point.seq = db.seq
 	switch markTo = l.durable(); {
 	case timeDue:
-		mark = appendTimeMark(make([]byte, 0, timeMarkSize+total), markTo, point, db.idx.hist.floor)
+		mark = appendTimeMark(make([]byte, 0, timeMarkSize+recHeaderSize+total), markTo, point, db.idx.hist.floor)
 	case markTo > l.marked:
-		mark = appendMark(make([]byte, 0, markSize+total), markTo)
+		mark = appendMark(make([]byte, 0, markSize+recHeaderSize+total), markTo)
 	}
 	buf, offs := db.frame(mark, live)
 	if _, err := l.f.WriteAt(buf, off); err != nil {
@@ -260,22 +260,29 @@ func (db *DB) frame(dst []byte, live []pending) ([]byte, []int64) {
 		}
 		return appendRecord(dst, &r)
 	}
-	if len(live) == 1 {
-		offs[0] = base
-		return rec(dst, &live[0], db.seq, false), offs
-	}
+	// Room for everything at once; a batch's records go straight after
+	// room for its header, which is written once they are: no body is
+	// built apart and copied.
 	size := 0
 	for _, p := range live {
 		size += recHeaderSize + len(p.key) + len(p.stored)
 	}
-	body := make([]byte, 0, size)
+	if len(live) > 1 {
+		size += recHeaderSize
+	}
+	if cap(dst)-len(dst) < size {
+		dst = append(make([]byte, 0, len(dst)+size), dst...)
+	}
+	if len(live) == 1 {
+		offs[0] = base
+		return rec(dst, &live[0], db.seq, false), offs
+	}
+	start := len(dst)
+	dst = dst[:start+recHeaderSize]
 	for i := range live {
-		offs[i] = base + recHeaderSize + int64(len(body))
-		body = rec(body, &live[i], db.seq+uint64(i), true)
+		offs[i] = int64(len(dst))
+		dst = rec(dst, &live[i], db.seq+uint64(i), true)
 	}
-	batch := record{seq: db.seq, kind: kindBatch, value: body, rawLen: uint32(len(body))}
-	if dst == nil {
-		dst = make([]byte, 0, recHeaderSize+len(body))
-	}
-	return appendRecord(dst, &batch), offs
+	sealRecord(dst[start:], &record{seq: db.seq, kind: kindBatch, rawLen: uint32(len(dst) - start - recHeaderSize)}, 0)
+	return dst, offs
 }
