@@ -88,7 +88,7 @@ fuzz-smoke:
 	$(GO) test ./provider/internal/column -run '^$$' -fuzz '^FuzzDecodeColumn$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider/internal/column -run '^$$' -fuzz '^FuzzRecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider/internal/column -run '^$$' -fuzz '^FuzzDecodeFlatSub$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
-	$(GO) test ./provider/internal/column -run '^$$' -fuzz '^FuzzEqualFlatSub$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
+	$(GO) test ./provider/internal/column -run '^$$' -fuzz '^FuzzEqualBiomes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider/internal/column -run '^$$' -fuzz '^FuzzEncodeFlatSub$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider/internal/nbt -run '^$$' -fuzz '^FuzzCanonicalNBT$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzParseDictCopy$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x

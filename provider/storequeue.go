@@ -369,8 +369,9 @@ func (d *dictionary) snapshotOf(k blazedb.Key, br chunk.BlockRegistry, col *chun
 			s.subs[i] = base.subs[i]
 			continue
 		case flat && base.flat != nil && base.flat[i] != nil:
-			// A queued snapshot's own copy: compared with its form in place.
-			if d.codec.EqualFlatSub(base.flat[i], col.Chunk, i) {
+			// A queued snapshot's own copy, or a written one's that no
+			// load has built: compared in its form.
+			if d.codec.SubEqualFlat(sub, i+s.rng[0]>>4, base.flat[i]) {
 				s.flat[i] = base.flat[i]
 				continue
 			}
@@ -570,7 +571,7 @@ func (db *DB) writeStores(batch []*storeJob) error {
 			for _, o := range out {
 				if o.write {
 					cols.remove(o.j.s.key)
-					b.Put(o.j.s.key, o.enc.Rec)
+					b.PutShared(o.j.s.key, o.enc.Rec) // the cache's snapshot keeps it, never modified
 				}
 			}
 			if err := db.eng.Apply(b); err != nil {

@@ -129,7 +129,7 @@ func (c *Codec) encodeFrom(src *source, p Prev, comp blazedb.Compression) (*Enco
 	sameBiomes, sameNBT, same := false, false, prev != nil
 	if prev != nil {
 		for i := range subs {
-			sameSub[i] = c.subEqual(src, i, prev, np)
+			sameSub[i] = c.subEqual(src, i, prev)
 			same = same && sameSub[i]
 		}
 		sameBiomes = bytes.Equal(biomes, prev.Biomes)
@@ -302,9 +302,9 @@ func (e *Encoded) setFlat(i int, f []byte) {
 
 // subEqual reports whether sub-chunk i of src equals prev's, each a
 // SubChunk or in its flat form: SubEqual between two SubChunks, otherwise
-// their flat forms compared byte for byte (a SubChunk's made in scratch),
+// their flat forms compared byte for byte (SubEqualFlat for a SubChunk's),
 // which calls equal sub-chunks different at most, never the reverse.
-func (c *Codec) subEqual(src *source, i int, prev *Prev, scratch *[]byte) bool {
+func (c *Codec) subEqual(src *source, i int, prev *Prev) bool {
 	f, pf := src.flatAt(i), prev.flatAt(i)
 	switch {
 	case f == nil && pf == nil:
@@ -314,11 +314,9 @@ func (c *Codec) subEqual(src *source, i int, prev *Prev, scratch *[]byte) bool {
 	case c.raw == nil:
 		return false
 	case f == nil:
-		*scratch = c.appendFlat((*scratch)[:0], src.subs[i], src.y0+i)
-		return bytes.Equal(*scratch, pf)
+		return c.SubEqualFlat(src.subs[i], src.y0+i, pf)
 	default:
-		*scratch = c.appendFlat((*scratch)[:0], prev.Subs[i], src.y0+i)
-		return bytes.Equal(*scratch, f)
+		return c.SubEqualFlat(prev.Subs[i], src.y0+i, f)
 	}
 }
 

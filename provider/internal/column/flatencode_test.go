@@ -259,6 +259,34 @@ func TestFlatEncodeRealWorlds(t *testing.T) {
 	}
 }
 
+// Issue 42 item 4: SubEqualFlat, which compares the World's sub-chunks with
+// the flat copies of the queue's and the cache's snapshots, says equal
+// exactly when the sub-chunk's flat form is the copy byte for byte: any
+// byte changed, missing or added, or another y, is different.
+func TestSubEqualFlat(t *testing.T) {
+	br, c := testCodec()
+	needRaw(t, c)
+	for _, col := range []*chunk.Column{worldtest.Synthetic(3, world.Overworld, br), widthsColumn(br, true), widthsColumn(br, false)} {
+		y0 := col.Chunk.Range()[0] >> 4
+		for i, sub := range col.Chunk.Sub() {
+			f := c.AppendFlatSub(nil, col.Chunk, i)
+			if !c.SubEqualFlat(sub, y0+i, f) {
+				t.Fatalf("sub-chunk %d differs from its own flat form", i)
+			}
+			if c.SubEqualFlat(sub, y0+i+1, f) || c.SubEqualFlat(sub, y0+i, f[:len(f)-1]) || c.SubEqualFlat(sub, y0+i, append(slices.Clip(f), 0)) {
+				t.Fatalf("sub-chunk %d equals a flat form at another y, or cut, or longer", i)
+			}
+			for j := 0; j < len(f); j += max(1, len(f)/97) {
+				g := slices.Clone(f)
+				g[j] ^= 0x10
+				if c.SubEqualFlat(sub, y0+i, g) {
+					t.Fatalf("sub-chunk %d equals its flat form with byte %d changed", i, j)
+				}
+			}
+		}
+	}
+}
+
 // EncodeParts refuses parts that do not make a column: a sub-chunk in
 // neither form or in both, too few, a flat copy at another y or with bytes
 // after it, biomes that do not decode.
@@ -311,6 +339,9 @@ func FuzzEncodeFlatSub(f *testing.F) {
 				t.Fatalf("encoded a flat sub-chunk DecodeFlatSub refuses (%v) or at another y", derr)
 			}
 			return
+		}
+		if c.SubEqualFlat(sub, 0, b) != bytes.Equal(c.appendFlat(nil, sub, 0), b) {
+			t.Fatal("SubEqualFlat disagrees with the flat form's bytes")
 		}
 		ch := chunk.New(br, rng)
 		ch.Sub()[0] = sub

@@ -64,6 +64,14 @@ func (c *Codec) appendFlat(dst []byte, sub *chunk.SubChunk, y int) []byte {
 	return dst
 }
 
+// SubEqualFlat reports whether sub, as sub-chunk y of its column, has the
+// flat form f, byte for byte, without making it: what comparing
+// AppendFlatSub's bytes with f reports. The codec must make flat
+// sub-chunks (FlatSubs).
+func (c *Codec) SubEqualFlat(sub *chunk.SubChunk, y int, f []byte) bool {
+	return len(f) >= 4 && binary.LittleEndian.Uint32(f) == sub.Block(0, 0, 0, 255) && c.raw.EqualSubChunk(f[4:], sub, y)
+}
+
 // flatSubIDs appends the sub-chunk f holds in its flat form to dst in the
 // record's shared layout, its palette entries as dictionary ids (toID,
 // called with the dictionary's lock held): the bytes appendSubIDs gives of
@@ -164,12 +172,4 @@ func (c *Codec) DecodeFlatSub(a *rawchunk.Arena, b []byte) (*chunk.SubChunk, err
 		return nil, fmt.Errorf("%w: %d bytes after a flat sub-chunk", ErrCorrupt, len(b)-r.off)
 	}
 	return sub, nil
-}
-
-// EqualFlatSub reports whether flat is sub-chunk i of ch in its flat form,
-// as AppendFlatSub would append it, comparing in place. The codec must
-// make flat sub-chunks (FlatSubs).
-func (c *Codec) EqualFlatSub(flat []byte, ch *chunk.Chunk, i int) bool {
-	return len(flat) >= 4 && binary.LittleEndian.Uint32(flat) == ch.Sub()[i].Block(0, 0, 0, 255) &&
-		c.raw.EqualSubChunk(flat[4:], ch, i)
 }

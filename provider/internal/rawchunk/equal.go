@@ -8,14 +8,14 @@ import (
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
 
-// EqualSubChunk reports whether enc is exactly what AppendSubChunk appends
-// for sub-chunk i of c, reading enc and the sub-chunk's storages in place
-// instead of encoding the sub-chunk again: the store queue's comparison
-// of a World's sub-chunk with a queued copy (issue 42). Bytes that are not
-// such an encoding are simply unequal.
-func (b *Builder) EqualSubChunk(enc []byte, c *chunk.Chunk, i int) bool {
-	layers := c.Sub()[i].Layers()
-	if len(enc) < 3 || enc[0] != chunk.SubChunkVersion || enc[1] != byte(len(layers)) || enc[2] != uint8(i+(c.Range()[0]>>4)) {
+// EqualSubChunk reports whether enc is exactly the network encoding
+// AppendSubChunk appends for sub as the sub-chunk at y (the encoding's y
+// byte), reading enc and the storages in place instead of encoding sub
+// again: the store queue's comparison of a World's sub-chunk with a flat
+// copy (issue 42). Bytes that are not such an encoding are simply unequal.
+func (b *Builder) EqualSubChunk(enc []byte, sub *chunk.SubChunk, y int) bool {
+	layers := sub.Layers()
+	if len(enc) < 3 || enc[0] != chunk.SubChunkVersion || enc[1] != byte(len(layers)) || enc[2] != uint8(y) {
 		return false
 	}
 	enc = enc[3:]
