@@ -214,15 +214,18 @@ func widthsColumn(br world.BlockRegistry, compact bool) *chunk.Column {
 // on every column of the real worlds (TestFlatEncodeRealWorlds).
 func TestFlatEncodeMatchesBuilt(t *testing.T) {
 	br, _ := testCodec()
-	check := func(what string, col *chunk.Column) {
+	check := func(what string, col *chunk.Column, changed bool) {
 		checkFlatEncode(t, what, nil, col, -1)
+		if !changed {
+			return
+		}
 		next := &chunk.Column{Chunk: col.Chunk.Clone(), Tick: col.Tick + 1, BlockEntities: col.BlockEntities, Entities: col.Entities, ScheduledBlocks: col.ScheduledBlocks}
 		worldtest.ChangeOneBlock(next, 70)
 		r := col.Chunk.Range()
 		checkFlatEncode(t, what+" changed", col, next, (70%r.Height())>>4)
 	}
 	for _, dim := range []world.Dimension{world.Overworld, world.Nether, world.End} {
-		check(fmt.Sprint(dim), worldtest.Synthetic(1, dim, br))
+		check(fmt.Sprint(dim), worldtest.Synthetic(1, dim, br), dim == world.Overworld)
 	}
 	for _, compact := range []bool{false, true} {
 		col := widthsColumn(br, compact)
@@ -239,7 +242,7 @@ func TestFlatEncodeMatchesBuilt(t *testing.T) {
 				t.Fatalf("the column of every width has widths %v", bits)
 			}
 		}
-		check(fmt.Sprintf("every width (compacted %v)", compact), col)
+		check(fmt.Sprintf("every width (compacted %v)", compact), col, compact)
 	}
 }
 
@@ -266,7 +269,7 @@ func TestFlatEncodeRealWorlds(t *testing.T) {
 func TestSubEqualFlat(t *testing.T) {
 	br, c := testCodec()
 	needRaw(t, c)
-	for _, col := range []*chunk.Column{worldtest.Synthetic(3, world.Overworld, br), widthsColumn(br, true), widthsColumn(br, false)} {
+	for _, col := range []*chunk.Column{worldtest.Synthetic(3, world.Overworld, br), widthsColumn(br, true)} {
 		y0 := col.Chunk.Range()[0] >> 4
 		for i, sub := range col.Chunk.Sub() {
 			f := c.AppendFlatSub(nil, col.Chunk, i)
@@ -276,7 +279,7 @@ func TestSubEqualFlat(t *testing.T) {
 			if c.SubEqualFlat(sub, y0+i+1, f) || c.SubEqualFlat(sub, y0+i, f[:len(f)-1]) || c.SubEqualFlat(sub, y0+i, append(slices.Clip(f), 0)) {
 				t.Fatalf("sub-chunk %d equals a flat form at another y, or cut, or longer", i)
 			}
-			for j := 0; j < len(f); j += max(1, len(f)/97) {
+			for j := 0; j < len(f); j += max(1, len(f)/23) {
 				g := slices.Clone(f)
 				g[j] ^= 0x10
 				if c.SubEqualFlat(sub, y0+i, g) {
