@@ -343,9 +343,10 @@ var biomeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return
 //
 // It runs on the World's tick, so its copies are the cheapest to make that
 // stay true copies: on the raw path, the changed sub-chunks are copied in
-// their flat form (column/flatsub.go), all into one allocation, and the
-// store worker builds SubChunks from them; the biomes are encoded, which
-// is quicker than copying their storages and a third of the size.
+// their flat form (column/flatsub.go), all into one allocation, which the
+// store worker encodes as they are (a load builds SubChunks from them);
+// the biomes are encoded, which is quicker than copying their storages and
+// a third of the size.
 func (d *dictionary) snapshotOf(k blazedb.Key, br chunk.BlockRegistry, col *chunk.Column, base *snapshot) (s *snapshot, cost int64, same bool) {
 	subs := col.Chunk.Sub()
 	if base != nil && len(base.subs) != len(subs) {
