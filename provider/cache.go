@@ -10,7 +10,6 @@ import (
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/provider/internal/column"
 	"github.com/blazeworld/blaze/provider/internal/nbt"
-	"github.com/blazeworld/blaze/provider/internal/rawchunk"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
@@ -72,7 +71,8 @@ type snapshot struct {
 }
 
 // build assembles s.chunk, once, from the snapshot's own sub-chunks (those
-// in flat form built anew) and its biome bytes; the sub-chunks are shared
+// in flat form built anew, with the biomes, through the raw path:
+// column.Codec.BuildParts) and its biome bytes; the sub-chunks are shared
 // with s.subs, and neither is ever modified. A stored column's chunk is
 // built on its first hot load rather than at the store: the World stores a
 // loaded column again at every autosave, and most stores are never
@@ -82,27 +82,21 @@ func (s *snapshot) build() error {
 		if s.chunk != nil {
 			return
 		}
+		if s.flat != nil {
+			c, err := s.codec.BuildParts(&column.Parts{Range: s.rng, Subs: s.subs, Flat: s.flat, Biomes: s.biomes}, s.br)
+			if err != nil {
+				s.buildErr = fmt.Errorf("%w: a snapshot's flat copies: %v", ErrColumnCorrupt, err)
+				return
+			}
+			s.chunk = c
+			return
+		}
 		c, err := chunk.NetworkDecode(s.br, s.biomes, 0, s.rng)
 		if err != nil {
 			s.buildErr = fmt.Errorf("%w: cached biomes: %v", ErrColumnCorrupt, err)
 			return
 		}
 		copy(c.Sub(), s.subs)
-		if s.flat != nil {
-			a := &rawchunk.Arena{}
-			for _, f := range s.flat {
-				a.WordBlock += len(f) / 4 // the words are most of it
-			}
-			for i, f := range s.flat {
-				if f == nil {
-					continue
-				}
-				if c.Sub()[i], err = s.codec.DecodeFlatSub(a, f); err != nil {
-					s.buildErr = fmt.Errorf("%w: queued sub-chunk %d: %v", ErrColumnCorrupt, i, err)
-					return
-				}
-			}
-		}
 		s.chunk = c
 	})
 	return s.buildErr

@@ -246,8 +246,8 @@ func TestFlatEncodeMatchesBuilt(t *testing.T) {
 	}
 }
 
-// Issue 42 item 4: TestFlatEncodeMatchesBuilt over every column of the
-// real worlds.
+// Issue 42 item 4: TestFlatEncodeMatchesBuilt and TestBuildParts over
+// every column of the real worlds.
 func TestFlatEncodeRealWorlds(t *testing.T) {
 	br, c := testCodec()
 	needRaw(t, c)
@@ -257,7 +257,9 @@ func TestFlatEncodeRealWorlds(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, col := range cols {
-			checkFlatEncode(t, fmt.Sprintf("%s %v %v", worldtest.Name(path), col.Pos, col.Dim), nil, col.Col, -1)
+			what := fmt.Sprintf("%s %v %v", worldtest.Name(path), col.Pos, col.Dim)
+			checkFlatEncode(t, what, nil, col.Col, -1)
+			checkBuildParts(t, c, br, what, col.Col, allFlat, false)
 		}
 	}
 }
@@ -287,6 +289,63 @@ func TestSubEqualFlat(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Issue 42 item 4: a snapshot whose sub-chunks the worker left flat is
+// built on its first load (BuildParts) into the chunk the parts were taken
+// from: every sub-chunk encoding the same, the same biomes, and growing
+// alike when blocks are set; its SubChunks are the parts' own. Parts at
+// another y or with biomes that do not decode are refused.
+func TestBuildParts(t *testing.T) {
+	br, c := testCodec()
+	needRaw(t, c)
+	checkBuildParts(t, c, br, "overworld", worldtest.Synthetic(5, world.Overworld, br), allFlat, true)
+	checkBuildParts(t, c, br, "every width, mixed", widthsColumn(br, true), func(i int) bool { return i%3 != 0 }, true)
+	col := worldtest.Synthetic(6, world.Overworld, br)
+	for name, spoil := range map[string]func(p *Parts){
+		"another y": func(p *Parts) { p.Flat[3] = p.Flat[4] },
+		"biomes":    func(p *Parts) { p.Biomes = p.Biomes[:len(p.Biomes)/2] },
+		"a flat":    func(p *Parts) { p.Flat[3] = p.Flat[3][:len(p.Flat[3])-1] },
+		"neither":   func(p *Parts) { p.Flat[3] = nil },
+	} {
+		p := partsOf(c, col, allFlat)
+		spoil(p)
+		if _, err := c.BuildParts(p, br); err == nil {
+			t.Errorf("%s: built", name)
+		}
+	}
+}
+
+// checkBuildParts fails unless BuildParts of col's parts (flat where flat
+// says so) gives col's chunk, sharing the parts' SubChunks, each built one
+// of the same flat form; with grow, also growing alike when blocks are set
+// (sameChunk).
+func checkBuildParts(t *testing.T, c *Codec, br world.BlockRegistry, what string, col *chunk.Column, flat func(int) bool, grow bool) {
+	t.Helper()
+	p := partsOf(c, col, flat)
+	got, err := c.BuildParts(p, br)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	for i, sub := range p.Subs {
+		if sub != nil && got.Sub()[i] != sub {
+			t.Fatalf("%s: sub-chunk %d is not the parts' own", what, i)
+		}
+	}
+	if err := worldtest.Compare(col, &chunk.Column{Chunk: got, Tick: col.Tick, BlockEntities: col.BlockEntities, Entities: col.Entities, ScheduledBlocks: col.ScheduledBlocks}); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	for i, f := range p.Flat {
+		if f != nil && !bytes.Equal(c.AppendFlatSub(nil, got, i), f) {
+			t.Fatalf("%s: sub-chunk %d is built with other words or palettes", what, i)
+		}
+	}
+	if !grow {
+		return
+	}
+	if err := sameChunk(col.Chunk.Clone(), got); err != nil {
+		t.Fatalf("%s: %v", what, err)
 	}
 }
 

@@ -124,25 +124,9 @@ type Parts struct {
 // (FlatSubs). Bytes that do not hold a flat sub-chunk, or biomes that do
 // not hold the range's, are refused.
 func (c *Codec) EncodeParts(p *Parts, prev Prev, comp blazedb.Compression) (*Encoded, error) {
-	if c.raw == nil {
-		return nil, errors.New("a column's parts without the raw path")
-	}
-	n := p.Range.Height()>>4 + 1
-	if len(p.Subs) != n || len(p.Flat) != n {
-		return nil, fmt.Errorf("%d sub-chunks and %d flat ones for a range of %d", len(p.Subs), len(p.Flat), n)
-	}
-	for i, sub := range p.Subs {
-		if (sub == nil) == (p.Flat[i] == nil) {
-			return nil, fmt.Errorf("sub-chunk %d is in neither form or in both", i)
-		}
-		if sub == nil {
-			continue
-		}
-		for j, l := range sub.Layers() {
-			if l == nil || l.Palette() == nil {
-				return nil, fmt.Errorf("sub-chunk %d: layer %d is missing", i, j)
-			}
-		}
+	n, err := c.checkParts(p)
+	if err != nil {
+		return nil, err
 	}
 	if prev.Rec == nil || !bytes.Equal(p.Biomes, prev.Biomes) {
 		if err := walkBiomes(p.Biomes, n, func(int, byte, []byte, []uint32) {}); err != nil {
@@ -172,4 +156,77 @@ func (c *Codec) DecodeFlatSub(a *rawchunk.Arena, b []byte) (*chunk.SubChunk, err
 		return nil, fmt.Errorf("%w: %d bytes after a flat sub-chunk", ErrCorrupt, len(b)-r.off)
 	}
 	return sub, nil
+}
+
+// checkParts checks what EncodeParts and BuildParts need of p: the raw
+// path, one sub-chunk for each of the range's places, each in exactly one
+// form, no layer missing. It returns the number of sub-chunks.
+func (c *Codec) checkParts(p *Parts) (int, error) {
+	if c.raw == nil {
+		return 0, errors.New("a column's parts without the raw path")
+	}
+	n := p.Range.Height()>>4 + 1
+	if len(p.Subs) != n || len(p.Flat) != n {
+		return 0, fmt.Errorf("%d sub-chunks and %d flat ones for a range of %d", len(p.Subs), len(p.Flat), n)
+	}
+	for i, sub := range p.Subs {
+		if (sub == nil) == (p.Flat[i] == nil) {
+			return 0, fmt.Errorf("sub-chunk %d is in neither form or in both", i)
+		}
+		if sub == nil {
+			continue
+		}
+		for j, l := range sub.Layers() {
+			if l == nil || l.Palette() == nil {
+				return 0, fmt.Errorf("sub-chunk %d: layer %d is missing", i, j)
+			}
+		}
+	}
+	return n, nil
+}
+
+// BuildParts builds the chunk p holds, under registry br (p's other parts
+// are not read): its SubChunks themselves, shared, and new ones from its
+// flat copies (DecodeFlatSub), with the biomes built through the raw path
+// as a record's decode builds them, not through NetworkDecode. A flat copy
+// at another y, or bytes that do not hold the parts, are refused with
+// ErrCorrupt.
+func (c *Codec) BuildParts(p *Parts, br chunk.BlockRegistry) (*chunk.Chunk, error) {
+	n, err := c.checkParts(p)
+	if err != nil {
+		return nil, err
+	}
+	if br == nil {
+		return nil, errors.New("no block registry")
+	}
+	// The dictionary's empty chunk of the range, if it is of br (the
+	// provider compares registries so too); only read.
+	tbr, _, tmpl := c.dict.Decoding(p.Range, true)
+	if tmpl == nil || tbr != br {
+		tmpl = chunk.New(br, p.Range)
+	}
+	a := &rawchunk.Arena{WordBlock: len(p.Biomes) / 4}
+	for _, f := range p.Flat {
+		a.WordBlock += len(f) / 4 // the words are most of it
+	}
+	subs, ys := make([]*chunk.SubChunk, n), make([]byte, n)
+	y0 := p.Range[0] >> 4
+	for i, f := range p.Flat {
+		ys[i] = uint8(y0 + i)
+		if f == nil {
+			subs[i] = p.Subs[i]
+			continue
+		}
+		if len(f) >= 4+3 && f[4+2] != ys[i] {
+			return nil, fmt.Errorf("%w: flat sub-chunk %d at y %d", ErrCorrupt, i, int8(f[4+2]))
+		}
+		if subs[i], err = c.DecodeFlatSub(a, f); err != nil {
+			return nil, fmt.Errorf("sub-chunk %d: %w", i, err)
+		}
+	}
+	ch, err := buildChunk(c.raw, a, tmpl, subs, ys, p.Biomes)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return ch, nil
 }
