@@ -344,7 +344,7 @@ func TestStoreWorkerWaitsForBurst(t *testing.T) {
 	}
 	// No quiet spell ever long enough: the burst waits for Sync.
 	db := openDB(t, t.TempDir(), Config{})
-	db.store.quiet = time.Hour
+	db.store.quiet, db.store.maxAge = time.Hour, time.Hour // however slow the machine
 	var encoded atomic.Int32
 	db.store.encoding = func() { encoded.Add(1) }
 	for i := range 4 {
@@ -379,7 +379,7 @@ func TestStoreWorkerWaitsForBurst(t *testing.T) {
 
 	// A quarter of the byte bound ends it too.
 	db = openDB(t, t.TempDir(), Config{})
-	db.store.quiet = time.Hour
+	db.store.quiet, db.store.maxAge = time.Hour, time.Hour
 	db.store.limit = 1
 	store(db, 1)
 	deadline = time.Now().Add(5 * time.Second)
