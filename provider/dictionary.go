@@ -480,10 +480,12 @@ func (d *dictionary) idFor(rid uint32) (int32, error) {
 }
 
 // unpersisted appends to b the dictionary entries among ids that are not
-// yet known to be on disk, and returns their ids. d.mu must be held.
+// yet known to be on disk, each once, and returns their ids. ids may name
+// an entry many times (each column of a batch, and each sub-chunk of a
+// column, that uses it). d.mu must be held.
 func (d *dictionary) unpersisted(b *blazedb.Batch, ids []int32) ([]int32, error) {
 	var out []int32
-	for _, id := range ids {
+	for _, id := range slices.Compact(slices.Sorted(slices.Values(ids))) {
 		e := d.entries[id]
 		if e.persisted {
 			continue

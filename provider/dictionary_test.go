@@ -107,3 +107,29 @@ func TestScheduledUpdateOfUnknownState(t *testing.T) {
 		t.Fatalf("decode: %v, want ErrUnknownState naming the update and minecraft:water", err)
 	}
 }
+
+// Issue 42 item 4: a batch of columns names each dictionary entry it is the
+// first to use once for every column and sub-chunk that uses it;
+// unpersisted writes each entry once (a bulk store's first batch encoded
+// the same entries thousands of times).
+func TestUnpersistedOnce(t *testing.T) {
+	db := openDB(t, t.TempDir(), Config{})
+	br := world.DefaultBlockRegistry
+	stone, _ := br.StateToRuntimeID("minecraft:stone", map[string]any{})
+	dirt, _ := br.StateToRuntimeID("minecraft:dirt", map[string]any{})
+	db.dict.mu.Lock()
+	defer db.dict.mu.Unlock()
+	a, freshA, errA := db.dict.ID(stone)
+	b, freshB, errB := db.dict.ID(dirt)
+	if errA != nil || errB != nil || !freshA || !freshB {
+		t.Fatalf("new entries: %v %v %v %v", freshA, freshB, errA, errB)
+	}
+	var batch blazedb.Batch
+	ids, err := db.dict.unpersisted(&batch, []int32{b, a, b, b, a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 2 || batch.Len() != 2 {
+		t.Fatalf("entries written: ids %v, %d batch operations, want 2 each", ids, batch.Len())
+	}
+}
