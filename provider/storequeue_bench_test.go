@@ -37,7 +37,9 @@ func realOverworld(b testing.TB) []*chunk.Column {
 // snapshot to share with, over the real worlds' overworld columns. In
 // "world" the columns hold no entities, as the autosave benchmark's World
 // (which registers no entity types) hands them over; "entities" keeps the
-// worlds' entities.
+// worlds' entities. "chunk-clone" is the floor to compare with:
+// Dragonfly's own copy of the same columns' blocks and biomes
+// (Chunk.Clone), the least any copy a store keeps must make.
 func BenchmarkSnapshotNew(b *testing.B) {
 	cols := realOverworld(b)
 	bare := make([]*chunk.Column, len(cols))
@@ -46,6 +48,12 @@ func BenchmarkSnapshotNew(b *testing.B) {
 		cp.Entities = nil
 		bare[i] = &cp
 	}
+	b.Run("chunk-clone", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			bare[i%len(bare)].Chunk.Clone()
+		}
+	})
 	for _, in := range []struct {
 		name string
 		cols []*chunk.Column
