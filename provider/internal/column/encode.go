@@ -262,8 +262,16 @@ func (c *Codec) encodeFrom(src *source, p Prev, comp blazedb.Compression) (*Enco
 	e.Layout.biomeStart = len(b)
 	if sameBiomes {
 		b = append(b, prev.Rec[prev.Layout.biomeStart:prev.Layout.biomeEnd]...)
-	} else if b, err = appendFrame(b, comp, e.Biomes); err != nil {
-		return nil, err
+	} else {
+		// What a load refuses is refused here, so that no store is
+		// acknowledged that cannot be read back: Dragonfly's decoders take
+		// a biome index beyond its palette (a damaged LevelDB world).
+		if err := walkBiomes(e.Biomes, len(subs), nil); err != nil {
+			return nil, fmt.Errorf("%w: biomes: %w", ErrCorrupt, err)
+		}
+		if b, err = appendFrame(b, comp, e.Biomes); err != nil {
+			return nil, err
+		}
 	}
 	e.Layout.biomeEnd = len(b)
 	e.Layout.RawSize += len(e.Biomes)

@@ -310,3 +310,44 @@ func TestEncodeRefusesIndexBeyondPalette(t *testing.T) {
 		}
 	}
 }
+
+// A biome storage with an index beyond its palette (which Dragonfly's
+// decoders take from a damaged LevelDB world) is refused by the encoder,
+// as a load would refuse the record, instead of being stored unreadable.
+func TestEncodeRefusesBiomeIndexBeyondPalette(t *testing.T) {
+	br, d := testCodec()
+	b, err := rawchunk.Probe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := worldtest.Synthetic(2, world.Overworld, br)
+	n, _ := rawchunk.IndexWords(2)
+	words := make([]byte, 4*n)
+	words[0] = 3 // index 3 under a palette of 2
+	var a rawchunk.Arena
+	biomes := make([]*chunk.PalettedStorage, len(col.Chunk.Sub()))
+	for i := range biomes {
+		biomes[i] = b.Storage(&a, 0, nil, a.Palette([]uint32{1}))
+	}
+	biomes[3] = b.Storage(&a, 2, words, a.Palette([]uint32{1, 2}))
+	tmpl := chunk.New(br, col.Chunk.Range())
+	ys := make([]byte, len(col.Chunk.Sub()))
+	for i := range ys {
+		ys[i] = byte(i + int(col.Chunk.Range()[0]>>4))
+	}
+	ch, err := b.Chunk(&a, tmpl, col.Chunk.Sub(), ys, biomes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col.Chunk = ch
+	for name, encode := range map[string]func() (*Encoded, error){
+		"fast": func() (*Encoded, error) { return d.Encode(col, Prev{}, blazedb.CompressionLZ4) },
+		"public": func() (*Encoded, error) {
+			return withoutRaw(d, func() (*Encoded, error) { return d.Encode(col, Prev{}, blazedb.CompressionLZ4) })
+		},
+	} {
+		if _, err := encode(); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "beyond its palette") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
