@@ -58,7 +58,7 @@ type DB struct {
 	quarantine *quarantine // columns that failed to load: never overwritten while unreadable
 
 	fill     *fillQueue  // columns for the snapshot worker
-	store    *storeQueue // stores for the store worker (storequeue.go); nil when stores write at once
+	store    *storeQueue // stores for the store worker (storequeue.go, storeworker.go); nil when stores write at once
 	fillStop chan struct{}
 	fillDone sync.WaitGroup
 	lastLoad atomic.Int64 // when the last LoadColumn returned (nanoseconds since born)
