@@ -82,10 +82,11 @@
 //     a crash at any point the world opens with every column and player
 //     spawn the mode had made durable, exactly (crash_test.go). In
 //     DurabilityBalanced and DurabilityFast a column store is queued and
-//     written off the World's tick (storequeue.go, storeworker.go): a crash can
-//     lose the stores of the last second, 64 MiB at most, and keeps every
-//     store acknowledged before some moment. Sync and Close write the
-//     queue first; loads read it. A checkpoint (checkpoint.go) writes it
+//     written off the World's tick (storequeue.go, storeworker.go): a
+//     process crash can lose the stores of the last second, 64 MiB at most,
+//     and keeps every store acknowledged before some moment. Sync and
+//     Close write the queue first; loads read it. A checkpoint
+//     (checkpoint.go) writes it
 //     before it arms, holding the checkpoint's gate, which the store worker
 //     never takes; while a checkpoint is gathered a store is not queued
 //     but goes into its batch, so that none lands beside or after it.
