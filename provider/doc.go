@@ -86,10 +86,10 @@
 //     process crash can lose the stores of the last second, 64 MiB at most,
 //     and keeps every store acknowledged before some moment. Sync and
 //     Close write the queue first; loads read it. A checkpoint
-//     (checkpoint.go) writes it
-//     before it arms, holding the checkpoint's gate, which the store worker
-//     never takes; while a checkpoint is gathered a store is not queued
-//     but goes into its batch, so that none lands beside or after it.
+//     (checkpoint.go) writes it before it arms, holding the checkpoint's
+//     gate, which the store worker never takes; while a checkpoint is
+//     gathered a store is not queued but goes into its batch, so that none
+//     lands beside or after it.
 //
 // # Ownership
 //
