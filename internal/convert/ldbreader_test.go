@@ -134,8 +134,9 @@ func checkPass(t *testing.T, dir string, blaze bool) {
 }
 
 // compare is colcmp.Compare, which panics on a column whose biome index
-// lies beyond its palette, which Dragonfly reads and Blaze stores: the Sum
-// of such a column (which checkPass compares as well) is what tells it.
+// lies beyond its palette, which Dragonfly reads (Blaze refuses to store
+// it): the Sum of such a column (which checkPass compares as well) is what
+// tells it.
 func compare(a, b *chunk.Column) (err error) {
 	defer func() {
 		if recover() != nil {
