@@ -50,8 +50,7 @@ func (b *Builder) EqualBiomes(enc []byte, c *chunk.Chunk) bool {
 }
 
 // equalStorage reports whether enc begins with AppendStorage's encoding of
-// s, and returns what follows it. AppendStorage writes each varint in its
-// shortest form, so comparing the values enc holds is comparing the bytes.
+// s, byte for byte, and returns what follows it.
 func (b *Builder) equalStorage(enc []byte, s *chunk.PalettedStorage) ([]byte, bool) {
 	words := b.WordBytes(s)
 	bits := len(words) / 512
@@ -59,20 +58,25 @@ func (b *Builder) equalStorage(enc []byte, s *chunk.PalettedStorage) ([]byte, bo
 		return nil, false
 	}
 	enc = enc[1+len(words):]
-	values := b.Values(s)
-	if bits != 0 {
-		n, k := binary.Varint(enc)
-		if k <= 0 || n != int64(int32(uint32(len(values)))) {
-			return nil, false
+	// Each varint compared in the bytes AppendVarint32 gives it: a value
+	// read back would let a longer form of the same number pass.
+	var tmp [binary.MaxVarintLen32]byte
+	next := func(v uint32) bool {
+		e := AppendVarint32(tmp[:0], v)
+		if !bytes.HasPrefix(enc, e) {
+			return false
 		}
-		enc = enc[k:]
+		enc = enc[len(e):]
+		return true
+	}
+	values := b.Values(s)
+	if bits != 0 && !next(uint32(len(values))) {
+		return nil, false
 	}
 	for _, v := range values {
-		n, k := binary.Varint(enc)
-		if k <= 0 || n != int64(int32(v)) {
+		if !next(v) {
 			return nil, false
 		}
-		enc = enc[k:]
 	}
 	return enc, true
 }
