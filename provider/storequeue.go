@@ -44,6 +44,9 @@ type storeJob struct {
 	dim  world.Dimension
 	cost int64     // the bytes the snapshot added
 	at   time.Time // when its first store was acknowledged
+	// first and last order the job's first store and its latest
+	// replacement among every store the queue acknowledged (storeQueue.seq).
+	first, last uint64
 	// taken is set once the worker has taken the job: a store of the same
 	// column after that queues a new job instead of replacing this one.
 	taken bool
@@ -53,10 +56,12 @@ type storeJob struct {
 // and DurabilityFast, oldest first, for the store worker, which encodes
 // them and writes each batch it takes in one atomic engine batch. A store of
 // a column still queued replaces the queued one in its place. The worker
-// takes everything queued at once: since the batch is atomic, whatever a
-// crash keeps of the acknowledged stores is every store acknowledged before
-// some moment, never a later one without the earlier ones. It is safe for
-// concurrent use.
+// takes the oldest jobs, a batch's bytes at least, up to a moment: a batch
+// holds every store acknowledged before the first store of the job after
+// it, and none acknowledged later (take). Since each batch is atomic and
+// written in order, whatever a crash keeps of the acknowledged stores is
+// every store acknowledged before some moment, never a later one without
+// the earlier ones. It is safe for concurrent use.
 type storeQueue struct {
 	mu    sync.Mutex
 	moved *sync.Cond // a batch was written, or the queue closed
@@ -80,6 +85,10 @@ type storeQueue struct {
 	// pushes counts every push, so that the worker can tell a burst of
 	// stores from a quiet spell.
 	pushes uint64
+	// seq counts the stores acknowledged, queued or replacing: the order
+	// of storeJob.first and last.
+	seq    uint64
+	batch  int64 // the bytes a batch takes at least, unless fewer are queued
 	limit  int64
 	maxAge time.Duration
 	quiet  time.Duration
@@ -93,7 +102,7 @@ type storeQueue struct {
 
 func newStoreQueue(limit int64, maxAge time.Duration) *storeQueue {
 	q := &storeQueue{newest: map[blazedb.Key]*storeJob{}, wake: make(chan struct{}, 1), rush: make(chan struct{}, 1),
-		limit: limit, maxAge: maxAge, quiet: storeQueueQuiet}
+		limit: limit, maxAge: maxAge, quiet: storeQueueQuiet, batch: limit / 32}
 	q.moved = sync.NewCond(&q.mu)
 	return q
 }
@@ -111,7 +120,8 @@ func (q *storeQueue) push(j *storeJob) error {
 	q.pushes++
 	if old := q.newest[j.s.key]; old != nil && !old.taken {
 		q.bytes += j.cost - old.cost
-		old.s, old.cost = j.s, j.cost
+		q.seq++
+		old.s, old.cost, old.last = j.s, j.cost, q.seq
 		return nil
 	}
 	for !q.closed && q.unwritten > 0 && (q.bytes+j.cost > q.limit || time.Since(q.oldest) > q.maxAge) {
@@ -124,6 +134,8 @@ func (q *storeQueue) push(j *storeJob) error {
 	if q.unwritten == 0 {
 		q.oldest = j.at
 	}
+	q.seq++
+	j.first, j.last = q.seq, q.seq
 	q.jobs = append(q.jobs, j)
 	q.newest[j.s.key] = j
 	q.bytes += j.cost
@@ -151,12 +163,29 @@ func (q *storeQueue) find(k blazedb.Key) *snapshot {
 	return nil
 }
 
-// take takes every queued job, oldest first.
+// take takes the oldest queued jobs, at least q.batch bytes of them (or
+// all), and more until the batch holds no store acknowledged after the
+// first store of the job after it: a store replacing a queued job carries
+// the job's place but its own moment, so a batch cut before a later job's
+// first store must not hold it. A bulk store's encoders then work on one
+// batch while the next is queued, instead of the whole queue at once.
 func (q *storeQueue) take() []*storeJob {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	batch := q.jobs
-	q.jobs = nil
+	n, cost, last := 0, int64(0), uint64(0)
+	for ; n < len(q.jobs); n++ {
+		j := q.jobs[n]
+		if n > 0 && cost >= q.batch && last < j.first {
+			break
+		}
+		cost += j.cost
+		last = max(last, j.last)
+	}
+	batch := q.jobs[:n:n]
+	q.jobs = q.jobs[n:]
+	if len(q.jobs) == 0 {
+		q.jobs = nil
+	}
 	for _, j := range batch {
 		j.taken = true
 	}

@@ -390,3 +390,34 @@ func TestStoreWorkerWaitsForBurst(t *testing.T) {
 		t.Fatal("a queue past a quarter of its bytes waited for a quiet spell")
 	}
 }
+
+// Issue 42 item 4: the worker takes the oldest jobs, a batch's bytes at
+// least, so that a bulk store's encoders work while the next batch
+// queues; a batch never holds a store acknowledged after the first store
+// of a job it leaves, so that what a crash keeps is still every store
+// acknowledged before some moment.
+func TestStoreQueueTakesBatches(t *testing.T) {
+	q := newStoreQueue(1<<20, time.Hour)
+	q.batch = 10
+	keys := func(batch []*storeJob) (out []int32) {
+		for _, j := range batch {
+			out = append(out, j.s.key.X)
+		}
+		return out
+	}
+	for x := range int32(3) {
+		q.push(queueJob(x, 10))
+	}
+	if got := keys(q.take()); fmt.Sprint(got) != "[0]" {
+		t.Fatalf("first batch %v, want [0]", got)
+	}
+	// 1 is replaced after 2's first store: a batch cut before 2 would hold
+	// a store acknowledged after 2's, so 2 goes with it.
+	q.push(queueJob(1, 10))
+	if got := keys(q.take()); fmt.Sprint(got) != "[1 2]" {
+		t.Fatalf("batch after a replacement %v, want [1 2]", got)
+	}
+	if got := keys(q.take()); len(got) != 0 {
+		t.Fatalf("empty queue gave %v", got)
+	}
+}
