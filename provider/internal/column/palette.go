@@ -121,6 +121,13 @@ var laneTables = func() (t [17]lanes) {
 // biome walk's reader to the heap.)
 func storageWords(r *reader, what string, i int, hdr byte) (bits byte, words []byte) {
 	bits = hdr >> 1
+	if hdr&1 != 1 {
+		// Every encoding read here (the network encoding, a record, a flat
+		// copy) sets the runtime bit: a header without it is not one of
+		// them, and taking it would give one storage two encodings.
+		r.fail("%s %d has a header without the runtime bit (%#x)", what, i, hdr)
+		return bits, nil
+	}
 	w, ok := rawchunk.IndexWords(bits)
 	if !ok {
 		r.fail("%s %d has %d bits per index", what, i, bits)
