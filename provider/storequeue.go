@@ -319,8 +319,9 @@ func (db *DB) flushStores() error {
 // queueStore is StoreColumn in DurabilityBalanced and DurabilityFast: it
 // takes a snapshot of col, sharing what equals the column's newest
 // snapshot, and queues it for the store worker. An identical column queues
-// nothing. A failure of an earlier queued store is returned instead, and
-// col is then not stored (the World keeps it and stores it again).
+// nothing. A failure of an earlier queued store is returned with col's own
+// outcome: col is stored all the same, since Dragonfly only logs the error
+// and would lose col if it is unloading it.
 //
 // While a checkpoint is gathered (checkpoint.go) it queues nothing and
 // reports queued false: the store then takes the direct path (writeColumn),
@@ -333,9 +334,6 @@ func (db *DB) flushStores() error {
 // nothing queued can land after the checkpoint, and the cache holds each
 // column's newest snapshot, which the direct path encodes against.
 func (db *DB) queueStore(k blazedb.Key, pos world.ChunkPos, dim world.Dimension, col *chunk.Column) (queued bool, err error) {
-	if err := db.store.takeErr(); err != nil {
-		return true, err
-	}
 	if col == nil || col.Chunk == nil {
 		return true, fmt.Errorf("%w: nil column or chunk", ErrInvalidColumn)
 	}
@@ -345,8 +343,9 @@ func (db *DB) queueStore(k blazedb.Key, pos world.ChunkPos, dim world.Dimension,
 	db.ckpt.mu.RLock()
 	defer db.ckpt.mu.RUnlock()
 	if db.ckpt.pending != nil {
-		return false, nil
+		return false, nil // an earlier failure waits for the next call
 	}
+	earlier := db.store.takeErr()
 	cols, br := db.columns()
 	base := db.store.find(k)
 	if base == nil {
@@ -354,9 +353,9 @@ func (db *DB) queueStore(k blazedb.Key, pos world.ChunkPos, dim world.Dimension,
 	}
 	s, cost, same := db.dict.snapshotOf(k, br, col, base)
 	if same {
-		return true, nil
+		return true, earlier
 	}
-	return true, db.store.push(&storeJob{s: s, pos: pos, dim: dim, cost: cost, at: time.Now()})
+	return true, errors.Join(earlier, db.store.push(&storeJob{s: s, pos: pos, dim: dim, cost: cost, at: time.Now()}))
 }
 
 // biomeBufs holds the buffers snapshotOf encodes a column's changed biomes

@@ -421,3 +421,47 @@ func TestStoreQueueTakesBatches(t *testing.T) {
 		t.Fatalf("empty queue gave %v", got)
 	}
 }
+
+// Issue 42: the StoreColumn that reports an earlier queued store's failure
+// stores its own column all the same: Dragonfly only logs the error, and
+// a column it is unloading would otherwise be lost.
+func TestStoreAfterFailureStillStores(t *testing.T) {
+	var fail atomic.Bool
+	fs := vfstest.Inject(vfstest.NewMem(), func(op vfstest.Op, name string) error {
+		if op == vfstest.OpWrite && fail.Load() && filepath.Base(name) == "chunks.dat" {
+			return errors.New("injected write failure")
+		}
+		return nil
+	})
+	db, err := Config{FS: fs, Log: quiet}.Open("/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { db.Close() }()
+	br := world.DefaultBlockRegistry
+	fail.Store(true)
+	if err := db.StoreColumn(world.ChunkPos{0, 0}, world.Overworld, worldtest.Synthetic(1, world.Overworld, br)); err != nil {
+		t.Fatalf("the store itself: %v", err)
+	}
+	db.store.wait() // the write failed; its error waits for a call to report it
+	fail.Store(false)
+	want := worldtest.Synthetic(2, world.Overworld, br)
+	err = db.StoreColumn(world.ChunkPos{1, 0}, world.Overworld, want)
+	if err == nil || !strings.Contains(err.Error(), "injected write failure") {
+		t.Fatalf("the next store did not report the failure: %v", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Config{FS: fs, Log: quiet}.Open("/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.LoadColumn(world.ChunkPos{1, 0}, world.Overworld)
+	if err != nil {
+		t.Fatalf("the column of the store that reported the failure, after reopening: %v", err)
+	}
+	if err := worldtest.Compare(want, got); err != nil {
+		t.Fatal(err)
+	}
+}
