@@ -32,8 +32,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
@@ -282,87 +280,37 @@ type place = provider.Place
 // pair is the two sides of a conversion.
 type pair struct {
 	from, to world.Provider
-	// stored, if set, is called with each column stored, its index in the
-	// places copied, on the goroutine that copied it: with workers above
-	// 1, on several at once.
-	stored func(i int, col *chunk.Column)
-	// workers is how many columns are copied at once: both sides must then
-	// be safe for concurrent use. Below 2, one at a time.
-	workers int
 }
 
-// copied is what became of one column copyColumns copied.
-type copied struct {
-	err   error // it could not be read, or the destination refused it
-	fatal error // the destination failed: the conversion stops
-}
-
-// copyColumns copies every place from p.from to p.to, counting them on bar
-// (nil: a bar of its own), p.workers at a time: each worker reads a column
-// and writes it, so that reading and writing run on every core. The columns that fail are reported
-// in the order of places, whatever the order they were copied in.
+// copyColumns copies every place from p.from to p.to, one column at a time,
+// counting them on bar (nil: a bar of its own). It stops at the first
+// failure of the destination; the columns that cannot be read, or that the
+// destination refuses as invalid, are reported in the order of places.
+// (A LevelDB source is read by readLevelDB instead, on every core.)
 func copyColumns(p pair, places []place, o Options, r *Report, bar *progress.Bar) error {
 	own := bar == nil
 	if own {
 		bar = progress.New(o.Progress, len(places), "converting")
 	}
-	res := make([]copied, len(places))
-	one := func(i int) {
-		pl := places[i]
+	failed := make([]error, len(places))
+	var fatal error
+	for i, pl := range places {
 		col, err := load(p.from, pl)
 		if err == nil {
 			err = p.to.StoreColumn(pl.Pos, pl.Dim, col)
 			if err != nil && !errors.Is(err, provider.ErrInvalidColumn) {
-				res[i].fatal = fmt.Errorf("write: %w", err) // the destination is failing: stop
-				return
-			}
-		}
-		if err == nil && p.stored != nil {
-			p.stored(i, col)
-		}
-		res[i].err = err
-	}
-	workers := min(max(p.workers, 1), len(places))
-	var fatal error
-	if workers <= 1 {
-		for i := range places {
-			if one(i); res[i].fatal != nil {
-				fatal = res[i].fatal
+				fatal = fmt.Errorf("write: %w", err) // the destination is failing: stop
 				break
 			}
-			bar.Add()
 		}
-	} else {
-		var next atomic.Int64
-		var stop atomic.Bool
-		done := make(chan int, workers)
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Go(func() {
-				for i := int(next.Add(1) - 1); i < len(places) && !stop.Load(); i = int(next.Add(1) - 1) {
-					one(i)
-					done <- i
-				}
-			})
-		}
-		go func() { wg.Wait(); close(done) }()
-		// The bar is drawn on this goroutine alone.
-		for i := range done {
-			if res[i].fatal != nil {
-				stop.Store(true)
-				if fatal == nil {
-					fatal = res[i].fatal
-				}
-				continue
-			}
-			bar.Add()
-		}
+		failed[i] = err
+		bar.Add()
 	}
 	if fatal != nil {
 		return fatal
 	}
 	for i, pl := range places {
-		if err := res[i].err; err != nil {
+		if err := failed[i]; err != nil {
 			// The source's reader could not read the column, or read it
 			// into one that cannot be what the world held (a layer
 			// missing, an index beyond its palette).
