@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/blazedb/vfs"
 	"github.com/blazeworld/blaze/blazedb/vfs/vfstest"
 	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/world"
@@ -223,12 +224,11 @@ func TestCloseDrainsQueue(t *testing.T) {
 	}
 }
 
-// Issue 42: a queued store the engine fails to write is returned by the
-// next call that can report it (here Sync), once; Close reports one that
-// failed while it drained.
-func TestQueuedStoreFailureSurfaces(t *testing.T) {
-	var fail atomic.Bool
-	fs := vfstest.Inject(vfstest.NewMem(), func(op vfstest.Op, name string) error {
+// failingWrites opens a world in memory whose writes of chunks.dat fail
+// while fail is set.
+func failingWrites(t *testing.T) (fail *atomic.Bool, fs vfs.FS, db *DB) {
+	fail = new(atomic.Bool)
+	fs = vfstest.Inject(vfstest.NewMem(), func(op vfstest.Op, name string) error {
 		if op == vfstest.OpWrite && fail.Load() && filepath.Base(name) == "chunks.dat" {
 			return errors.New("injected write failure")
 		}
@@ -238,6 +238,14 @@ func TestQueuedStoreFailureSurfaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return fail, fs, db
+}
+
+// Issue 42: a queued store the engine fails to write is returned by the
+// next call that can report it (here Sync), once; Close reports one that
+// failed while it drained.
+func TestQueuedStoreFailureSurfaces(t *testing.T) {
+	fail, _, db := failingWrites(t)
 	col := worldtest.Synthetic(1, world.Overworld, world.DefaultBlockRegistry)
 	if err := storeNow(db, world.ChunkPos{0, 0}, world.Overworld, col); err != nil {
 		t.Fatal(err)
@@ -426,17 +434,8 @@ func TestStoreQueueTakesBatches(t *testing.T) {
 // stores its own column all the same: Dragonfly only logs the error, and
 // a column it is unloading would otherwise be lost.
 func TestStoreAfterFailureStillStores(t *testing.T) {
-	var fail atomic.Bool
-	fs := vfstest.Inject(vfstest.NewMem(), func(op vfstest.Op, name string) error {
-		if op == vfstest.OpWrite && fail.Load() && filepath.Base(name) == "chunks.dat" {
-			return errors.New("injected write failure")
-		}
-		return nil
-	})
-	db, err := Config{FS: fs, Log: quiet}.Open("/w")
-	if err != nil {
-		t.Fatal(err)
-	}
+	fail, fs, db := failingWrites(t)
+	var err error
 	defer func() { db.Close() }()
 	br := world.DefaultBlockRegistry
 	fail.Store(true)

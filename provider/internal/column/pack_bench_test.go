@@ -15,15 +15,7 @@ import (
 //
 //	go test ./provider/internal/column -run '^$' -bench BenchmarkDecodePacked -count 6
 func BenchmarkDecodePacked(b *testing.B) {
-	br, d := testCodec()
-	var stored [][]byte
-	for i := range 8 {
-		enc, err := d.Encode(worldtest.Synthetic(uint64(i), world.Overworld, br), Prev{}, blazedb.CompressionLZ4)
-		if err != nil {
-			b.Fatal(err)
-		}
-		stored = append(stored, enc.Rec)
-	}
+	d, stored := storedSynthetic(b)
 	for _, c := range []struct {
 		name string
 		pack func([]byte) []byte
@@ -57,15 +49,7 @@ func BenchmarkDecodePacked(b *testing.B) {
 //
 //	go test ./provider/internal/column -run '^$' -bench BenchmarkPack -count 6
 func BenchmarkPack(b *testing.B) {
-	br, d := testCodec()
-	var stored [][]byte
-	for i := range 8 {
-		enc, err := d.Encode(worldtest.Synthetic(uint64(i), world.Overworld, br), Prev{}, blazedb.CompressionLZ4)
-		if err != nil {
-			b.Fatal(err)
-		}
-		stored = append(stored, enc.Rec)
-	}
+	d, stored := storedSynthetic(b)
 	for _, comp := range []blazedb.Compression{blazedb.CompressionLZ4, blazedb.CompressionZstd} {
 		b.Run(comp.String(), func(b *testing.B) {
 			i := 0
@@ -77,4 +61,19 @@ func BenchmarkPack(b *testing.B) {
 			}
 		})
 	}
+}
+
+// storedSynthetic returns a codec and eight synthetic columns' records as
+// stores write them (version 2, LZ4).
+func storedSynthetic(b *testing.B) (*Codec, [][]byte) {
+	br, d := testCodec()
+	var stored [][]byte
+	for i := range 8 {
+		enc, err := d.Encode(worldtest.Synthetic(uint64(i), world.Overworld, br), Prev{}, blazedb.CompressionLZ4)
+		if err != nil {
+			b.Fatal(err)
+		}
+		stored = append(stored, enc.Rec)
+	}
+	return d, stored
 }
