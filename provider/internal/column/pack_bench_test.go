@@ -49,7 +49,7 @@ func BenchmarkDecodePacked(b *testing.B) {
 //
 //	go test ./provider/internal/column -run '^$' -bench BenchmarkPack -count 6
 func BenchmarkPack(b *testing.B) {
-	d, stored := storedSynthetic(b)
+	_, stored := storedSynthetic(b)
 	for _, comp := range []blazedb.Compression{blazedb.CompressionLZ4, blazedb.CompressionZstd} {
 		b.Run(comp.String(), func(b *testing.B) {
 			i := 0
