@@ -1,7 +1,6 @@
 package column
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -124,15 +123,11 @@ type Parts struct {
 // (FlatSubs). Bytes that do not hold a flat sub-chunk, or biomes that do
 // not hold the range's, are refused.
 func (c *Codec) EncodeParts(p *Parts, prev Prev, comp blazedb.Compression) (*Encoded, error) {
-	n, err := c.checkParts(p)
-	if err != nil {
+	if _, err := c.checkParts(p); err != nil {
 		return nil, err
 	}
-	if prev.Rec == nil || !bytes.Equal(p.Biomes, prev.Biomes) {
-		if err := walkBiomes(p.Biomes, n, func(int, byte, []byte, []uint32) {}); err != nil {
-			return nil, fmt.Errorf("biomes: %w", err)
-		}
-	}
+	// Biomes that changed are checked where every encoding writes them
+	// (encodeFrom), as the built path's are.
 	col := &chunk.Column{Tick: p.Tick, BlockEntities: p.BlockEntities, Entities: p.Entities, ScheduledBlocks: p.ScheduledBlocks}
 	return c.encodeFrom(&source{col: col, subs: p.Subs, flat: p.Flat, biomes: p.Biomes, y0: p.Range[0] >> 4, owned: true}, prev, comp)
 }
