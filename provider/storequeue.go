@@ -82,11 +82,9 @@ type storeQueue struct {
 	// rush (capacity 1) tells the worker to stop waiting for the burst to
 	// end: someone waits for the queue.
 	rush chan struct{}
-	// pushes counts every push, so that the worker can tell a burst of
-	// stores from a quiet spell.
-	pushes uint64
 	// seq counts the stores acknowledged, queued or replacing: the order
-	// of storeJob.first and last.
+	// of storeJob.first and last, and how the worker tells a burst of
+	// stores from a quiet spell.
 	seq    uint64
 	batch  int64 // the bytes a batch takes at least, unless fewer are queued
 	limit  int64
@@ -117,7 +115,6 @@ func (q *storeQueue) push(j *storeJob) error {
 	if q.poisoned != nil {
 		return fmt.Errorf("a queued store failed: %w", q.poisoned)
 	}
-	q.pushes++
 	if old := q.newest[j.s.key]; old != nil && !old.taken {
 		q.bytes += j.cost - old.cost
 		q.seq++
@@ -257,7 +254,7 @@ func (q *storeQueue) hurry() {
 func (q *storeQueue) settle(t *time.Timer, stop <-chan struct{}) {
 	for {
 		q.mu.Lock()
-		pushes := q.pushes
+		seq := q.seq
 		now := len(q.jobs) == 0 || q.closed || q.bytes >= q.limit/4 || time.Since(q.oldest) >= q.maxAge/2
 		q.mu.Unlock()
 		if now {
@@ -272,7 +269,7 @@ func (q *storeQueue) settle(t *time.Timer, stop <-chan struct{}) {
 			return
 		}
 		q.mu.Lock()
-		quiet := q.pushes == pushes
+		quiet := q.seq == seq
 		q.mu.Unlock()
 		if quiet {
 			return
