@@ -104,6 +104,8 @@ fuzz-smoke:
 	$(GO) test ./replica -run '^$$' -fuzz '^FuzzDecodeManifest$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./replica -run '^$$' -fuzz '^FuzzParseObjectName$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 	$(GO) test ./internal/convert -run '^$$' -fuzz '^FuzzPassReadsAsMCDB$$' -fuzztime $(FUZZTIME_WORLD) -fuzzminimizetime 20x
+	$(GO) test ./internal/convert -run '^$$' -fuzz '^FuzzPaletteChecks$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
+	$(GO) test ./internal/nbtwalk -run '^$$' -fuzz '^FuzzTree$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 20x
 
 fuzz:
 	$(MAKE) fuzz-smoke FUZZTIME=$(FUZZLONG) FUZZTIME_WORLD=50000x

@@ -63,7 +63,9 @@ var (
 	ErrSourceInBuildDir = errors.New("convert: source is inside the directory the conversion builds in")
 	// ErrUnreadable: reading a column or a player's spawn made the
 	// source's reader panic, as Dragonfly's LevelDB provider does on some
-	// damaged data.
+	// damaged data, or a column's record declares a length longer than
+	// its bytes could hold, which that reader would allocate
+	// (palettecheck.go).
 	ErrUnreadable = errors.New("convert: unreadable")
 )
 

@@ -30,6 +30,23 @@ import (
 // mcdb reads for a column's entities and what decides where its legacy
 // entity record goes.
 
+// readDigp reads the digp keys into cr.digp: what mcdb reads for the
+// entities. It returns the columns whose digp key is theirs, which keep
+// their entities there rather than in the legacy record.
+func (cr *columnReader) readDigp() (map[place]bool, error) {
+	cr.digp = map[string][]byte{}
+	digpAt := map[place]bool{}
+	it := cr.ldb.NewIterator(util.BytesPrefix([]byte(digpPrefix)), nil)
+	defer it.Release()
+	for it.Next() {
+		cr.digp[string(it.Key())] = bytes.Clone(it.Value())
+		if c := classify(it.Key()); c.chunk && c.tag == -1 {
+			digpAt[c.pl] = true
+		}
+	}
+	return digpAt, it.Error()
+}
+
 // levelDBPass is what the pass found and did. Its owner is the goroutine
 // that called readLevelDB.
 type levelDBPass struct {
@@ -95,19 +112,8 @@ type passResult struct {
 // failed (not a column it refused as invalid, which is that column's
 // error).
 func readLevelDB(ldb *leveldb.DB, cr *columnReader, to columnStorer, summer *colcmp.Summer, workers int, bar *progress.Bar) (*levelDBPass, error) {
-	// The digp keys, first: what mcdb reads for the entities, and which
-	// columns keep theirs there rather than in the legacy record.
-	cr.digp = map[string][]byte{}
-	digpAt := map[place]bool{}
-	it := ldb.NewIterator(util.BytesPrefix([]byte(digpPrefix)), nil)
-	for it.Next() {
-		cr.digp[string(it.Key())] = bytes.Clone(it.Value())
-		if c := classify(it.Key()); c.chunk && c.tag == -1 {
-			digpAt[c.pl] = true
-		}
-	}
-	it.Release()
-	if err := it.Error(); err != nil {
+	digpAt, err := cr.readDigp()
+	if err != nil {
 		return nil, err
 	}
 
@@ -151,7 +157,6 @@ func readLevelDB(ldb *leveldb.DB, cr *columnReader, to columnStorer, summer *col
 	pending := map[place][]provider.ExtraRecord{}
 	actors := map[int64]provider.ExtraRecord{}
 	var cur *run
-	var err error
 	flush := func() {
 		if cur == nil {
 			return
@@ -170,7 +175,7 @@ func readLevelDB(ldb *leveldb.DB, cr *columnReader, to columnStorer, summer *col
 		}
 		cur = nil
 	}
-	it = ldb.NewIterator(nil, nil)
+	it := ldb.NewIterator(nil, nil)
 	for it.Next() && err == nil && !stop.Load() {
 		k := it.Key()
 		if id, ok := playerKey(k); ok {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 
+	"github.com/blazeworld/blaze/internal/nbtwalk"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world"
@@ -43,7 +44,11 @@ import (
 // 42 is only logged, a missing entity makes the column's entities empty,
 // an entity whose NBT does not decode is kept with what did, a scheduled
 // update whose block does not decode is left zero, an entity of the legacy
-// record without a UniqueID gets a random one). A test compares every
+// record without a UniqueID gets a random one). One departure: a record
+// declaring a palette or an NBT list longer than its bytes could hold is
+// refused before the decoders allocate it (palettecheck.go), where mcdb
+// would allocate it and then fail, or keep the entity that held it. A
+// test compares every
 // column of the real worlds and of a synthetic one with mcdb.LoadColumn's.
 
 // tagVersionOld is the tag of the version key Bedrock wrote before 0x2c.
@@ -176,6 +181,9 @@ func (cr *columnReader) decode(r *run) (*chunk.Column, error) {
 	for i := range cdata.SubChunks {
 		cdata.SubChunks[i] = r.subs[uint8(i+(rng[0]>>4))]
 	}
+	if err := checkPalettes(cdata, len(cdata.SubChunks)); err != nil {
+		return nil, fmt.Errorf("decode chunk data: %w", err)
+	}
 	col.Chunk, err = chunk.DiskDecode(cr.blocks, cdata, rng)
 	if err != nil {
 		return nil, fmt.Errorf("decode chunk data: %w", err)
@@ -238,6 +246,11 @@ func (cr *columnReader) entities(r *run) ([]chunk.Entity, error) {
 			cr.log.Error("read entity: "+err.Error(), "ID", id)
 			return nil, err
 		}
+		if err := unreadable(nbtwalk.CheckOne(data)); err != nil {
+			// mcdb would keep what decoded before the failure, after
+			// allocating what the length declares: the column is refused.
+			return nil, fmt.Errorf("decode entity nbt: %w", err)
+		}
 		ent := chunk.Entity{ID: id, Data: make(map[string]any)}
 		if err = nbt.UnmarshalEncoding(data, &ent.Data, nbt.LittleEndian); err != nil {
 			cr.log.Error("decode entity nbt: "+err.Error(), "ID", id)
@@ -250,6 +263,9 @@ func (cr *columnReader) entities(r *run) ([]chunk.Entity, error) {
 func (cr *columnReader) entitiesOld(r *run) ([]chunk.Entity, error) {
 	if r.has&hasLegacyEntities == 0 {
 		return nil, leveldb.ErrNotFound
+	}
+	if err := unreadable(nbtwalk.Check(r.legacyEntities)); err != nil {
+		return nil, fmt.Errorf("decode entity nbt: %w", err)
 	}
 	var entities []chunk.Entity
 	buf := bytes.NewBuffer(r.legacyEntities)
@@ -274,6 +290,9 @@ func (cr *columnReader) blockEntities(r *run) ([]chunk.BlockEntity, error) {
 	if r.has&hasBlockEntities == 0 {
 		return blockEntities, leveldb.ErrNotFound
 	}
+	if err := unreadable(nbtwalk.Check(r.blockEntities)); err != nil {
+		return nil, fmt.Errorf("decode nbt: %w", err)
+	}
 	buf := bytes.NewBuffer(r.blockEntities)
 	dec := nbt.NewDecoderWithEncoding(buf, nbt.LittleEndian)
 	for buf.Len() != 0 {
@@ -296,6 +315,9 @@ type scheduledUpdates struct {
 func (cr *columnReader) scheduledUpdates(r *run) ([]chunk.ScheduledBlockUpdate, int64, error) {
 	if r.has&hasScheduled == 0 {
 		return nil, 0, leveldb.ErrNotFound
+	}
+	if err := unreadable(nbtwalk.CheckOne(r.scheduled)); err != nil {
+		return nil, 0, fmt.Errorf("read nbt: %w", err)
 	}
 	var m scheduledUpdates
 	if err := nbt.UnmarshalEncoding(r.scheduled, &m, nbt.LittleEndian); err != nil {

@@ -141,6 +141,8 @@ func FuzzPassReadsAsMCDB(f *testing.F) {
 	f.Add(all)
 	f.Add(append(fuzzRecord(1<<4, 0, []byte{19}), fuzzRecord(4<<4, 0, []byte{10, 0, 0, 0})...))
 	f.Add(append(fuzzRecord(3<<2, 0, []byte{40}), fuzzRecord(9<<4, 1, []byte{1})...))
+	// A sub-chunk declaring a palette of billions, which mcdb would allocate.
+	f.Add(append(fuzzRecord(0, 0, []byte{mcdbChunkVersion}), fuzzRecord(6<<4, 0, hugeSub())...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
 		ldb, err := leveldb.OpenFile(filepath.Join(dir, "db"), nil)
