@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/internal/nbtwalk"
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/entity/effect"
 	"github.com/df-mc/dragonfly/server/item"
@@ -437,6 +438,11 @@ func decodeStack(b []byte) (s item.Stack, err error) {
 			s, err = item.Stack{}, fmt.Errorf("item NBT: %v", r)
 		}
 	}()
+	// A length beyond the bytes would be allocated by the decoder before
+	// it fails: GiBs, and a fatal error no recover catches.
+	if err := nbtwalk.CheckOne(b); err != nil {
+		return item.Stack{}, fmt.Errorf("item NBT: %w", err)
+	}
 	var m map[string]any
 	r := bytes.NewReader(b)
 	if err := nbt.NewDecoderWithEncoding(r, nbt.LittleEndian).Decode(&m); err != nil {

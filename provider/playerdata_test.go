@@ -2,16 +2,19 @@ package provider
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/internal/nbtwalk"
 	"github.com/df-mc/dragonfly/server/block"
 	"github.com/df-mc/dragonfly/server/entity/effect"
 	"github.com/df-mc/dragonfly/server/item"
@@ -303,6 +306,23 @@ func TestPlayerDataUnknownItemKept(t *testing.T) {
 	got, err := db.eng.GetNamed(playerDataPrefix + id.String())
 	if err != nil || !bytes.Equal(got[1:], doc) {
 		t.Fatalf("the stored data changed: %q, %v", got, err)
+	}
+}
+
+// An item whose NBT declares a list of 2^31-1 compounds is refused as
+// damage before gophertunnel's decoder allocates it (32 GiB: the process
+// died of it before).
+func TestDecodeStackRefusesHugeList(t *testing.T) {
+	b := binary.LittleEndian.AppendUint32([]byte{10, 0, 0, 9, 1, 0, 'l', 10}, 1<<31-1)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := decodeStack(append(b, 0, 0))
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, nbtwalk.ErrBeyondBytes) {
+		t.Fatalf("decoded %v, want the list refused", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Fatalf("allocated %d bytes to refuse it", n)
 	}
 }
 
