@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/blazeworld/blaze/blazedb/vfs"
+	"github.com/blazeworld/blaze/internal/nbtwalk"
 	"github.com/blazeworld/blaze/provider"
 	"github.com/blazeworld/blaze/restore"
 	"github.com/blazeworld/blaze/segment"
@@ -201,11 +202,25 @@ func parsePos(s string) (cube.Pos, error) {
 	return p, nil
 }
 
+// readStructure reads the .mcstructure file. Its NBT is walked first: the
+// decoder would allocate whatever length a damaged file declares (GiBs)
+// before it failed on the missing bytes.
+func readStructure(file string) (structure.Structure, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return structure.Structure{}, err
+	}
+	if err := nbtwalk.CheckOne(b); err != nil {
+		return structure.Structure{}, fmt.Errorf("decode structure: %w", err)
+	}
+	return structure.Read(bytes.NewReader(b))
+}
+
 // runImport pastes the structure in file into the world in dir (which no
 // server has open) with its lowest corner at at. As rollback does, it
 // first takes a snapshot, named before-import-TIME, to undo it with.
 func runImport(stdout io.Writer, dir, file string, at cube.Pos, dim world.Dimension) int {
-	s, err := structure.ReadFile(file)
+	s, err := readStructure(file)
 	if err != nil {
 		return failed("import", fmt.Errorf("%s: %w", file, err))
 	}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -154,6 +156,19 @@ func TestExportImportCommands(t *testing.T) {
 	}
 	if code := runImport(&out, dst, filepath.Join(t.TempDir(), "missing"), off, world.Overworld); code != exitFailed {
 		t.Fatalf("import of no file: %d", code)
+	}
+	// A file whose structure declares 2^31-1 layers of block indices
+	// fails; the decoder alone would allocate 48 GiB of slices for them
+	// first, and die of it.
+	huge := filepath.Join(t.TempDir(), "huge.mcstructure")
+	rec := append([]byte{10, 0, 0, 10, 9, 0}, "structure"...)
+	rec = append(append(rec, 9, 13, 0), "block_indices"...)
+	rec = binary.LittleEndian.AppendUint32(append(rec, 9), 1<<31-1)
+	if err := os.WriteFile(huge, append(rec, 0, 0), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := runImport(&out, dst, huge, off, world.Overworld); code != exitFailed {
+		t.Fatalf("import of a damaged file: %d", code)
 	}
 }
 
