@@ -92,9 +92,10 @@ func TestLengthsBeyondBytesRefused(t *testing.T) {
 
 // The palette walks refuse only what Dragonfly's disk decoder fails on.
 // The input's first byte picks what the rest is: a sub-chunk record, or
-// the biomes of a column of 4 sub-chunks. A refused length is only handed
-// to the decoder when it is small enough to allocate. (The NBT walk has its
-// own target, nbtwalk.FuzzTree.)
+// the biomes of a column of 4 sub-chunks. A refused record is only handed
+// to the decoder when no length it could meet is large enough to hurt
+// (nbtwalk.AnyLengthOver). The NBT walk has its own target,
+// nbtwalk.FuzzTree.
 func FuzzPaletteChecks(f *testing.F) {
 	world.DefaultBlockRegistry.Finalize()
 	col := worldtest.Synthetic(7, world.Overworld, world.DefaultBlockRegistry)
@@ -118,7 +119,7 @@ func FuzzPaletteChecks(f *testing.F) {
 		}
 		err := checkPalettes(d, (r.Height()>>4)+1)
 		var beyond *nbtwalk.BeyondBytesError
-		if !errors.As(err, &beyond) || beyond.N > 1<<16 {
+		if !errors.As(err, &beyond) || nbtwalk.AnyLengthOver(data, 1<<16) {
 			return
 		}
 		if decodes(d, r) {

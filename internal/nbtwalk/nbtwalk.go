@@ -250,3 +250,17 @@ func Refusal(err error) error {
 	}
 	return err
 }
+
+// AnyLengthOver reports whether a length over limit could be read anywhere
+// in b, as a little-endian uint32 at any offset. It is for tests that hand
+// a refused record to a decoder to see it fail: the decoder reads past the
+// length refused, into elements no walk reached, and would allocate any
+// length it met there.
+func AnyLengthOver(b []byte, limit uint32) bool {
+	for i := 0; i+4 <= len(b); i++ {
+		if binary.LittleEndian.Uint32(b[i:]) > limit {
+			return true
+		}
+	}
+	return false
+}
