@@ -85,8 +85,11 @@ type storeQueue struct {
 	// seq counts the stores acknowledged, queued or replacing: the order
 	// of storeJob.first and last, and how the worker tells a burst of
 	// stores from a quiet spell.
-	seq    uint64
-	batch  int64 // the bytes a batch takes at least, unless fewer are queued
+	seq uint64
+	// takenFirst is the first of the oldest job of the batch taken and
+	// not yet done (one at a time), 0 when none is.
+	takenFirst uint64
+	batch      int64 // the bytes a batch takes at least, unless fewer are queued
 	limit  int64
 	maxAge time.Duration
 	quiet  time.Duration
@@ -186,6 +189,9 @@ func (q *storeQueue) take() []*storeJob {
 	for _, j := range batch {
 		j.taken = true
 	}
+	if n > 0 {
+		q.takenFirst = batch[0].first
+	}
 	return batch
 }
 
@@ -200,6 +206,7 @@ func (q *storeQueue) done(batch []*storeJob, err error) {
 			delete(q.newest, j.s.key)
 		}
 	}
+	q.takenFirst = 0
 	q.oldest = time.Now()
 	if len(q.jobs) > 0 {
 		q.oldest = q.jobs[0].at
@@ -211,8 +218,8 @@ func (q *storeQueue) done(batch []*storeJob, err error) {
 	q.moved.Broadcast()
 }
 
-// drain waits until every job queued before it is written (or the queue is
-// closed), then returns the failures not yet reported.
+// drain waits until every store acknowledged before it is written (or the
+// queue is closed), then returns the failures not yet reported.
 func (q *storeQueue) drain() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -230,11 +237,29 @@ func (q *storeQueue) wait() {
 	q.waitLocked()
 }
 
+// waitLocked waits until every store acknowledged before it is written,
+// not for the queue to empty: under stores that never pause (a map being
+// generated in another dimension) it never would.
 func (q *storeQueue) waitLocked() {
-	for q.unwritten > 0 && !q.closed {
+	through := q.seq
+	for q.unwrittenThrough(through) && !q.closed {
 		q.hurry()
 		q.moved.Wait()
 	}
+}
+
+// unwrittenThrough reports whether a job whose first store is one of the
+// first seq acknowledged is not yet written. Jobs are queued, taken and
+// written in the order of their first stores, so the oldest unwritten job
+// (the batch being written, else the queue's first) has the smallest.
+func (q *storeQueue) unwrittenThrough(seq uint64) bool {
+	switch {
+	case q.takenFirst != 0:
+		return q.takenFirst <= seq
+	case len(q.jobs) > 0:
+		return q.jobs[0].first <= seq
+	}
+	return false
 }
 
 // hurry tells the worker, if it waits for a burst to end, to take what is

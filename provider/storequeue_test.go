@@ -399,6 +399,56 @@ func TestStoreWorkerWaitsForBurst(t *testing.T) {
 	}
 }
 
+// Sync and Close wait for the stores acknowledged before them, not for the
+// queue to empty: under stores that never pause (a map generated in the
+// nether while the overworld syncs) the queue never empties, and Sync
+// waited until the writer happened to catch up, or for ever.
+func TestSyncUnderSteadyStores(t *testing.T) {
+	br := world.DefaultBlockRegistry
+	db := openDB(t, t.TempDir(), Config{})
+	cols := make([]*chunk.Column, 8)
+	for i := range cols {
+		cols[i] = worldtest.Synthetic(uint64(i), world.Nether, br)
+	}
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	var stores atomic.Int64
+	go func() {
+		defer close(stopped)
+		// 509 places, 8 columns: each store changes its place's column.
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := db.StoreColumn(world.ChunkPos{int32(i % 509), 0}, world.Nether, cols[i%8]); err != nil {
+				if !errors.Is(err, blazedb.ErrClosed) {
+					t.Error(err)
+				}
+				return
+			}
+			stores.Add(1)
+		}
+	}()
+	for stores.Load() < 100 {
+		time.Sleep(time.Millisecond)
+	}
+	before := stores.Load()
+	for range 3 {
+		if _, ok := returnsWithin(10*time.Second, func() { db.Sync() }); !ok {
+			t.Fatal("Sync waited for the stores to pause")
+		}
+	}
+	if stores.Load() == before {
+		t.Fatal("the stores paused while Sync waited: nothing tested")
+	}
+	if _, ok := returnsWithin(10*time.Second, func() { db.Close() }); !ok {
+		t.Fatal("Close waited for the stores to pause")
+	}
+	close(stop)
+	<-stopped
+}
+
 // Issue 42 item 4: the worker takes the oldest jobs, a batch's bytes at
 // least, so that a bulk store's encoders work while the next batch
 // queues; a batch never holds a store acknowledged after the first store
