@@ -439,7 +439,8 @@ func decodeStack(b []byte) (s item.Stack, err error) {
 		}
 	}()
 	// A length beyond the bytes would be allocated by the decoder before
-	// it fails: GiBs, and a fatal error no recover catches.
+	// it fails (GiBs), and nesting too deep would overflow its stack:
+	// fatal errors no recover catches.
 	if err := nbtwalk.CheckOne(b); err != nil {
 		return item.Stack{}, fmt.Errorf("item NBT: %w", err)
 	}

@@ -64,8 +64,8 @@ var (
 	// ErrUnreadable: reading a column or a player's spawn made the
 	// source's reader panic, as Dragonfly's LevelDB provider does on some
 	// damaged data, or a column's record declares a length longer than
-	// its bytes could hold, which that reader would allocate
-	// (palettecheck.go).
+	// its bytes could hold, which that reader would allocate, or nests NBT
+	// deeper than 512 (palettecheck.go).
 	ErrUnreadable = errors.New("convert: unreadable")
 )
 

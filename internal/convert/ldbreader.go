@@ -45,9 +45,10 @@ import (
 // an entity whose NBT does not decode is kept with what did, a scheduled
 // update whose block does not decode is left zero, an entity of the legacy
 // record without a UniqueID gets a random one). One departure: a record
-// declaring a palette or an NBT list longer than its bytes could hold is
-// refused before the decoders allocate it (palettecheck.go), where mcdb
-// would allocate it and then fail, or keep the entity that held it. A
+// declaring a palette or an NBT list longer than its bytes could hold, or
+// nesting NBT deeper than 512, is refused before the decoders allocate it
+// (palettecheck.go), where mcdb would allocate it and then fail, or keep
+// the entity that held it. A
 // test compares every
 // column of the real worlds and of a synthetic one with mcdb.LoadColumn's.
 

@@ -11,9 +11,9 @@ import (
 // before they read it: Dragonfly's disk decoder a palette of as many
 // entries as a uint32 says, gophertunnel's NBT decoder a list of as many
 // elements as an int32 says. So each record is walked before it reaches
-// them, and one that declares more than its bytes could hold is refused
-// (package nbtwalk says why a walk refuses only what the decoders fail
-// on).
+// them, and one that declares more than its bytes could hold, or nests
+// NBT too deep, is refused (package nbtwalk says why a walk refuses only
+// what the decoders fail on, and its one departure).
 //
 // Dragonfly's disk decoder (chunk.DiskDecode, v0.11.2) reads a column's
 // biomes, then each sub-chunk record: a version (1: one storage; 8: a
@@ -43,32 +43,37 @@ func unreadable(err error) error {
 // sub-chunks, as chunk.DiskDecode is given) whose palette, or a block
 // state in it, declares more than its bytes hold.
 func checkPalettes(d chunk.SerialisedData, n int) error {
-	if len(d.Biomes) != 0 {
-		w := &nbtwalk.Walker{B: d.Biomes}
-		for i := 0; i < n; i++ {
-			if err := storage(w, true); err != nil {
-				if err = nbtwalk.Refusal(err); err != nil {
-					return unreadable(fmt.Errorf("biome storage %d: %w", i, err))
-				}
-				break
-			}
-		}
+	if err := nbtwalk.Refusal(walkBiomes(&nbtwalk.Walker{B: d.Biomes}, n)); err != nil {
+		return unreadable(err)
 	}
 	for i, sub := range d.SubChunks {
-		if err := nbtwalk.Refusal(walkSubChunk(sub)); err != nil {
+		if err := nbtwalk.Refusal(walkSubChunk(&nbtwalk.Walker{B: sub})); err != nil {
 			return unreadable(fmt.Errorf("sub-chunk %d: %w", i, err))
 		}
 	}
 	return nil
 }
 
-// walkSubChunk walks the storages of one sub-chunk record. An empty one is
-// absent, as the decoder takes it.
-func walkSubChunk(b []byte) error {
-	if len(b) == 0 {
+// walkBiomes walks the biome storages of n sub-chunks in w.B. Empty
+// biomes are absent, as the decoder takes them.
+func walkBiomes(w *nbtwalk.Walker, n int) error {
+	if len(w.B) == 0 {
 		return nil
 	}
-	w := &nbtwalk.Walker{B: b}
+	for i := 0; i < n; i++ {
+		if err := storage(w, true); err != nil {
+			return fmt.Errorf("biome storage %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// walkSubChunk walks the storages of the sub-chunk record in w.B. An empty
+// one is absent, as the decoder takes it.
+func walkSubChunk(w *nbtwalk.Walker) error {
+	if len(w.B) == 0 {
+		return nil
+	}
 	ver, _ := w.Byte()
 	count := 1
 	switch ver {
@@ -137,7 +142,10 @@ func storage(w *nbtwalk.Walker, biome bool) error {
 	if err := w.Elements("a palette", n, minBlockEntry); err != nil {
 		return err
 	}
-	for range n {
+	owed := w.Owed
+	defer func() { w.Owed = owed }()
+	for i := range n {
+		w.Owed = owed + (n-1-i)*minBlockEntry // the entries after this one
 		if err := w.Tree(); err != nil {
 			return err
 		}

@@ -80,7 +80,7 @@ func TestLengthsBeyondBytesRefused(t *testing.T) {
 			runtime.ReadMemStats(&before)
 			_, err := cr.column(r)
 			runtime.ReadMemStats(&after)
-			if !errors.Is(err, nbtwalk.ErrBeyondBytes) || !errors.Is(err, ErrUnreadable) {
+			if !nbtwalk.Refused(err) || !errors.Is(err, ErrUnreadable) {
 				t.Fatalf("read %v, want a length beyond its bytes refused", err)
 			}
 			if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
@@ -92,10 +92,10 @@ func TestLengthsBeyondBytesRefused(t *testing.T) {
 
 // The palette walks refuse only what Dragonfly's disk decoder fails on.
 // The input's first byte picks what the rest is: a sub-chunk record, or
-// the biomes of a column of 4 sub-chunks. A refused record is only handed
-// to the decoder when no length it could meet is large enough to hurt
-// (nbtwalk.AnyLengthOver). The NBT walk has its own target,
-// nbtwalk.FuzzTree.
+// the biomes of a column of 4 sub-chunks. A refused record goes to the
+// decoder unless an audited walk (nbtwalk.Walker.Audit), which follows it
+// as the decoder would, finds lengths it would allocate beyond 1<<16
+// elements. The NBT walk has its own target, nbtwalk.FuzzTree.
 func FuzzPaletteChecks(f *testing.F) {
 	world.DefaultBlockRegistry.Finalize()
 	col := worldtest.Synthetic(7, world.Overworld, world.DefaultBlockRegistry)
@@ -107,22 +107,28 @@ func FuzzPaletteChecks(f *testing.F) {
 		}
 	}
 	f.Add(append([]byte{0}, hugeSub(append([]byte{0<<1 | 1}, airState(f)...))...))
+	f.Add(append([]byte{0, 8, 1, 1<<1 | 1}, append(make([]byte, 512), 2, 0, 0, 0, 0)...)) // 2 entries, 1 byte
 	f.Add(append([]byte{1}, enc.Biomes...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 {
 			return
 		}
-		d := chunk.SerialisedData{SubChunks: [][]byte{data[1:]}}
-		r := cube.Range{0, 15}
-		if data[0]&1 == 1 {
+		biomes := data[0]&1 == 1
+		d, r := chunk.SerialisedData{SubChunks: [][]byte{data[1:]}}, cube.Range{0, 15}
+		walk := func(w *nbtwalk.Walker) error { return walkSubChunk(w) }
+		if biomes {
 			d, r = chunk.SerialisedData{Biomes: data[1:]}, cube.Range{0, 63}
+			walk = func(w *nbtwalk.Walker) error { return walkBiomes(w, 4) }
 		}
 		err := checkPalettes(d, (r.Height()>>4)+1)
-		var beyond *nbtwalk.BeyondBytesError
-		if !errors.As(err, &beyond) || nbtwalk.AnyLengthOver(data, 1<<16) {
+		if !nbtwalk.Refused(err) {
 			return
 		}
-		if decodes(d, r) {
+		audit := &nbtwalk.Walker{B: data[1:], Audit: true}
+		if _ = walk(audit); audit.Declared > 1<<16 {
+			return
+		}
+		if decodes(d, r) && !errors.Is(err, nbtwalk.ErrTooDeep) {
 			t.Fatalf("refused %v, but the decoder reads it", err)
 		}
 	})
@@ -181,7 +187,7 @@ func refusedByWalk(t *testing.T, dir string, places []place) []error {
 	}
 	out := make([]error, len(places))
 	for i, pl := range places {
-		if _, err := cr.column(runByGets(ldb, pl)); errors.Is(err, nbtwalk.ErrBeyondBytes) {
+		if _, err := cr.column(runByGets(ldb, pl)); nbtwalk.Refused(err) {
 			out[i] = err
 		}
 	}

@@ -11,13 +11,25 @@
 // the way those decoders do and refuses a length longer than the bytes
 // after it could hold.
 //
-// A walk refuses nothing the decoders could read: every element takes at
-// least MinSize bytes, so a refused length is one the decoder fails on, or
-// never reaches because it failed before. Where a walk cannot follow the
-// bytes (a short read, a negative length, a tag the decoder refuses), it
-// stops with ErrStop and leaves the verdict to the decoder, which fails
-// there before it allocates anything larger than the record. The walk has
-// no depth limit: stopping above the decoder's would let it go on alone.
+// A length is checked against the bytes left less those the elements not
+// yet walked of the enclosing lists take at least (Walker.Owed): checked
+// against the bytes left alone, a chain of lists each as long as the bytes
+// after it allows made the decoder allocate the square of the record's
+// size. So what the decoder allocates before it fails or ends is at most
+// the record's size times the ratio of an element's Go size to its
+// MinSize (16 for a list of compounds read into []any).
+//
+// A walk refuses nothing the decoders could read, but for one departure: a
+// refused length is one the decoder fails on (it needs more elements, each
+// of at least MinSize bytes, than the bytes can hold), or never reaches
+// because it failed before. The departure is nesting deeper than MaxDepth,
+// refused with ErrTooDeep: the decoder refuses compounds that deep itself,
+// but not lists nested in lists, which it follows by recursion as deep as
+// the bytes go, as the walk would (a few MiB of nested lists overflow the
+// stack: a fatal error). Where a walk cannot follow the bytes (a short
+// read, a negative length, a tag the decoder refuses), it stops with
+// ErrStop and leaves the verdict to the decoder, which fails there before
+// it allocates more than the bound above.
 //
 // Nothing here is shared: a Walker is for one goroutine.
 package nbtwalk
@@ -28,10 +40,17 @@ import (
 	"fmt"
 )
 
+// MaxDepth is the deepest nesting of lists and compounds a walk follows:
+// the depth at which gophertunnel's decoder refuses a compound's tag.
+const MaxDepth = 512
+
 var (
 	// ErrBeyondBytes marks a record that declares more than its bytes
 	// hold. The error returned is a *BeyondBytesError.
 	ErrBeyondBytes = errors.New("a length beyond the bytes that hold it")
+	// ErrTooDeep marks a record nesting lists and compounds deeper than
+	// MaxDepth.
+	ErrTooDeep = fmt.Errorf("NBT nested deeper than %d", MaxDepth)
 	// ErrStop: the walk cannot follow the bytes; the decoder decides.
 	ErrStop = errors.New("nbtwalk: walk stopped")
 )
@@ -79,6 +98,18 @@ var MinSize = [...]int64{
 type Walker struct {
 	B   []byte
 	Off int
+	// Owed is the bytes that elements not yet walked, after the one being
+	// walked, take at least: a length is checked against the bytes left
+	// less these. A caller walking a counted run of elements itself (a
+	// palette's entries) sets it for each.
+	Owed int64
+	// Audit, for tests, walks as the decoder reads: a length is never
+	// refused but added to Declared, and the walk goes on into its
+	// elements until the bytes end. A test then knows how much a decoder
+	// given a refused record would allocate before it fails.
+	Audit    bool
+	Declared int64
+	depth    int
 }
 
 // Left is the number of bytes after Off.
@@ -133,10 +164,25 @@ func (w *Walker) count(size int) (int64, error) {
 // Elements checks n elements of at least size bytes each against the
 // bytes left.
 func (w *Walker) Elements(what string, n, size int64) error {
-	if n*size > w.Left() {
-		return &BeyondBytesError{what, n, w.Left()}
+	if w.Audit {
+		w.Declared += n
+		return nil
+	}
+	if left := w.Left() - w.Owed; n*size > left {
+		return &BeyondBytesError{what, n, left}
 	}
 	return nil
+}
+
+// nest enters a list or a compound; the caller calls the function it
+// returns when it leaves.
+func (w *Walker) nest() (func(), error) {
+	if w.depth >= MaxDepth && !w.Audit {
+		return nil, ErrTooDeep
+	}
+	w.depth++
+	owed := w.Owed
+	return func() { w.depth--; w.Owed = owed }, nil
 }
 
 // Tree walks one NBT tree (a named root tag), as gophertunnel's decoder
@@ -184,6 +230,11 @@ func (w *Walker) payload(t byte) error {
 		}
 		return w.Skip(n * size)
 	case TagList:
+		leave, err := w.nest()
+		if err != nil {
+			return err
+		}
+		defer leave()
 		et, err := w.Byte()
 		if err != nil || et > TagLongArray {
 			return ErrStop
@@ -198,14 +249,23 @@ func (w *Walker) payload(t byte) error {
 		if n > 0 && et == TagEnd {
 			return ErrStop
 		}
-		for range n {
+		owed := w.Owed
+		for i := range n {
+			w.Owed = owed + (n-1-i)*MinSize[et]
 			if err := w.payload(et); err != nil {
 				return err
 			}
 		}
 		return nil
 	case TagCompound:
+		leave, err := w.nest()
+		if err != nil {
+			return err
+		}
+		defer leave()
+		owed := w.Owed
 		for {
+			w.Owed = owed
 			nt, err := w.Byte()
 			if err != nil || nt > TagLongArray {
 				return ErrStop
@@ -216,6 +276,7 @@ func (w *Walker) payload(t byte) error {
 			if err := w.str(); err != nil {
 				return err
 			}
+			w.Owed = owed + 1 // the compound's end tag
 			if err := w.payload(nt); err != nil {
 				return err
 			}
@@ -243,24 +304,15 @@ func CheckOne(b []byte) error {
 	return Refusal((&Walker{B: b}).Tree())
 }
 
+// Refused reports whether err is a walk's refusal.
+func Refused(err error) bool {
+	return errors.Is(err, ErrBeyondBytes) || errors.Is(err, ErrTooDeep)
+}
+
 // Refusal is err unless the walk merely stopped.
 func Refusal(err error) error {
 	if errors.Is(err, ErrStop) {
 		return nil
 	}
 	return err
-}
-
-// AnyLengthOver reports whether a length over limit could be read anywhere
-// in b, as a little-endian uint32 at any offset. It is for tests that hand
-// a refused record to a decoder to see it fail: the decoder reads past the
-// length refused, into elements no walk reached, and would allocate any
-// length it met there.
-func AnyLengthOver(b []byte, limit uint32) bool {
-	for i := 0; i+4 <= len(b); i++ {
-		if binary.LittleEndian.Uint32(b[i:]) > limit {
-			return true
-		}
-	}
-	return false
 }
