@@ -90,9 +90,9 @@ type storeQueue struct {
 	// not yet done (one at a time), 0 when none is.
 	takenFirst uint64
 	batch      int64 // the bytes a batch takes at least, unless fewer are queued
-	limit  int64
-	maxAge time.Duration
-	quiet  time.Duration
+	limit      int64
+	maxAge     time.Duration
+	quiet      time.Duration
 	// gate, when set (by tests, before the first store), holds the worker
 	// until it is closed.
 	gate chan struct{}
