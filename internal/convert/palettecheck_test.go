@@ -90,6 +90,37 @@ func TestLengthsBeyondBytesRefused(t *testing.T) {
 	}
 }
 
+// An entity under digp/actorprefix whose NBT declares 2^31-1 compounds
+// refuses its column, which the pass and checkPass's reference agree on;
+// mcdb would allocate the list and keep the entity with what decoded
+// before it.
+func TestEntityBeyondBytesRefusesColumn(t *testing.T) {
+	dir := t.TempDir()
+	ldb, err := leveldb.OpenFile(filepath.Join(dir, "db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := binary.LittleEndian.AppendUint64(nil, 7)
+	for k, v := range map[string][]byte{
+		string(chunkKey(0, 0, 0, tagVersion)):  {mcdbChunkVersion},
+		digpPrefix + string(chunkKey(0, 0, 0)): id,
+		actorPrefix + string(id):               hugeList(),
+		string(chunkKey(1, 0, 0, tagVersion)):  {mcdbChunkVersion},
+	} {
+		if err := ldb.Put([]byte(k), v, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ldb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	refused := refusedByWalk(t, dir, []place{{Dim: world.Overworld}, {Pos: world.ChunkPos{1, 0}, Dim: world.Overworld}})
+	if !nbtwalk.Refused(refused[0]) || refused[1] != nil {
+		t.Fatalf("refused %v, want the first column refused and not the second", refused)
+	}
+	checkPass(t, dir, false)
+}
+
 // The palette walks refuse only what Dragonfly's disk decoder fails on.
 // The input's first byte picks what the rest is: a sub-chunk record, or
 // the biomes of a column of 4 sub-chunks. A refused record goes to the
