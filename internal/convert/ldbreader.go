@@ -48,9 +48,8 @@ import (
 // declaring a palette or an NBT list longer than its bytes could hold, or
 // nesting NBT deeper than 512, is refused before the decoders allocate it
 // (palettecheck.go), where mcdb would allocate it and then fail, or keep
-// the entity that held it. A
-// test compares every
-// column of the real worlds and of a synthetic one with mcdb.LoadColumn's.
+// the entity that held it. A test compares every column of the real worlds
+// and of a synthetic one with mcdb.LoadColumn's.
 
 // tagVersionOld is the tag of the version key Bedrock wrote before 0x2c.
 const tagVersionOld = 'v'
