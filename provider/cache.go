@@ -68,6 +68,9 @@ type snapshot struct {
 	// from a record has none.
 	flat  [][]byte
 	codec *column.Codec
+	// flatCharge is what the flat copies hold, charged once a load has
+	// built the chunk beside them (built); guarded by the cache's lock.
+	flatCharge int64
 }
 
 // build assembles s.chunk, once, from the snapshot's own sub-chunks (those
@@ -133,9 +136,32 @@ func (s *snapshot) setFlat(flat [][]byte, codec *column.Codec) {
 }
 
 // cost charges a snapshot its record and, for the decoded column, the
-// record's raw size (a close estimate of what the column holds).
+// record's raw size (a close estimate of what the column holds), and its
+// flat copies once its chunk is built beside them.
 func (c *columnCache) cost(s *snapshot) int64 {
-	return int64(len(s.rec)+s.lay.RawSize) + 512 + s.readyCost
+	return int64(len(s.rec)+s.lay.RawSize) + 512 + s.readyCost + s.flatCharge
+}
+
+// built charges s, the cached snapshot of its key, for its flat copies
+// once a load has built its chunk: the copies stay (the store worker
+// encodes the next store against them), and the built sub-chunks hold as
+// much again, so without it the cache held up to twice what it charged.
+// The charge is the copies' lengths; a copy shares one allocation with the
+// others the same store made, which may hold more.
+func (c *columnCache) built(s *snapshot) {
+	if c == nil || s.flat == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[s.key]; !ok || el.Value.(*snapshot) != s || s.flatCharge != 0 {
+		return
+	}
+	for _, f := range s.flat {
+		s.flatCharge += int64(len(f))
+	}
+	c.used += s.flatCharge
+	c.evictLocked(0)
 }
 
 // take returns the snapshot of k, which the caller must not modify, and

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/blazeworld/blaze/blazedb"
+	"github.com/blazeworld/blaze/internal/worldtest"
+	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
 
@@ -81,4 +83,55 @@ func TestColumnCacheBudget(t *testing.T) {
 		t.Fatal("a ready copy was given to a snapshot its room evicted")
 	}
 	checkCharge(t, c)
+}
+
+// A stored column's cached snapshot keeps the tick's flat copies, and a
+// load builds its chunk beside them: from then on the cache charges the
+// copies too, so that it holds what it charges (it held up to twice).
+func TestCacheChargesBuiltFlatCopies(t *testing.T) {
+	db := openDB(t, t.TempDir(), Config{})
+	pos := world.ChunkPos{1, 2}
+	col := worldtest.Synthetic(3, world.Overworld, world.DefaultBlockRegistry)
+	store := func() {
+		t.Helper()
+		if err := db.StoreColumn(pos, world.Overworld, col); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	used := func(c *columnCache) int64 {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		checkCharge(t, c)
+		return c.used
+	}
+	store()
+	cols, _ := db.columns()
+	k, _ := key(pos, world.Overworld)
+	s, ok := cols.peek(k)
+	if !ok {
+		t.Fatal("the stored column is not cached")
+	}
+	if s.flat == nil {
+		t.Skip("this build keeps no flat copies (blaze_safe)")
+	}
+	var flat int64
+	for _, f := range s.flat {
+		flat += int64(len(f))
+	}
+	before := used(cols)
+	for range 2 { // the second load charges nothing more
+		if _, err := db.LoadColumn(pos, world.Overworld); err != nil {
+			t.Fatal(err)
+		}
+		if got := used(cols); flat == 0 || got != before+flat {
+			t.Fatalf("charged %d after the load, want %d + %d of flat copies", got, before, flat)
+		}
+	}
+	// A new store replaces the snapshot, and its charge with it.
+	worldtest.ChangeOneBlock(col, 5)
+	store()
+	used(cols)
 }

@@ -48,6 +48,7 @@ func (db *DB) Prefetch(pos world.ChunkPos, dim world.Dimension) (bool, error) {
 		if err != nil {
 			return false, fmt.Errorf("prefetch column %v (%v): %w", pos, dim, err)
 		}
+		cols.built(s)
 		if !cols.giveReady(s, ready) {
 			return false, nil // stored or evicted meanwhile, or given one
 		}

@@ -332,6 +332,7 @@ func (db *DB) loadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column
 		}
 		col, err := s.column()
 		if err == nil {
+			cols.built(s)
 			return col, nil
 		}
 		// Cannot happen (the provider wrote those biomes); the engine's copy
