@@ -20,7 +20,8 @@ import (
 // needs no reflection but for the arrays (BenchmarkDecodeNBT;
 // docs/BENCHMARKS.md).
 //
-// It is safe on any bytes: every length is checked against the bytes left
+// It is safe on any bytes: every length is checked against the bytes left,
+// less those the elements still to come of the enclosing lists need,
 // before anything is allocated for it (gophertunnel's decoder allocates
 // what a damaged length declares, gigabytes if need be, which kills the
 // process), and nesting is bounded.
@@ -53,6 +54,9 @@ type nbtDecoder struct {
 	depth int
 	// nest is the true nesting, which bounds the recursion.
 	nest int
+	// owed is the bytes the elements still to come of the lists being
+	// decoded take at least (a byte each).
+	owed int
 	// pairs holds the entries of the compounds being decoded, innermost
 	// last, so that each map is made once its size is known rather than
 	// grown entry by entry.
@@ -286,18 +290,25 @@ func (d *nbtDecoder) list() (any, error) {
 		}
 		return s, nil
 	}
-	if n > len(d.b)-d.off { // every element takes at least a byte
+	// Every element takes at least a byte, and so does every element of
+	// the enclosing lists still to come (owed): checked against the bytes
+	// left alone, a chain of lists each as long as the bytes after it
+	// allow would have this allocate the square of the record's size.
+	if n > len(d.b)-d.off-d.owed {
 		return nil, fmt.Errorf("nbt: list of %d runs past the end", n)
 	}
 	s := make([]any, n)
+	owed := d.owed
 	for i := range s {
 		if byte(et) == tagEnd {
 			return nil, fmt.Errorf("nbt: list of end tags")
 		}
+		d.owed = owed + n - 1 - i
 		if s[i], err = d.value(byte(et)); err != nil {
 			return nil, err
 		}
 	}
+	d.owed = owed
 	d.depth--
 	return s, nil
 }

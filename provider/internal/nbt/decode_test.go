@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -114,6 +115,28 @@ func TestDecodeNBTBoundsLengths(t *testing.T) {
 	deep = append(deep, tagEnd, 0, 0, 0, 0, tagEnd)
 	if _, err := Decode(deep); err == nil {
 		t.Fatal("100,000 nested lists decoded")
+	}
+	// 100 lists, each as long as the bytes after it allow, then 16 KiB of
+	// empty lists: every length fits the bytes left, none with the
+	// elements the enclosing lists still owe. Refused before it allocates
+	// the 100 lists (5 MB): what is allocated stays near the record's size.
+	chain := []byte{tagCompound, 0, 0, tagList, 0, 0}
+	for range 100 {
+		chain = append(chain, tagList, 0, 0, 0, 0)
+	}
+	chain = append(chain, make([]byte, 16<<10)...)
+	for off := 6; off+5 <= 6+100*5; off += 5 {
+		binary.LittleEndian.PutUint32(chain[off+1:], uint32((len(chain)-off-5)/5))
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Decode(chain)
+	runtime.ReadMemStats(&after)
+	if err == nil {
+		t.Fatal("a chain of lists longer than their bytes decoded")
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Fatalf("allocated %d bytes for a %d-byte record", n, len(chain))
 	}
 }
 
