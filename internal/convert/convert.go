@@ -311,21 +311,26 @@ func copyColumns(p pair, places []place, o Options, r *Report, bar *progress.Bar
 	if fatal != nil {
 		return fatal
 	}
+	reportColumns(r, o, places, func(i int) error { return failed[i] })
+	if own {
+		bar.Finish()
+	}
+	return nil
+}
+
+// reportColumns counts in r each of places that was converted, and lists
+// each that was not, with errOf(its index): the source's reader could not
+// read it, or read it into one that cannot be what the world held (a layer
+// missing, an index beyond its palette).
+func reportColumns(r *Report, o Options, places []place, errOf func(int) error) {
 	for i, pl := range places {
-		if err := failed[i]; err != nil {
-			// The source's reader could not read the column, or read it
-			// into one that cannot be what the world held (a layer
-			// missing, an index beyond its palette).
+		if err := errOf(i); err != nil {
 			r.Failed = append(r.Failed, Failure{pl.Pos, pl.Dim, err})
 			o.Log.Warn("cannot read column", "pos", pl.Pos, "dim", fmt.Sprint(pl.Dim), "err", err)
 		} else {
 			r.Columns++
 		}
 	}
-	if own {
-		bar.Finish()
-	}
-	return nil
 }
 
 // load reads the column at pl from p. Dragonfly's LevelDB provider panics

@@ -59,17 +59,7 @@ func fromLevelDB(src, dst string, o Options) (*Report, error) {
 		return r, err
 	}
 	places := pass.places
-	for i, pl := range places {
-		if err := pass.cols[i].err; err != nil {
-			// The source's reader could not read the column, or read it
-			// into one that cannot be what the world held (a layer
-			// missing, an index beyond its palette).
-			r.Failed = append(r.Failed, Failure{pl.Pos, pl.Dim, err})
-			o.Log.Warn("cannot read column", "pos", pl.Pos, "dim", fmt.Sprint(pl.Dim), "err", err)
-		} else {
-			r.Columns++
-		}
-	}
+	reportColumns(r, o, places, func(i int) error { return pass.cols[i].err })
 	failed := failedSet(r.Failed)
 	sums := make([]colcmp.Sum, len(places))
 	for i := range places {
@@ -189,7 +179,7 @@ func passLevelDB(dir string, to world.Provider, summer *colcmp.Summer, o Options
 	cr := &columnReader{ldb: ldb, blocks: blocks, log: o.Log.With("provider", "mcdb")}
 	// The number of columns is known only at the end of the pass.
 	bar := progress.New(o.Progress, -1, "converting")
-	p, err := readLevelDB(ldb, cr, to, summer, runtime.GOMAXPROCS(0), bar)
+	p, err := readLevelDB(cr, to, summer, runtime.GOMAXPROCS(0), bar)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/blazeworld/blaze/provider"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
-	"github.com/df-mc/goleveldb/leveldb"
 	"github.com/df-mc/goleveldb/leveldb/util"
 	"github.com/google/uuid"
 )
@@ -106,12 +105,13 @@ type passResult struct {
 	fatal error
 }
 
-// readLevelDB reads every record of ldb once, storing each column into to
-// (on workers goroutines, a column at a time each) and counting it on bar.
+// readLevelDB reads every record of cr's database once, storing each
+// column into to (on workers goroutines, a column at a time each) and
+// counting it on bar.
 // An error stops it: the source could not be read, or the destination
 // failed (not a column it refused as invalid, which is that column's
 // error).
-func readLevelDB(ldb *leveldb.DB, cr *columnReader, to columnStorer, summer *colcmp.Summer, workers int, bar *progress.Bar) (*levelDBPass, error) {
+func readLevelDB(cr *columnReader, to columnStorer, summer *colcmp.Summer, workers int, bar *progress.Bar) (*levelDBPass, error) {
 	digpAt, err := cr.readDigp()
 	if err != nil {
 		return nil, err
@@ -175,7 +175,7 @@ func readLevelDB(ldb *leveldb.DB, cr *columnReader, to columnStorer, summer *col
 		}
 		cur = nil
 	}
-	it := ldb.NewIterator(nil, nil)
+	it := cr.ldb.NewIterator(nil, nil)
 	for it.Next() && err == nil && !stop.Load() {
 		k := it.Key()
 		if id, ok := playerKey(k); ok {
@@ -187,8 +187,7 @@ func readLevelDB(ldb *leveldb.DB, cr *columnReader, to columnStorer, summer *col
 				p.places = append(p.places, pl)
 			}
 		}
-		key := bytes.Clone(k)
-		var val []byte
+		key, val := bytes.Clone(k), bytes.Clone(it.Value())
 		if pl, tag, sub, ok := mcdbKey(k); ok {
 			if cur != nil && cur.pl != pl {
 				flush()
@@ -196,10 +195,7 @@ func readLevelDB(ldb *leveldb.DB, cr *columnReader, to columnStorer, summer *col
 			if cur == nil {
 				cur = &run{pl: pl}
 			}
-			val = bytes.Clone(it.Value())
 			cur.add(tag, sub, val)
-		} else {
-			val = bytes.Clone(it.Value())
 		}
 		rec := provider.ExtraRecord{Key: key, Value: val}
 		switch c := classify(key); {

@@ -2,13 +2,10 @@ package convert
 
 import (
 	"encoding/binary"
-	"log/slog"
 	"path/filepath"
 	"testing"
 
-	"github.com/blazeworld/blaze/internal/worldtest"
 	"github.com/df-mc/dragonfly/server/world"
-	"github.com/df-mc/dragonfly/server/world/mcdb"
 	"github.com/df-mc/goleveldb/leveldb"
 )
 
@@ -85,18 +82,7 @@ func FuzzPassReadsAsMCDB(f *testing.F) {
 	// Seeds: the records mcdb writes for synthetic columns at two of the
 	// places, in the overworld and the nether, as fuzz records.
 	dir := filepath.Join(f.TempDir(), "w")
-	db, err := mcdb.Config{Log: slog.New(slog.DiscardHandler)}.Open(dir)
-	if err != nil {
-		f.Fatal(err)
-	}
-	for i, d := range []world.Dimension{world.Overworld, world.Nether} {
-		if err := db.StoreColumn(fuzzPlaces[i], d, worldtest.Synthetic(uint64(i+3), d, world.DefaultBlockRegistry)); err != nil {
-			f.Fatal(err)
-		}
-	}
-	if err := db.Close(); err != nil {
-		f.Fatal(err)
-	}
+	mcdbWorld(f, dir, 3, []place{{Pos: fuzzPlaces[0], Dim: world.Overworld}, {Pos: fuzzPlaces[1], Dim: world.Nether}})
 	ldb, err := leveldb.OpenFile(filepath.Join(dir, "db"), nil)
 	if err != nil {
 		f.Fatal(err)

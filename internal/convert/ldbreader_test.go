@@ -101,7 +101,7 @@ func checkPass(t *testing.T, dir string, blaze bool) {
 	}
 	summer := colcmp.NewSummer()
 	cr := &columnReader{ldb: ldb, blocks: world.DefaultBlockRegistry, log: log}
-	p, err := readLevelDB(ldb, cr, rec, summer, 2, nil)
+	p, err := readLevelDB(cr, rec, summer, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,29 +334,36 @@ func chunkKey(x, z int32, dim int32, rest ...byte) []byte {
 	return append(k, rest...)
 }
 
+// mcdbWorld writes a LevelDB world in dir with mcdb: a synthetic column
+// at each of places, of seed seed, seed+1, ...
+func mcdbWorld(tb testing.TB, dir string, seed uint64, places []place) {
+	tb.Helper()
+	db, err := mcdb.Config{Log: slog.New(slog.DiscardHandler)}.Open(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i, pl := range places {
+		if err := db.StoreColumn(pl.Pos, pl.Dim, worldtest.Synthetic(seed+uint64(i), pl.Dim, world.DefaultBlockRegistry)); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // oddLevelDBWorld is a LevelDB world of synthetic columns in the three
 // dimensions, written by mcdb, and records that mcdb reads in ways of
 // their own, written beside them.
 func oddLevelDBWorld(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "w")
-	db, err := mcdb.Config{Log: slog.New(slog.DiscardHandler)}.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, c := range []place{
+	mcdbWorld(t, dir, 1, []place{
 		{Pos: world.ChunkPos{0, 0}, Dim: world.Overworld}, {Pos: world.ChunkPos{1, 0}, Dim: world.Overworld},
 		{Pos: world.ChunkPos{-1, -1}, Dim: world.Overworld}, {Pos: world.ChunkPos{0, 0}, Dim: world.Nether},
 		{Pos: world.ChunkPos{3, 1}, Dim: world.Nether}, {Pos: world.ChunkPos{0, 0}, Dim: world.End},
 		{Pos: world.ChunkPos{2, 0}, Dim: world.Overworld}, {Pos: world.ChunkPos{8, 5}, Dim: world.Overworld},
-	} {
-		if err := db.StoreColumn(c.Pos, c.Dim, worldtest.Synthetic(uint64(i+1), c.Dim, world.DefaultBlockRegistry)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+	})
 	ldb, err := leveldb.OpenFile(filepath.Join(dir, "db"), nil)
 	if err != nil {
 		t.Fatal(err)
