@@ -102,10 +102,14 @@ func (c *Codec) encodeFrom(src *source, p Prev, comp blazedb.Compression) (*Enco
 	if c.dict.Registry() == nil {
 		return nil, errors.New("no block registry")
 	}
-	// toID needs the dictionary's lock: it is taken around each use, never
-	// across encoding.
+	// toID takes the dictionary's lock for each id, never across the
+	// encoding of a sub-chunk: the store worker's encoders run on every
+	// core, and the rest of a sub-chunk's encoding (copying and checking
+	// its index words) is theirs alone.
 	toID := func(rid uint32) (uint64, error) {
+		c.dict.Lock()
 		id, fresh, err := c.dict.ID(rid)
+		c.dict.Unlock()
 		if err != nil {
 			return 0, err
 		}
@@ -118,8 +122,6 @@ func (c *Codec) encodeFrom(src *source, p Prev, comp blazedb.Compression) (*Enco
 	// every autosave stores) is recognised without building a record.
 	sp := scratchBufs.Get().(*[]byte)
 	defer scratchBufs.Put(sp)
-	np := scratchBufs.Get().(*[]byte)
-	defer scratchBufs.Put(np)
 	biomes := src.biomes
 	if col.Chunk != nil {
 		*sp = c.AppendBiomes((*sp)[:0], col.Chunk)
@@ -136,11 +138,7 @@ func (c *Codec) encodeFrom(src *source, p Prev, comp blazedb.Compression) (*Enco
 		// Encoding NBT is slow and these rarely change: compare the values.
 		sameNBT = nbt.EqualBlockEntities(col.BlockEntities, prev.BlockEntities) && nbt.EqualEntities(col.Entities, prev.Entities)
 	}
-	tail, err := appendTail(nil, col, func(rid uint32) (uint64, error) {
-		c.dict.Lock()
-		defer c.dict.Unlock()
-		return toID(rid)
-	})
+	tail, err := appendTail(nil, col, toID)
 	if err != nil {
 		return nil, err
 	}
@@ -222,19 +220,14 @@ func (c *Codec) encodeFrom(src *source, p Prev, comp blazedb.Compression) (*Enco
 		case src.flatAt(i) != nil:
 			*sp, err = c.flatSubIDs((*sp)[:0], src.flat[i], src.y0+i, toID)
 		case c.raw != nil:
-			c.dict.Lock()
 			*sp, err = appendSubIDs((*sp)[:0], c.raw, sub, src.y0+i, toID)
-			c.dict.Unlock()
-		case col.Chunk == nil:
-			err = errors.New("a sub-chunk of a snapshot's parts without the raw path")
 		default:
 			// Dragonfly's encoding, read back, checked and rewritten
-			// with dictionary ids.
-			*np = append((*np)[:0], chunk.EncodeSubChunk(col.Chunk, chunk.NetworkEncoding, i)...)
-			r := &reader{b: *np}
-			c.dict.Lock()
+			// with dictionary ids. (Parts always have the raw path:
+			// checkParts refuses them otherwise.)
+			net := chunk.EncodeSubChunk(col.Chunk, chunk.NetworkEncoding, i)
+			r := &reader{b: net}
 			*sp, err = rewriteSub((*sp)[:0], r, readVarint32, appendUvarint, toID)
-			c.dict.Unlock()
 			if err == nil && r.off != len(r.b) {
 				err = fmt.Errorf("%d bytes not understood", len(r.b)-r.off)
 			}

@@ -73,7 +73,7 @@ func (c *Codec) SubEqualFlat(sub *chunk.SubChunk, y int, f []byte) bool {
 
 // flatSubIDs appends the sub-chunk f holds in its flat form to dst in the
 // record's shared layout, its palette entries as dictionary ids (toID,
-// called with the dictionary's lock held): the bytes appendSubIDs gives of
+// which locks the dictionary itself): the bytes appendSubIDs gives of
 // the sub-chunk DecodeFlatSub builds from f, without building it. Both
 // are Dragonfly's network encoding with the palette entries rewritten, and
 // a flat form holds that encoding as the raw Builder writes it from the
@@ -87,9 +87,7 @@ func (c *Codec) flatSubIDs(dst, f []byte, y int, toID func(uint32) (uint64, erro
 		return nil, fmt.Errorf("%w: flat sub-chunk at y %d in place of %d", ErrCorrupt, int8(f[4+2]), int8(y))
 	}
 	r := &reader{b: f, off: 4}
-	c.dict.Lock()
 	dst, err := rewriteSub(dst, r, readVarint32, appendUvarint, toID)
-	c.dict.Unlock()
 	if err != nil {
 		return nil, err
 	}
