@@ -63,9 +63,10 @@ type snapshot struct {
 	// (column/flatsub.go), which costs the World's tick less to make than
 	// SubChunk copies; subs[i] is nil where flat[i] is not. codec builds
 	// them. The store worker encodes them as they are (column.EncodeParts),
-	// and the cache's snapshot of the stored column keeps them so, until a
-	// load builds them (build) or a store changes them. A snapshot decoded
-	// from a record has none.
+	// and the cache's snapshot of the stored column keeps them until a
+	// store changes them, also once a load has built its chunk from them
+	// (build; the cache then charges them, built). A snapshot decoded from
+	// a record has none.
 	flat  [][]byte
 	codec *column.Codec
 	// flatCharge is what the flat copies hold, charged once a load has

@@ -55,12 +55,7 @@ func (c *Codec) AppendFlatSub(dst []byte, ch *chunk.Chunk, i int) []byte {
 // appendFlat appends sub in its flat form, its y as sub-chunk y's.
 func (c *Codec) appendFlat(dst []byte, sub *chunk.SubChunk, y int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, sub.Block(0, 0, 0, 255))
-	layers := sub.Layers()
-	dst = append(dst, chunk.SubChunkVersion, byte(len(layers)), uint8(y))
-	for _, l := range layers {
-		dst = c.raw.AppendStorage(dst, l)
-	}
-	return dst
+	return c.raw.AppendSubChunk(dst, sub, y)
 }
 
 // SubEqualFlat reports whether sub, as sub-chunk y of its column, has the

@@ -153,11 +153,12 @@ func (b *Builder) Values(s *chunk.PalettedStorage) []uint32 {
 	return *(*[]uint32)(unsafe.Add(unsafe.Pointer(s.Palette()), b.values))
 }
 
-// AppendSubChunk appends sub-chunk i of c as chunk.EncodeSubChunk encodes
-// it in the network encoding.
-func (b *Builder) AppendSubChunk(dst []byte, c *chunk.Chunk, i int) []byte {
-	layers := c.Sub()[i].Layers()
-	dst = append(dst, chunk.SubChunkVersion, byte(len(layers)), uint8(i+(c.Range()[0]>>4)))
+// AppendSubChunk appends sub, the sub-chunk at y (its index in its column
+// plus the column's lowest), as chunk.EncodeSubChunk encodes it in the
+// network encoding.
+func (b *Builder) AppendSubChunk(dst []byte, sub *chunk.SubChunk, y int) []byte {
+	layers := sub.Layers()
+	dst = append(dst, chunk.SubChunkVersion, byte(len(layers)), uint8(y))
 	for _, s := range layers {
 		dst = b.AppendStorage(dst, s)
 	}

@@ -292,7 +292,7 @@ func (b *Builder) probeSub(a *Arena, layers []probeLayerData) *chunk.SubChunk {
 // sub-chunk and the biomes of c exactly as Dragonfly does.
 func (b *Builder) encodesLike(c *chunk.Chunk) bool {
 	for i := range c.Sub() {
-		if !bytes.Equal(b.AppendSubChunk(nil, c, i), chunk.EncodeSubChunk(c, chunk.NetworkEncoding, i)) {
+		if !bytes.Equal(b.AppendSubChunk(nil, c.Sub()[i], i+(c.Range()[0]>>4)), chunk.EncodeSubChunk(c, chunk.NetworkEncoding, i)) {
 			return false
 		}
 	}
