@@ -31,25 +31,22 @@ type op struct {
 }
 
 // Put adds a put of a chunk key.
-func (b *Batch) Put(k Key, v []byte) {
-	if len(v) > maxValueLen {
-		b.fail(fmt.Errorf("%w: value of %d bytes for %v (limit %d)", ErrTooLarge, len(v), k, maxValueLen))
-		return
-	}
-	b.ops = append(b.ops, op{k: rkey{chunk: k}, key: appendChunkKey(nil, k), val: append([]byte(nil), v...)})
-}
+func (b *Batch) Put(k Key, v []byte) { b.put(k, append([]byte(nil), v...), false) }
 
 // PutShared is Put of a value its caller never modifies again: the batch
 // keeps v itself instead of a copy, and so does the engine's cache once the
 // batch is applied (as DB.PutShared), where a caller that keeps the value
 // too (the provider's column cache does) would otherwise have it copied
 // twice and held twice.
-func (b *Batch) PutShared(k Key, v []byte) {
+func (b *Batch) PutShared(k Key, v []byte) { b.put(k, v, true) }
+
+// put adds a put of a chunk key of value v, which the batch keeps.
+func (b *Batch) put(k Key, v []byte, shared bool) {
 	if len(v) > maxValueLen {
 		b.fail(fmt.Errorf("%w: value of %d bytes for %v (limit %d)", ErrTooLarge, len(v), k, maxValueLen))
 		return
 	}
-	b.ops = append(b.ops, op{k: rkey{chunk: k}, key: appendChunkKey(nil, k), val: v, shared: true})
+	b.ops = append(b.ops, op{k: rkey{chunk: k}, key: appendChunkKey(nil, k), val: v, shared: shared})
 }
 
 // Delete adds a delete of a chunk key.

@@ -13,7 +13,7 @@ import (
 // engine's cache, and read back like Put's, reopened too, beside a Put and
 // a Delete in the same batch, with every codec.
 func TestBatchPutShared(t *testing.T) {
-	for _, c := range []Compression{CompressionNone, CompressionLZ4} {
+	for _, c := range []Compression{CompressionNone, CompressionLZ4, CompressionSnappy, CompressionZstd} {
 		fs := vfstest.NewMem()
 		db := open(t, fs, "/db", Options{Compression: c})
 		if err := db.Put(Key{X: 9}, value(9, 100)); err != nil {
@@ -54,7 +54,8 @@ func TestBatchPutShared(t *testing.T) {
 	}
 }
 
-// frame writes a batch's records in place, after room for its header: the
+// frame writes a batch's records in place, after room for its header (no
+// allocation but the offsets when dst has room): the
 // bytes and offsets are those of the body built apart and then framed as
 // the batch's value, with and without a mark before it, and a single
 // record's those of appendRecord.
@@ -101,6 +102,12 @@ func TestFrameInPlace(t *testing.T) {
 			}
 			if fmt.Sprint(offs) != fmt.Sprint(wantOffs) {
 				t.Fatalf("%s: offsets %v, want %v", what, offs, wantOffs)
+			}
+			// In place: with room after the prefix, nothing is allocated
+			// but the offsets (a body built apart is one more).
+			roomy := append(make([]byte, 0, len(want)), prefix...)
+			if n := testing.AllocsPerRun(10, func() { db.frame(roomy, live[:n]) }); n > 1 {
+				t.Fatalf("%s: %v allocations to frame into room enough", what, n)
 			}
 		}
 	}

@@ -234,21 +234,21 @@ func appendRecord(dst []byte, r *record) []byte {
 	dst = grow(dst, recHeaderSize)
 	dst = append(dst, r.key...)
 	dst = append(dst, r.value...)
-	sealRecord(dst[start:], r, len(r.key))
+	sealRecord(dst[start:], r)
 	return dst
 }
 
 // sealRecord writes the header and checksum of the record b holds whole:
-// room for its header, then its key (keyLen bytes) and its value, which
-// are already in place. The header's fields other than the lengths come
-// from r (whose key and value are not read), so that a batch's records
-// are framed in the buffer that is written instead of copied into it.
-func sealRecord(b []byte, r *record, keyLen int) {
+// room for its header, then its key (len(r.key) bytes) and its value,
+// which are already in place. The header's fields come from r, whose key
+// and value bytes are not read, so that a batch's records are framed in
+// the buffer that is written instead of copied into it.
+func sealRecord(b []byte, r *record) {
 	binary.LittleEndian.PutUint32(b[4:], uint32(len(b)-recHeaderSize))
 	binary.LittleEndian.PutUint64(b[8:], r.seq)
 	b[16] = r.kind
 	b[17] = uint8(r.codec)
-	binary.LittleEndian.PutUint16(b[18:], uint16(keyLen))
+	binary.LittleEndian.PutUint16(b[18:], uint16(len(r.key)))
 	binary.LittleEndian.PutUint32(b[20:], r.rawLen)
 	binary.LittleEndian.PutUint32(b[24:], r.vsum)
 	binary.LittleEndian.PutUint32(b, crc(b[4:]))

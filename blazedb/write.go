@@ -283,6 +283,6 @@ func (db *DB) frame(dst []byte, live []pending) ([]byte, []int64) {
 		offs[i] = int64(len(dst))
 		dst = rec(dst, &live[i], db.seq+uint64(i), true)
 	}
-	sealRecord(dst[start:], &record{seq: db.seq, kind: kindBatch, rawLen: uint32(len(dst) - start - recHeaderSize)}, 0)
+	sealRecord(dst[start:], &record{seq: db.seq, kind: kindBatch, rawLen: uint32(len(dst) - start - recHeaderSize)})
 	return dst, offs
 }
