@@ -141,7 +141,7 @@ func (db *DB) addToCheckpoint(p *pendingCheckpoint, k blazedb.Key, rec []byte, f
 		p.b.PutNamed(editionName, encodeEdition(e))
 		p.edition = &e
 	}
-	p.b.Put(k, rec)
+	p.b.PutShared(k, rec) // writeColumn's: never written again
 	p.keys = append(p.keys, k)
 	p.ids = append(p.ids, ids...)
 	return nil

@@ -171,7 +171,7 @@ func (db *DB) putColumn(b *blazedb.Batch, k blazedb.Key, rec []byte, fresh []int
 	if err != nil {
 		return err
 	}
-	b.Put(k, rec)
+	b.PutShared(k, rec) // as in writeColumn: rec is never written again
 	if err := db.eng.Apply(b); err != nil {
 		return err
 	}
