@@ -70,21 +70,13 @@ type source struct {
 	owned bool
 }
 
-// flatAt returns sub-chunk i in its flat form if s holds it so, else nil.
-func (s *source) flatAt(i int) []byte {
-	if s.flat == nil {
-		return nil
-	}
-	return s.flat[i]
-}
-
-// flatAt returns sub-chunk i of p in its flat form if p holds it so, else
+// flatAt returns sub-chunk i in its flat form if flat holds it so, else
 // nil.
-func (p *Prev) flatAt(i int) []byte {
-	if p.Flat == nil {
+func flatAt(flat [][]byte, i int) []byte {
+	if flat == nil {
 		return nil
 	}
-	return p.Flat[i]
+	return flat[i]
 }
 
 func (c *Codec) encodeFrom(src *source, p Prev, comp blazedb.Compression) (*Encoded, error) {
@@ -209,7 +201,7 @@ func (c *Codec) encodeFrom(src *source, p Prev, comp blazedb.Compression) (*Enco
 		switch {
 		case sameSub[i]:
 			b = append(b, prev.Layout.sub(prev.Rec, i)...)
-			if f := prev.flatAt(i); f != nil {
+			if f := flatAt(prev.Flat, i); f != nil {
 				e.setFlat(i, f)
 			} else {
 				e.Subs[i] = prev.Subs[i]
@@ -217,7 +209,7 @@ func (c *Codec) encodeFrom(src *source, p Prev, comp blazedb.Compression) (*Enco
 			e.Layout.RawSize += prev.Layout.SubRaw(prev.Rec, i)
 			e.Layout.subEnds[i] = len(b)
 			continue
-		case src.flatAt(i) != nil:
+		case flatAt(src.flat, i) != nil:
 			*sp, err = c.flatSubIDs((*sp)[:0], src.flat[i], src.y0+i, toID)
 		case c.raw != nil:
 			*sp, err = appendSubIDs((*sp)[:0], c.raw, sub, src.y0+i, toID)
@@ -225,12 +217,7 @@ func (c *Codec) encodeFrom(src *source, p Prev, comp blazedb.Compression) (*Enco
 			// Dragonfly's encoding, read back, checked and rewritten
 			// with dictionary ids. (Parts always have the raw path:
 			// checkParts refuses them otherwise.)
-			net := chunk.EncodeSubChunk(col.Chunk, chunk.NetworkEncoding, i)
-			r := &reader{b: net}
-			*sp, err = rewriteSub((*sp)[:0], r, readVarint32, appendUvarint, toID)
-			if err == nil && r.off != len(r.b) {
-				err = fmt.Errorf("%d bytes not understood", len(r.b)-r.off)
-			}
+			*sp, err = rewriteNetSub((*sp)[:0], chunk.EncodeSubChunk(col.Chunk, chunk.NetworkEncoding, i), 0, toID)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("sub-chunk %d: %w", i, err)
@@ -239,7 +226,7 @@ func (c *Codec) encodeFrom(src *source, p Prev, comp blazedb.Compression) (*Enco
 			return nil, err
 		}
 		switch {
-		case src.flatAt(i) != nil:
+		case flatAt(src.flat, i) != nil:
 			e.setFlat(i, src.flat[i])
 		case src.owned:
 			e.Subs[i] = sub
@@ -306,7 +293,7 @@ func (e *Encoded) setFlat(i int, f []byte) {
 // their flat forms compared byte for byte (SubEqualFlat for a SubChunk's),
 // which calls equal sub-chunks different at most, never the reverse.
 func (c *Codec) subEqual(src *source, i int, prev *Prev) bool {
-	f, pf := src.flatAt(i), prev.flatAt(i)
+	f, pf := flatAt(src.flat, i), flatAt(prev.Flat, i)
 	switch {
 	case f == nil && pf == nil:
 		return SubEqual(src.subs[i], prev.Subs[i])
@@ -460,6 +447,18 @@ func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v
 // appendVarint32 writes v as the network encoding's zig-zag varint32.
 func appendVarint32(b []byte, v uint64) []byte {
 	return binary.AppendVarint(b, int64(int32(uint32(v))))
+}
+
+// rewriteNetSub appends the sub-chunk in network encoding b holds from off
+// to its end, its palette entries translated by tr (rewriteSub), and
+// refuses bytes after it.
+func rewriteNetSub(dst, b []byte, off int, tr func(uint32) (uint64, error)) ([]byte, error) {
+	r := &reader{b: b, off: off}
+	dst, err := rewriteSub(dst, r, readVarint32, appendUvarint, tr)
+	if err == nil && r.off != len(b) {
+		err = fmt.Errorf("%w: %d bytes after a sub-chunk", ErrCorrupt, len(b)-r.off)
+	}
+	return dst, err
 }
 
 // rewriteSub copies one sub-chunk in the shared layout from r to dst,

@@ -81,15 +81,7 @@ func (c *Codec) flatSubIDs(dst, f []byte, y int, toID func(uint32) (uint64, erro
 	if f[4+2] != uint8(y) {
 		return nil, fmt.Errorf("%w: flat sub-chunk at y %d in place of %d", ErrCorrupt, int8(f[4+2]), int8(y))
 	}
-	r := &reader{b: f, off: 4}
-	dst, err := rewriteSub(dst, r, readVarint32, appendUvarint, toID)
-	if err != nil {
-		return nil, err
-	}
-	if r.off != len(f) {
-		return nil, fmt.Errorf("%w: %d bytes after a flat sub-chunk", ErrCorrupt, len(f)-r.off)
-	}
-	return dst, nil
+	return rewriteNetSub(dst, f, 4, toID)
 }
 
 // Parts is a column as the store queue's snapshots hold it (issue 42):

@@ -69,7 +69,7 @@ func (b *Builder) Chunk(a *Arena, tmpl *chunk.Chunk, subs []*chunk.SubChunk, ys 
 	// Like New's (never tmpl.HeightMap(): it would compute tmpl's).
 	*(*chunk.HeightMap)(unsafe.Add(unsafe.Pointer(c), b.heightMap)) = make(chunk.HeightMap, 256)
 	*(*[]*chunk.SubChunk)(unsafe.Add(unsafe.Pointer(c), b.chunkSubs)) = dst
-	*(*[]*chunk.PalettedStorage)(unsafe.Add(unsafe.Pointer(c), b.biomes)) = biomes
+	*b.biomeStorages(c) = biomes
 	return c, nil
 }
 
@@ -165,12 +165,18 @@ func (b *Builder) AppendSubChunk(dst []byte, sub *chunk.SubChunk, y int) []byte 
 	return dst
 }
 
+// biomeStorages is c's slice of biome storages (an unexported field of
+// chunk.Chunk, at the offset the probe found).
+func (b *Builder) biomeStorages(c *chunk.Chunk) *[]*chunk.PalettedStorage {
+	return (*[]*chunk.PalettedStorage)(unsafe.Add(unsafe.Pointer(c), b.biomes))
+}
+
 // AppendBiomes appends c's biomes as chunk.EncodeBiomes encodes them in
 // the network encoding: a storage Equal to the one before is written as a
 // reference to it.
 func (b *Builder) AppendBiomes(dst []byte, c *chunk.Chunk) []byte {
 	var prev *chunk.PalettedStorage
-	for _, s := range *(*[]*chunk.PalettedStorage)(unsafe.Add(unsafe.Pointer(c), b.biomes)) {
+	for _, s := range *b.biomeStorages(c) {
 		if s.Equal(prev) {
 			dst = append(dst, 0x7f<<1|1)
 		} else {

@@ -3,7 +3,6 @@ package rawchunk
 import (
 	"bytes"
 	"encoding/binary"
-	"unsafe"
 
 	"github.com/df-mc/dragonfly/server/world/chunk"
 )
@@ -32,7 +31,7 @@ func (b *Builder) EqualSubChunk(enc []byte, sub *chunk.SubChunk, y int) bool {
 // c's biomes, without encoding them.
 func (b *Builder) EqualBiomes(enc []byte, c *chunk.Chunk) bool {
 	var prev *chunk.PalettedStorage
-	for _, s := range *(*[]*chunk.PalettedStorage)(unsafe.Add(unsafe.Pointer(c), b.biomes)) {
+	for _, s := range *b.biomeStorages(c) {
 		if s.Equal(prev) {
 			if len(enc) == 0 || enc[0] != 0x7f<<1|1 {
 				return false
