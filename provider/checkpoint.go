@@ -36,18 +36,6 @@ import (
 // column cache as always. Applying the batch holds back every other write
 // of the DB, and returns once it is durable (blazedb.Batch.Sync).
 
-// Checkpoint errors.
-var (
-	// ErrNoCheckpoint: Checkpoint found no Blaze world to checkpoint: the
-	// server's worlds are not on a DB whose Players() is its player
-	// provider, or are read-only.
-	ErrNoCheckpoint = errors.New("provider: no Blaze world with its players to checkpoint")
-	// ErrCheckpointBusy: players kept joining, leaving or changing
-	// dimension while a world was saved, each of checkpointTries times.
-	// What was gathered is written all the same.
-	ErrCheckpointBusy = errors.New("provider: players kept moving during the checkpoint")
-)
-
 // checkpointTries is how many times Checkpoint saves a world whose players
 // changed while it was saved.
 const checkpointTries = 5

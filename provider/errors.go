@@ -142,3 +142,15 @@ func locate(e CorruptionError) error {
 	}
 	return e
 }
+
+// Checkpoint errors.
+var (
+	// ErrNoCheckpoint: Checkpoint found no Blaze world to checkpoint: the
+	// server's worlds are not on a DB whose Players() is its player
+	// provider, or are read-only.
+	ErrNoCheckpoint = errors.New("provider: no Blaze world with its players to checkpoint")
+	// ErrCheckpointBusy: players kept joining, leaving or changing
+	// dimension while a world was saved, each of checkpointTries times.
+	// What was gathered is written all the same.
+	ErrCheckpointBusy = errors.New("provider: players kept moving during the checkpoint")
+)

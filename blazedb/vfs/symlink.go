@@ -1,7 +1,6 @@
 package vfs
 
 import (
-	"errors"
 	"os"
 )
 
@@ -22,10 +21,6 @@ import (
 // Reading follows links (Open, List), as do the directories on a path: a
 // world's directory, or a directory above it, may be a link to another
 // disk. MemFS has no links.
-
-// ErrSymlink is wrapped by the error of an open for writing whose name is
-// a symbolic link.
-var ErrSymlink = errors.New("vfs: the file is a symbolic link, which Blaze does not write through; replace it with the file itself")
 
 // writes reports whether an open with flag may change the file, or make
 // it.

@@ -16,7 +16,6 @@
 package vfs
 
 import (
-	"errors"
 	"io"
 	"os"
 )
@@ -85,12 +84,3 @@ type FS interface {
 	// releases the lock.
 	Lock(name string, exclusive bool) (io.Closer, error)
 }
-
-// ErrLocked is returned by FS.Lock when a conflicting lock is held. The
-// error wrapping it says by whom where the FS can tell: Default and MemFS
-// tell a lock of this process from another process's.
-var ErrLocked = errors.New("vfs: lock held")
-
-// ErrNotExist is returned for a missing file. It is os.ErrNotExist, so
-// errors.Is(err, os.ErrNotExist) works for every FS.
-var ErrNotExist = os.ErrNotExist

@@ -44,17 +44,6 @@ import (
 // the depth at which gophertunnel's decoder refuses a compound's tag.
 const MaxDepth = 512
 
-var (
-	// ErrBeyondBytes marks a record that declares more than its bytes
-	// hold. The error returned is a *BeyondBytesError.
-	ErrBeyondBytes = errors.New("a length beyond the bytes that hold it")
-	// ErrTooDeep marks a record nesting lists and compounds deeper than
-	// MaxDepth.
-	ErrTooDeep = fmt.Errorf("NBT nested deeper than %d", MaxDepth)
-	// ErrStop: the walk cannot follow the bytes; the decoder decides.
-	ErrStop = errors.New("nbtwalk: walk stopped")
-)
-
 // BeyondBytesError is a length refused: N entries of What declared, with
 // Left bytes after it. It wraps ErrBeyondBytes.
 type BeyondBytesError struct {

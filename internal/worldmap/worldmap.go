@@ -23,10 +23,6 @@ import (
 // MaxSide is the largest width or height of a map, in pixels (blocks).
 const MaxSide = 16384
 
-// ErrTooLarge: the world's extent in the dimension drawn is wider or
-// taller than MaxSide blocks.
-var ErrTooLarge = errors.New("worldmap: world too large to draw")
-
 // Map gathers the columns of one dimension from one or more databases and
 // draws them.
 type Map struct {

@@ -1,17 +1,12 @@
 package vfstest
 
 import (
-	"errors"
 	"maps"
 	"math/rand/v2"
 	"slices"
 )
 
 // The crash point and the crash state of a MemFS.
-
-// ErrCrashed is returned by every mutating operation of a MemFS after its
-// simulated crash point.
-var ErrCrashed = errors.New("vfs: simulated crash")
 
 // CrashAfter makes the n-th mutating operation from now, and every one after
 // it, fail with ErrCrashed without taking effect. n <= 0 disarms it.
