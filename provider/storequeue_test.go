@@ -142,11 +142,14 @@ func TestStoreQueueErrors(t *testing.T) {
 
 // Issue 42: a store not yet written is what a load returns (read your
 // writes), a copy the caller owns, whatever the World does to the column it
-// stored; Has counts it; Sync writes it.
+// stored; Has counts it; Sync writes it; a second store of it replaces it,
+// and the column is encoded once.
 func TestQueuedStoreReadYourWrites(t *testing.T) {
 	db := openDB(t, t.TempDir(), Config{})
 	gate := make(chan struct{})
 	db.store.gate = gate
+	var encoded atomic.Int64
+	db.store.encoding = func() { encoded.Add(1) }
 	pos := world.ChunkPos{4, 5}
 	col := worldtest.Synthetic(3, world.Overworld, world.DefaultBlockRegistry)
 	want := worldtest.Synthetic(3, world.Overworld, world.DefaultBlockRegistry)
@@ -189,6 +192,9 @@ func TestQueuedStoreReadYourWrites(t *testing.T) {
 	}
 	if ok, _ := db.eng.Has(k); !ok {
 		t.Fatal("Sync did not write the queued store")
+	}
+	if n := encoded.Load(); n != 1 {
+		t.Fatalf("a column stored twice while queued was encoded %d times", n)
 	}
 	if got, _ := db.LoadColumn(pos, world.Overworld); worldtest.Compare(want, got) != nil {
 		t.Fatal("the written column is not the last store")
@@ -269,8 +275,10 @@ func TestQueuedStoreFailureSurfaces(t *testing.T) {
 	if err := db.StoreColumn(world.ChunkPos{2, 0}, world.Overworld, other); err != nil {
 		t.Fatalf("the store itself: %v", err)
 	}
-	if err := db.Close(); err == nil {
-		t.Fatal("Close drained a failing write without an error")
+	// The engine's own Close fails on the same fault: the error must also
+	// name the queued store.
+	if err := db.Close(); err == nil || !strings.Contains(err.Error(), "a queued store failed") {
+		t.Fatalf("Close drained a failing write without reporting it: %v", err)
 	}
 }
 
