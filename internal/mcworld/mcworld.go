@@ -1,5 +1,3 @@
-// Package mcworld reads and writes .mcworld files, the zip archives
-// Bedrock exports worlds as.
 package mcworld
 
 import (

@@ -1,6 +1,3 @@
-// Package morton maps signed 2D chunk coordinates to Z-order (Morton) codes,
-// so that sorting by code keeps nearby chunks near each other on disk and in
-// the index.
 package morton
 
 // bias flips the sign bit so that int32 order equals uint32 order, which
