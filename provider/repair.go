@@ -38,7 +38,17 @@ func (conf Config) Repair(dir string) (*RepairReport, error) {
 	var err error
 	header := "" // a damaged log header the provider's open mended
 	if !conf.NoLevelDat && conf.Exists(dir) {
-		if rep.LevelDat, err = conf.repairSettings(dir); err != nil {
+		// level.dat is beside the engine, not in it: the engine's lock is
+		// taken first, so that a world a server has open is refused before
+		// anything of it is changed. (The dictionary's repair and the
+		// engine's open the engine, which takes the lock.)
+		lock, err := blazedb.Lock(filepath.Join(dir, engineDir), conf.engineOptions())
+		if err != nil {
+			return rep, fmt.Errorf("provider: repair %s: %w", dir, err)
+		}
+		rep.LevelDat, err = conf.repairSettings(dir)
+		lock.Close()
+		if err != nil {
 			return rep, err
 		}
 	}

@@ -126,6 +126,18 @@ func TestToolsRefuse(t *testing.T) {
 	if code := runInfo(&out, dir); code != exitFailed {
 		t.Fatalf("info of an open world: status %d", code)
 	}
+	// Repair refuses it before it changes anything, level.dat included,
+	// which lies beside the engine's files.
+	ldat := filepath.Join(dir, "level.dat")
+	if err := os.WriteFile(ldat, []byte("damaged"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := runRepair(&out, dir); code != exitFailed {
+		t.Fatalf("repair of an open world: status %d", code)
+	}
+	if b, _ := os.ReadFile(ldat); string(b) != "damaged" {
+		t.Fatal("repair of an open world rewrote its level.dat")
+	}
 }
 
 // segmentedGarbageWorld returns a segmented world of two regions whose
