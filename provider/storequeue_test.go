@@ -140,6 +140,46 @@ func TestStoreQueueErrors(t *testing.T) {
 	}
 }
 
+// Issue 42: with the bounds a DB opens with, the ones the README gives for
+// a process crash, a store waits once the oldest store not yet written was
+// acknowledged more than a second ago, until the worker writes it.
+// (TestKilledServer cannot reach this bound: its worker keeps up.)
+func TestStoreWaitsPastTheAgeBound(t *testing.T) {
+	db := openDB(t, t.TempDir(), Config{})
+	if db.store.maxAge != time.Second || db.store.limit != 64<<20 {
+		t.Fatalf("the queue's bounds are %v and %d bytes; the README says a second and 64 MiB", db.store.maxAge, db.store.limit)
+	}
+	gate := make(chan struct{})
+	db.store.gate = gate
+	var open sync.Once
+	openGate := func() { open.Do(func() { close(gate) }) }
+	t.Cleanup(openGate) // before the DB's Close, which drains the queue
+	store := func(x int32) func() {
+		col := worldtest.Synthetic(uint64(x), world.Overworld, world.DefaultBlockRegistry)
+		return func() {
+			if err := db.StoreColumn(world.ChunkPos{x, 0}, world.Overworld, col); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	first := time.Now()
+	store(0)()
+	if _, ok := returnsWithin(500*time.Millisecond, store(1)); !ok {
+		t.Fatal("a store waited with the oldest unwritten one younger than a second")
+	}
+	time.Sleep(time.Second - time.Since(first) + 50*time.Millisecond)
+	done, ok := returnsWithin(300*time.Millisecond, store(2))
+	if ok {
+		t.Fatal("a store returned with the oldest unwritten one older than a second")
+	}
+	openGate()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the store still waits after the worker wrote the queue")
+	}
+}
+
 // Issue 42: a store not yet written is what a load returns (read your
 // writes), a copy the caller owns, whatever the World does to the column it
 // stored; Has counts it; Sync writes it; a second store of it replaces it,
