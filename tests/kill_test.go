@@ -112,8 +112,10 @@ const processLossBound = time.Second
 // it) if the save returned more than processLossBound before the kill:
 // the saves after that may be lost, but only as a whole suffix of them.
 // The last two kills come more than processLossBound after the child's
-// first save, so that the bound itself is checked. It measures what the
-// kills lost, in saves and in time before the kill.
+// first save, so that some saves are old enough to be required (the
+// queue's bound itself, which this child's stores never reach, is
+// provider's TestStoreWaitsPastTheAgeBound). It measures what the kills
+// lost, in saves and in time before the kill.
 func TestKilledServer(t *testing.T) {
 	if os.Getenv(killChildEnv) != "" {
 		t.Skip("child")
