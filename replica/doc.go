@@ -12,7 +12,8 @@
 // in each epoch, unless the replica's log is a prefix of this one (the
 // same generation, and the SHA-256 its last object carries of its bytes
 // what the local log's first bytes hash to: resume.go), and level.dat,
-// levelname.txt and dictionary.dat whole when they changed. Restore picks,
+// levelname.txt, dictionary.dat and the engine's index.dat whole when they
+// changed. Restore picks,
 // for a time, the newest whole copy shipped by then and the bytes
 // appended after it by then.
 //

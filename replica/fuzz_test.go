@@ -33,8 +33,16 @@ func FuzzDecodeManifest(f *testing.F) {
 func FuzzParseObjectName(f *testing.F) {
 	f.Add(logObject{epoch: 1, gen: 2, start: 0, end: 40, time: time.Unix(0, 99)}.name())
 	f.Add(fileObject{file: "level.dat", epoch: 3, time: time.Unix(0, 7)}.name())
+	f.Add(prunedObject(time.Unix(0, 5)))
+	f.Add(deletionObject{epoch: 2, time: time.Unix(0, 11)}.name())
 	f.Add("log/x")
 	f.Fuzz(func(t *testing.T, name string) {
+		if h, ok := parsePrunedObject(name); ok && prunedObject(h) != name {
+			t.Fatalf("%q parses as a prune mark named %q", name, prunedObject(h))
+		}
+		if o, ok := parseDeletionObject(name); ok && o.name() != name {
+			t.Fatalf("%q parses as a deletion mark named %q", name, o.name())
+		}
 		if o, ok := parseLogObject(name); ok && o.name() != name {
 			t.Fatalf("%q parses as a log object named %q", name, o.name())
 		}

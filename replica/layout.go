@@ -37,6 +37,11 @@ import (
 //	|                                   | are the world's, above                     |
 //	| regions/DIM/r.X.Z/deleted/        | the region was deleted at TIME: a restore  |
 //	|   EPOCH-TIME (empty)              | takes its objects of TIME on only          |
+//	| pruned/TIME (empty), the root's   | a prune to TIME (Prune, Config.Retention)  |
+//	| or a region's                     | is deleting objects only a restore before  |
+//	|                                   | TIME reads, written before the first is:   |
+//	|                                   | Restore and Points refuse every time       |
+//	|                                   | before the newest such mark of any part    |
 //	+-----------------------------------+--------------------------------------------+
 //
 // The log's records carry the engine's checksums, which a restore verifies
@@ -77,6 +82,7 @@ const (
 	fileDir           = "file/"
 	regionsDir        = "regions/"
 	deletedDir        = "deleted/"
+	prunedDir         = "pruned/"
 )
 
 // shippedFiles are the world's files shipped whole beside its log, from
@@ -194,4 +200,19 @@ func parseDeletionObject(name string) (o deletionObject, ok bool) {
 		return deletionObject{}, false
 	}
 	return deletionObject{epoch: e, time: time.Unix(0, int64(t)).UTC()}, true
+}
+
+// prunedObject names the mark a prune to horizon leaves under the prefix
+// it prunes (the root's or a region's) before it deletes anything.
+func prunedObject(horizon time.Time) string {
+	return prunedDir + hex16(uint64(horizon.UnixNano()))
+}
+
+func parsePrunedObject(name string) (time.Time, bool) {
+	rest, ok := strings.CutPrefix(name, prunedDir)
+	t, ok2 := parseHex16(rest)
+	if !ok || !ok2 || t > 1<<63-1 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, int64(t)).UTC(), true
 }

@@ -27,8 +27,8 @@ type Point struct {
 
 // Points lists, oldest first, the points in time the replica in store can
 // be restored to: every time objects were shipped that a restore reads,
-// from the oldest whole copy of the world's log (Restore before it fails
-// with ErrNoReplica) on. Objects of a writer fenced late, shipped after
+// from the oldest whole copy of the world's log and the newest horizon it
+// was pruned to (Restore before either fails with ErrNoReplica) on. Objects of a writer fenced late, shipped after
 // the next epoch began, are left out, as Restore leaves them out.
 func Points(ctx context.Context, store *Store) ([]Point, error) {
 	m, _, err := readManifest(ctx, store)
@@ -115,9 +115,13 @@ func Points(ctx context.Context, store *Store) ([]Point, error) {
 	if first.IsZero() {
 		return nil, fmt.Errorf("%w: %s holds no copy of chunks.dat", ErrNoReplica, store)
 	}
+	pruned, err := prunedTo(ctx, store)
+	if err != nil {
+		return nil, err
+	}
 	var out []Point
 	for t, p := range at {
-		if !t.Before(first) {
+		if !t.Before(first) && !t.Before(pruned) {
 			out = append(out, *p)
 		}
 	}

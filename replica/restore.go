@@ -50,7 +50,9 @@ type RestoreReport struct {
 // appears: every record's checksums end to end (the engine opened
 // read-only and checked) and nothing torn or missing; then it is given an
 // edition of its own (provider.RenewEdition). After a crash, dir is absent
-// or whole; dir+RestoreSuffix may be left, to delete.
+// or whole; dir+RestoreSuffix may be left, to delete. A time before the
+// newest horizon the replica was pruned to fails with ErrNoReplica: the
+// prune may have deleted what it needs (Prune).
 func Restore(ctx context.Context, store *Store, dir string, at time.Time) (*RestoreReport, error) {
 	m, _, err := readManifest(ctx, store)
 	if errors.Is(err, errNotFound) {
@@ -58,6 +60,13 @@ func Restore(ctx context.Context, store *Store, dir string, at time.Time) (*Rest
 	}
 	if err != nil {
 		return nil, err
+	}
+	pruned, err := prunedTo(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	if !at.IsZero() && at.Before(pruned) {
+		return nil, fmt.Errorf("%w at %s as at %v: it was pruned to %v", ErrNoReplica, store, at.UTC(), pruned)
 	}
 	plan, err := planRestore(ctx, store, m, at, time.Time{})
 	if err != nil {

@@ -146,8 +146,9 @@ var commands = []command{
       points lists, oldest first, the times that replica can be restored
       to (blaze restore -at TIME), one a line: each time objects were
       shipped, with the writer's epoch and what was shipped then. prune
-      deletes what no restore at TIME (RFC 3339) or later reads; a server
-      may be shipping meanwhile. The endpoint and credentials are read as
+      deletes what no restore at TIME (RFC 3339) or later reads, after
+      which a restore before TIME is refused; a server may be shipping
+      meanwhile. The endpoint and credentials are read as
       restore reads them.
 `},
 	{"publish", `  blaze publish WORLD s3://BUCKET/PREFIX
