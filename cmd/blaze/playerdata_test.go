@@ -152,7 +152,7 @@ func TestConvertPlayersBothWays(t *testing.T) {
 }
 
 // Issue 40 item 1: blaze rollback of the whole world puts the players'
-// inventories back too.
+// inventories back too; one of an area or a dimension leaves them.
 func TestRollbackRestoresPlayers(t *testing.T) {
 	quiet := slog.New(slog.DiscardHandler)
 	dir := t.TempDir()
@@ -179,20 +179,39 @@ func TestRollbackRestoresPlayers(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
+	held := func() int {
+		t.Helper()
+		re, err := provider.Config{Log: quiet, ReadOnly: true}.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer re.Close()
+		conf, _, err := re.Players().Load(id, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := conf.Inventory.Item(0)
+		return s.Count()
+	}
+	// An area, or a dimension, rolls back columns only: the players stay.
+	for _, c := range []struct{ area, dim string }{{"5,5,0,0", "overworld"}, {"", "overworld"}} {
+		a, err := parseArea(c.area, c.dim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if code := runRollback(&out, dir, "good", a); code != exitOK || strings.Contains(out.String(), "player") {
+			t.Fatalf("rollback of -area %q -dim %q: status %d: %s", c.area, c.dim, code, out.String())
+		}
+		if n := held(); n != 64 {
+			t.Fatalf("a rollback of -area %q -dim %q left the player %d diamonds, want 64", c.area, c.dim, n)
+		}
+	}
 	var out bytes.Buffer
 	if code := runRollback(&out, dir, "good", area{all: true}); code != exitOK || !strings.Contains(out.String(), "1 player's data rolled back") {
 		t.Fatalf("rollback: status %d: %s", code, out.String())
 	}
-	re, err := provider.Config{Log: quiet, ReadOnly: true}.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer re.Close()
-	conf, _, err := re.Players().Load(id, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s, _ := conf.Inventory.Item(0); s.Count() != 2 {
-		t.Fatalf("after the rollback the player holds %v, want the snapshot's 2 diamonds", s)
+	if n := held(); n != 2 {
+		t.Fatalf("after the rollback the player holds %d diamonds, want the snapshot's 2", n)
 	}
 }
