@@ -50,8 +50,11 @@
 // (completing a reset whose CURRENT the crash cut short) and deletes every
 // other generation it finds. A crash may undo a reset that returned, as
 // the demo resets its arena at every start anyway; a write to the new
-// generation that was promised durable is never lost. A reset that returns
-// an error leaves the match in place, on disk too. A damaged CURRENT (one
+// generation that was promised durable is never lost. A reset that fails
+// before its commit returns an error and leaves the match in place, on
+// disk too; one whose commit was made returns an error only to report
+// earlier background work that failed ("reset done, but ..."), and the
+// reset stands. A damaged CURRENT (one
 // that is not the format of generation.go) names no generation and no
 // template edition that can be trusted: Open logs an error and resets,
 // rather than refuse to serve the arena. So it does when the generation

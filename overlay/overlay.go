@@ -34,8 +34,9 @@ type Config struct {
 	FS vfs.FS
 	// KeepMatch makes Open fail with ErrStale where it would forget the
 	// match: when the template's edition is not the one the overlay's
-	// changes were made on, or CURRENT is damaged. For tools that must
-	// not lose a match to a wrong template (blaze promote).
+	// changes were made on, CURRENT is damaged or was cut short by a crash
+	// during a reset, or the match's generation is damaged; nothing is
+	// deleted then. For tools that must not lose a match (blaze promote).
 	KeepMatch bool
 }
 
@@ -140,6 +141,9 @@ func (p *Provider) open() error {
 		// A reset renamed it into place, and the crash came before its
 		// data was durable (commit.go): the reset is completed, from the
 		// newest generation.
+		if p.conf.KeepMatch {
+			return fmt.Errorf("%w: CURRENT was cut short during a reset", ErrStale)
+		}
 		cutShort = true
 		if cur.gen, err = p.newestGeneration(); err != nil {
 			return err
@@ -150,6 +154,14 @@ func (p *Provider) open() error {
 		cur, err = parseCurrent(b)
 		if errors.Is(err, blazedb.ErrVersion) {
 			return err
+		}
+		if err == nil {
+			// What was read may be a reset's rename a killed process left
+			// unsynced: made durable before anything is built on it, or a
+			// power cut could take it back from under writes Sync promised.
+			if err := p.syncCurrent(); err != nil {
+				return err
+			}
 		}
 		if err != nil {
 			// Damage: which generation the match is in, and which template
@@ -179,6 +191,9 @@ func (p *Provider) open() error {
 		}
 		if !errors.Is(err, blazedb.ErrCorrupt) {
 			return err
+		}
+		if p.conf.KeepMatch {
+			return fmt.Errorf("%w: the match's generation %d is damaged: %w", ErrStale, cur.gen, err)
 		}
 		// The match's generation does not open whole (durable data lost,
 		// its log's header destroyed): as for a damaged CURRENT, the arena
@@ -235,6 +250,9 @@ func (p *Provider) templateEdition() provider.Edition {
 //	w.Close()          // the match ends: saves into the overlay, closes it
 //	o.ResetOverlay()   // forget the match; o is open again
 //	w = world.Config{Provider: o, ...}.New() // the next match
+//
+// An error saying "reset done" reports background work that had failed
+// before: the reset stands. Any other error leaves the match in place.
 func (p *Provider) ResetOverlay() error {
 	p.resetMu.Lock()
 	defer p.resetMu.Unlock()

@@ -120,12 +120,13 @@ func (p *Provider) Revert(point string, in func(provider.Place) bool) (int, erro
 		return 0, fmt.Errorf("segment: revert to %q: %w", point, err)
 	}
 	n := 0
-	err := p.eachRegion(func(_ segKey, db *provider.DB) error {
+	err := p.eachRegion(func(k segKey, db *provider.DB) error {
 		m, err := db.Revert(point, in)
 		if errors.Is(err, provider.ErrPoint) {
 			m, err = db.Clear(in) // the region lacks the snapshot: made after it
 		}
 		n += m
+		p.eds.note(k, db) // a revert that changed a column gave the region a new edition
 		return err
 	})
 	if err != nil {

@@ -102,7 +102,8 @@ func TestSegmentedHistory(t *testing.T) {
 }
 
 // Issue 36 (segmented worlds): Revert puts every region back, empties a
-// region made after the snapshot, and can be undone.
+// region made after the snapshot, and can be undone; each changes the
+// world's edition, as an overlay over it must see.
 func TestSegmentedRevert(t *testing.T) {
 	dir := t.TempDir()
 	p := openSeg(t, dir, Config{SegmentSize: 4, MaxOpen: 1})
@@ -122,9 +123,13 @@ func TestSegmentedRevert(t *testing.T) {
 		t.Fatal(err)
 	}
 	notB := func(pl provider.Place) bool { return pl.Pos != b }
+	ed := p.Edition()
 	n, err := p.Revert("s", notB)
 	if err != nil || n != 2 {
 		t.Fatalf("Revert: %d columns, %v", n, err)
+	}
+	if p.Edition() == ed {
+		t.Fatal("the edition did not change with a revert of two columns")
 	}
 	load := func(pos world.ChunkPos, seed uint64) {
 		t.Helper()
@@ -145,8 +150,12 @@ func TestSegmentedRevert(t *testing.T) {
 	load(a, 1)
 	load(b, 12)
 	load(c, 0)
+	ed = p.Edition()
 	if _, err := p.Revert("after", nil); err != nil {
 		t.Fatal(err)
+	}
+	if p.Edition() == ed {
+		t.Fatal("the edition did not change with the revert undone")
 	}
 	load(a, 11)
 	load(c, 13)
