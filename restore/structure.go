@@ -139,7 +139,10 @@ func Paste(to world.Provider, dim world.Dimension, s structure.Structure, at cub
 			if err != nil {
 				return fmt.Errorf("restore: paste: load column %v (%v): %w", pos, dim, err)
 			}
-			paste, _ := src.LoadColumn(pos, dim)
+			paste, err := src.LoadColumn(pos, dim)
+			if err != nil {
+				return fmt.Errorf("restore: paste: %w", err)
+			}
 			m := src.mask()
 			for x := uint8(0); x < 16; x++ {
 				for z := uint8(0); z < 16; z++ {
@@ -214,6 +217,9 @@ func newStructureSource(s structure.Structure, dim world.Dimension, at cube.Pos)
 	if d[0] <= 0 || d[1] <= 0 || d[2] <= 0 {
 		return nil, fmt.Errorf("%w: empty structure %v", ErrArea, d)
 	}
+	if err := checkIndices(s, d); err != nil {
+		return nil, err
+	}
 	src := &structureSource{s: s, dim: dim, min: at, max: at.Add(cube.Pos{d[0] - 1, d[1] - 1, d[2] - 1}), size: d}
 	if r := dim.Range(); src.min[1] < r[0] || src.max[1] > r[1] {
 		return nil, fmt.Errorf("%w: structure from %v to %v outside the height range %v", ErrArea, src.min, src.max, r)
@@ -233,6 +239,32 @@ func newStructureSource(s structure.Structure, dim world.Dimension, at cube.Pos)
 	return src, nil
 }
 
+// checkIndices checks what the structure package's At reads without
+// bounds checks (through unsafe pointers): every layer holds a block index
+// for each position of the box, and each is -1 or inside the palette. A
+// file that fails would make At read outside its memory, and crash the
+// process or paste garbage.
+func checkIndices(s structure.Structure, d [3]int) error {
+	n := int64(d[0]) * int64(d[1]) * int64(d[2])
+	entries := -1
+	for _, p := range s.Structure.Palettes {
+		if entries == -1 || len(p.BlockPalette) < entries {
+			entries = len(p.BlockPalette)
+		}
+	}
+	for layer, indices := range s.Structure.BlockIndices {
+		if int64(len(indices)) != n {
+			return fmt.Errorf("%w: structure %v: layer %d holds %d block indices, not %d", ErrArea, d, layer, len(indices), n)
+		}
+		for i, v := range indices {
+			if v < -1 || int64(v) >= int64(entries) {
+				return fmt.Errorf("%w: structure: block index %d at %d of layer %d, beyond its palette of %d", ErrArea, v, i, layer, max(entries, 0))
+			}
+		}
+	}
+	return nil
+}
+
 // offset is the index of a position of the box in the structure's block
 // indices (x, then y, then z, as the format lays them out).
 func (src *structureSource) offset(p cube.Pos) int {
@@ -249,10 +281,16 @@ func (src *structureSource) mask() *mask {
 	return m
 }
 
-func (src *structureSource) LoadColumn(pos world.ChunkPos, dim world.Dimension) (*chunk.Column, error) {
+func (src *structureSource) LoadColumn(pos world.ChunkPos, dim world.Dimension) (col *chunk.Column, err error) {
+	defer func() {
+		// At asserts that a block of the liquid layer is a liquid.
+		if r := recover(); r != nil {
+			col, err = nil, fmt.Errorf("%w: structure unusable at column %v: %v", ErrArea, pos, r)
+		}
+	}()
 	br := world.DefaultBlockRegistry
 	c := chunk.New(br, dim.Range())
-	col := &chunk.Column{Chunk: c}
+	col = &chunk.Column{Chunk: c}
 	x0, z0 := int(pos[0])<<4, int(pos[1])<<4
 	for x := max(src.min[0], x0); x <= min(src.max[0], x0+15); x++ {
 		for z := max(src.min[2], z0); z <= min(src.max[2], z0+15); z++ {

@@ -184,3 +184,33 @@ func TestStructureVoid(t *testing.T) {
 	}
 	db.Close()
 }
+
+// A structure is input: one whose block indices lie beyond its palette,
+// or whose liquid layer names a block that is no liquid, is refused
+// (ErrArea) before anything is written, where the structure package would
+// read outside its memory (a crash no recover catches) or panic.
+func TestStructureRefusesBadIndices(t *testing.T) {
+	world.DefaultBlockRegistry.Finalize() // as a World would, before structure.New
+	for name, damage := range map[string]func(s structure.Structure){
+		"an index beyond the palette":       func(s structure.Structure) { s.Structure.BlockIndices[0][0] = 1_000_000 },
+		"an index below -1":                 func(s structure.Structure) { s.Structure.BlockIndices[0][1] = -2 },
+		"a liquid index beyond it":          func(s structure.Structure) { s.Structure.BlockIndices[1][0] = 7 },
+		"a solid block in the liquid layer": func(s structure.Structure) { s.Structure.BlockIndices[1][0] = s.Structure.BlockIndices[0][0] },
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := structure.New([3]int{2, 1, 1})
+			s.Set(0, 0, 0, block.Stone{}, nil)
+			s.Set(1, 0, 0, block.Dirt{}, nil)
+			damage(s)
+			dir := t.TempDir()
+			to := openDB(t, dir)
+			defer to.Close()
+			if err := restore.Paste(to, world.Overworld, s, cube.Pos{0, 64, 0}); !errors.Is(err, restore.ErrArea) {
+				t.Fatalf("Paste: %v, want ErrArea", err)
+			}
+			if _, err := to.LoadColumn(world.ChunkPos{0, 0}, world.Overworld); err == nil {
+				t.Fatal("a refused structure stored a column")
+			}
+		})
+	}
+}
