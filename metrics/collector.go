@@ -4,6 +4,7 @@ import (
 	"github.com/blazeworld/blaze/blazedb"
 	"github.com/blazeworld/blaze/prefetch"
 	"github.com/prometheus/client_golang/prometheus"
+	"reflect"
 )
 
 // Engine gives a database's figures: *blazedb.DB (for a world,
@@ -29,8 +30,9 @@ type Segments interface {
 	OpenSegments() int
 }
 
-// Sources are what a Collector reads at each scrape. Any may be nil: its
-// metrics are then neither described nor collected. The objects must be
+// Sources are what a Collector reads at each scrape. Any may be nil, or a
+// nil pointer of its type: its metrics are then neither described nor
+// collected. The objects must be
 // safe to call from any goroutine, as all of the types named above are.
 type Sources struct {
 	Engine     Engine
@@ -49,6 +51,20 @@ type Collector struct {
 // NewCollector returns a Collector of what src provides. It reads nothing
 // until it is collected.
 func NewCollector(src Sources) *Collector {
+	// A nil pointer in an interface (a *prefetch.Prefetcher never made) is
+	// no source: its metrics would fail every scrape.
+	if absent(src.Engine) {
+		src.Engine = nil
+	}
+	if absent(src.Columns) {
+		src.Columns = nil
+	}
+	if absent(src.Prefetcher) {
+		src.Prefetcher = nil
+	}
+	if absent(src.Segments) {
+		src.Segments = nil
+	}
 	c := &Collector{src: src}
 	if src.Engine != nil {
 		c.descs = append(c.descs, engineDescs.all()...)
@@ -63,6 +79,15 @@ func NewCollector(src Sources) *Collector {
 		c.descs = append(c.descs, segmentsOpen)
 	}
 	return c
+}
+
+// absent reports whether v is nil, or an interface holding a nil pointer.
+func absent(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
 // Describe sends the description of every metric Collect sends.

@@ -235,3 +235,15 @@ blaze_column_cache_misses_total ` + itoa(misses) + `
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// A source given as a nil pointer of its type, as a server without a
+// prefetcher passes its *prefetch.Prefetcher, is no source: every scrape
+// used to fail on it.
+func TestCollectorTakesTypedNilAsNone(t *testing.T) {
+	var pf *prefetch.Prefetcher
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(NewCollector(Sources{Prefetcher: pf}))
+	if _, err := reg.Gather(); err != nil {
+		t.Fatalf("a scrape with a nil *prefetch.Prefetcher: %v", err)
+	}
+}
