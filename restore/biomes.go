@@ -3,7 +3,6 @@ package restore
 import (
 	"bytes"
 	"fmt"
-	"time"
 
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world"
@@ -113,15 +112,17 @@ func (j *Job) checkNext() {
 }
 
 // commitDeferred commits what the deferred checks found, on the tick,
-// until the deadline (none if zero); it reports whether all is committed.
-// A commit (a column's, or a block entity's) is the unit of work.
-func (j *Job) commitDeferred(tx *world.Tx, deadline time.Time) bool {
-	over := func() bool { return !deadline.IsZero() && !time.Now().Before(deadline) }
+// until the clock is over (never for the zero sliceClock); it reports
+// whether all is committed. A commit (a column's, or a block entity's) is
+// the unit of work.
+func (j *Job) commitDeferred(tx *world.Tx, clock *sliceClock) bool {
+	over := clock.over
 	for len(j.blockCommits) > 0 {
 		if over() {
 			return false
 		}
 		j.commitBlock(tx, j.blockCommits[0])
+		clock.did()
 		j.blockCommits[0] = blockCommit{}
 		j.blockCommits = j.blockCommits[1:]
 	}
@@ -130,6 +131,7 @@ func (j *Job) commitDeferred(tx *world.Tx, deadline time.Time) bool {
 			return false
 		}
 		j.commitBiome(tx, j.biomeCommits[0])
+		clock.did()
 		j.biomeCommits = j.biomeCommits[1:]
 	}
 	for len(j.beCommits) > 0 {
@@ -137,6 +139,7 @@ func (j *Job) commitDeferred(tx *world.Tx, deadline time.Time) bool {
 			return false
 		}
 		j.commitBlockEntity(tx, j.beCommits[0])
+		clock.did()
 		j.beCommits[0] = beCheck{}
 		j.beCommits = j.beCommits[1:]
 	}

@@ -1,8 +1,6 @@
 package restore
 
 import (
-	"time"
-
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
@@ -35,9 +33,9 @@ func centre(pos world.ChunkPos) mgl64.Vec3 {
 	return mgl64.Vec3{float64(pos[0])*16 + 8, 0, float64(pos[1])*16 + 8}
 }
 
-// column restores one column; it reports false when the deadline passed
+// column restores one column; it reports false when the clock is over
 // before it was done, to go on in the next slice.
-func (j *Job) column(tx *world.Tx, pos world.ChunkPos, live *world.Column, source source, deadline time.Time) bool {
+func (j *Job) column(tx *world.Tx, pos world.ChunkPos, live *world.Column, source source, clock *sliceClock) bool {
 	src := source.col
 	st := &j.col
 	br := j.w.BlockRegistry()
@@ -58,7 +56,7 @@ func (j *Job) column(tx *world.Tx, pos world.ChunkPos, live *world.Column, sourc
 		// The clock is read before a sub-chunk gone through block by
 		// block, the unit of work; a storage comparison is cheaper than
 		// reading the clock.
-		if !time.Now().Before(deadline) {
+		if clock.over() {
 			return false
 		}
 		var n int
@@ -67,12 +65,13 @@ func (j *Job) column(tx *world.Tx, pos world.ChunkPos, live *world.Column, sourc
 		} else {
 			n = j.restoreSub(ls, ss, pos, baseY, br)
 		}
+		clock.did()
 		if n > 0 {
 			j.st.SubChunksChanged++
 			st.blocks += n
 		}
 	}
-	if !time.Now().Before(deadline) {
+	if clock.over() {
 		return false
 	}
 	// Biomes: exchanged, and compared off the tick (biomes.go).

@@ -178,7 +178,7 @@ func (j *Job) run() {
 		// even when cancelled; a closed World has let go of them already.
 		j.checkDeferred()
 		task := j.w.Do(func(tx *world.Tx) {
-			j.commitDeferred(tx, time.Time{})
+			j.commitDeferred(tx, &sliceClock{})
 			j.release(tx)
 		})
 		<-task.Done()
@@ -264,8 +264,7 @@ func (j *Job) slice(tx *world.Tx) {
 	defer runtime.UnlockOSThread()
 	c0, cpuOK := threadCPU()
 	t0 := time.Now()
-	deadline := t0.Add(j.cfg.TickBudget)
-	j.step(tx, deadline)
+	j.step(tx, &sliceClock{deadline: t0.Add(j.cfg.TickBudget)})
 	d := time.Since(t0)
 	if c1, ok := threadCPU(); ok && cpuOK {
 		j.st.TickCPU = append(j.st.TickCPU, c1-c0)
@@ -279,20 +278,20 @@ func (j *Job) slice(tx *world.Tx) {
 // requestWindow is how many columns ahead the job asks the World for.
 const requestWindow = 64
 
-func (j *Job) step(tx *world.Tx, deadline time.Time) {
-	if !j.commitDeferred(tx, deadline) {
+func (j *Job) step(tx *world.Tx, clock *sliceClock) {
+	if !j.commitDeferred(tx, clock) {
 		return
 	}
 	for j.next < len(j.positions) {
 		// On a ticking World a request is cheap (a chunk worker loads the
 		// chunk); on a Synchronous one it loads the chunk there and then.
-		for j.requested < min(j.loadedTo, j.next+requestWindow) && (j.requested == j.next || time.Now().Before(deadline)) {
+		for j.requested < min(j.loadedTo, j.next+requestWindow) && (j.requested == j.next || !clock.over()) {
 			if !j.sources[j.requested].missing {
 				j.acquire(tx, j.positions[j.requested])
 			}
 			j.requested++
 		}
-		if j.next >= j.loadedTo || !time.Now().Before(deadline) {
+		if j.next >= j.loadedTo || clock.over() {
 			return
 		}
 		pos, src := j.positions[j.next], j.sources[j.next]
@@ -309,9 +308,10 @@ func (j *Job) step(tx *world.Tx, deadline time.Time) {
 			j.loaders[pos].Load(tx, 1)
 			return
 		}
-		if !j.column(tx, pos, live, src, deadline) {
+		if !j.column(tx, pos, live, src, clock) {
 			return
 		}
+		clock.did()
 		if j.mask == nil {
 			// The World's column now holds the source's blocks: a copy
 			// for the light. (A paste's source holds only the paste.)
@@ -323,23 +323,24 @@ func (j *Job) step(tx *world.Tx, deadline time.Time) {
 	// The last checks deferred: made here when the slice has the time for
 	// all of them, judged by the first (a small area then takes one tick),
 	// otherwise off the tick before the next slice.
-	if j.pending() > 0 && time.Now().Before(deadline) {
+	if j.pending() > 0 && !clock.over() {
 		t := time.Now()
 		j.checkNext()
-		if now := time.Now(); now.Add(now.Sub(t) * time.Duration(j.pending())).Before(deadline) {
+		clock.did()
+		if now := time.Now(); now.Add(now.Sub(t) * time.Duration(j.pending())).Before(clock.deadline) {
 			j.checkDeferred()
 		}
 	}
-	if j.pending() > 0 || !j.commitDeferred(tx, deadline) {
+	if j.pending() > 0 || !j.commitDeferred(tx, clock) {
 		return
 	}
 	if j.light == nil {
 		j.light = j.planLight(tx)
 	}
-	if !j.light.tick(j, tx, deadline) {
+	if !j.light.tick(j, tx, clock) {
 		return
 	}
-	if time.Now().Before(deadline) {
+	if !clock.over() {
 		j.release(tx)
 		j.finished = true
 	}

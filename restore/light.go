@@ -1,8 +1,6 @@
 package restore
 
 import (
-	"time"
-
 	"github.com/df-mc/dragonfly/server/block/cube"
 	"github.com/df-mc/dragonfly/server/world"
 	"github.com/df-mc/dragonfly/server/world/chunk"
@@ -103,15 +101,15 @@ func (p *lightPlan) complete(centre world.ChunkPos, get func(world.ChunkPos) *ch
 	return true
 }
 
-// tick does the plan's work on the World until the deadline: cloning, then
+// tick does the plan's work on the World until the clock is over: cloning, then
 // (after compute) installing. It reports whether all is done.
-func (p *lightPlan) tick(j *Job, tx *world.Tx, deadline time.Time) bool {
+func (p *lightPlan) tick(j *Job, tx *world.Tx, clock *sliceClock) bool {
 	for p.stage == lightClone {
 		if len(p.clone) == 0 {
 			p.stage = lightCompute
 			return false
 		}
-		if !time.Now().Before(deadline) {
+		if clock.over() {
 			return false
 		}
 		pos := p.clone[0]
@@ -121,6 +119,7 @@ func (p *lightPlan) tick(j *Job, tx *world.Tx, deadline time.Time) bool {
 			p.chunks[pos] = nil
 		}
 		p.clone = p.clone[1:]
+		clock.did()
 	}
 	if p.stage == lightCompute {
 		return false
@@ -130,11 +129,12 @@ func (p *lightPlan) tick(j *Job, tx *world.Tx, deadline time.Time) bool {
 	}
 	air := j.w.BlockRegistry().AirRuntimeID()
 	for len(p.install) > 0 {
-		if !time.Now().Before(deadline) {
+		if clock.over() {
 			return false
 		}
 		pos := p.install[0]
 		p.install = p.install[1:]
+		clock.did()
 		c := p.chunks[pos]
 		if c == nil {
 			continue

@@ -553,6 +553,31 @@ func checkLight(t *testing.T, w *world.World, refDir string) {
 	}
 }
 
+// Issue 36, live restore: a slice does at least one unit of work whatever
+// the budget, so a job advances and finishes with a budget shorter than
+// any unit (before, a nanosecond's budget never compared a column).
+func TestTinyBudgetAdvances(t *testing.T) {
+	f := newFixture(t)
+	from := openDB(t, f.src)
+	defer from.Close()
+	w := newWorld(openDB(t, f.dst), false)
+	defer w.Close()
+	area := restore.Area{Dim: world.Overworld, Min: world.ChunkPos{1, 1}, Max: world.ChunkPos{1, 1}}
+	job, err := restore.Config{TickBudget: time.Nanosecond}.Start(w, from, area)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-job.Done():
+	case <-time.After(60 * time.Second):
+		job.Cancel()
+		t.Fatalf("a job with a nanosecond's budget did not finish: %+v", job.Stats())
+	}
+	if st := job.Stats(); job.Err() != nil || st.ColumnsCompared != 1 || st.Ticks < 2 {
+		t.Fatalf("a job with a nanosecond's budget: %v, %+v", job.Err(), st)
+	}
+}
+
 // Issue 36, live restore: Cancel stops the job between slices with
 // ErrCancelled, a context ends it with the context's error, and neither
 // runs another slice afterwards.
