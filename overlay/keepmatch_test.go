@@ -20,14 +20,7 @@ import (
 func TestKeepMatchRefusesDamage(t *testing.T) {
 	// A damaged generation.
 	tp, mem, eng := shutMatch(t)
-	f, err := mem.OpenReadWrite(eng + "/chunks.dat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	size, _ := f.Size()
-	f.Truncate(size / 2)
-	f.Sync()
-	f.Close()
+	cutLogInHalf(t, mem, eng)
 	before, _ := mem.List("/arena")
 	if _, err := (Config{Log: quiet, FS: mem, KeepMatch: true}).Open(tp, "/arena"); !errors.Is(err, ErrStale) {
 		t.Fatalf("KeepMatch over a damaged generation: %v, want ErrStale", err)

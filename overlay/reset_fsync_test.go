@@ -315,6 +315,14 @@ func wantResetOnOpen(t *testing.T, tp *provider.DB, mem *vfstest.MemFS, says str
 // Open forgets the match instead, loudly, as for a damaged CURRENT.
 func TestOpenResetsOverDamagedGeneration(t *testing.T) {
 	tp, mem, eng := shutMatch(t)
+	cutLogInHalf(t, mem, eng)
+	wantResetOnOpen(t, tp, mem, "durable")
+}
+
+// cutLogInHalf cuts the log of the engine in eng to half its length,
+// durably: bytes its index.dat shows were durable are gone.
+func cutLogInHalf(t *testing.T, mem *vfstest.MemFS, eng string) {
+	t.Helper()
 	f, err := mem.OpenReadWrite(eng + "/chunks.dat")
 	if err != nil {
 		t.Fatal(err)
@@ -323,7 +331,6 @@ func TestOpenResetsOverDamagedGeneration(t *testing.T) {
 	f.Truncate(size / 2)
 	f.Sync()
 	f.Close()
-	wantResetOnOpen(t, tp, mem, "durable")
 }
 
 // Issue 37 (one corruption marker): a generation holding a record that

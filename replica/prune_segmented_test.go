@@ -29,31 +29,14 @@ func TestPruneSegmented(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := columns{}
-	storeIn := func(seeds map[world.ChunkPos]uint64) {
-		t.Helper()
-		for pos, seed := range seeds {
-			if err := w.StoreColumn(pos, world.Overworld, synthetic(seed)); err != nil {
-				t.Fatal(err)
-			}
-			want[pos] = synthetic(seed)
-		}
-	}
-	ship := func() time.Time {
-		t.Helper()
-		if err := rep.Ship(ctx); err != nil {
-			t.Fatal(err)
-		}
-		at := time.Now()
-		time.Sleep(2 * time.Millisecond)
-		return at
-	}
+	storeIn, ship := segmentedWriter(t, w, rep)
 	// Regions (0,0), (1,0) and (3,0).
-	storeIn(map[world.ChunkPos]uint64{{0, 0}: 1, {2, 0}: 2, {6, 0}: 3})
+	storeIn(want, map[world.ChunkPos]uint64{{0, 0}: 1, {2, 0}: 2, {6, 0}: 3})
 	t1 := ship()
 	// (1,0) compacted: its next shipment is a whole copy of a new
 	// generation, and a prune after it deletes the one a restore at t1
 	// reads. (3,0) deleted.
-	storeIn(map[world.ChunkPos]uint64{{2, 0}: 4})
+	storeIn(want, map[world.ChunkPos]uint64{{2, 0}: 4})
 	if err := w.CompactSegment(world.ChunkPos{2, 0}, world.Overworld); err != nil {
 		t.Fatal(err)
 	}

@@ -37,24 +37,7 @@ func TestShipAndRestoreSegmented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	storeIn := func(want columns, seeds map[world.ChunkPos]uint64) {
-		t.Helper()
-		for pos, seed := range seeds {
-			if err := w.StoreColumn(pos, world.Overworld, synthetic(seed)); err != nil {
-				t.Fatal(err)
-			}
-			want[pos] = synthetic(seed)
-		}
-	}
-	ship := func() time.Time {
-		t.Helper()
-		if err := rep.Ship(ctx); err != nil {
-			t.Fatal(err)
-		}
-		at := time.Now()
-		time.Sleep(2 * time.Millisecond)
-		return at
-	}
+	storeIn, ship := segmentedWriter(t, w, rep)
 
 	// Four regions: (0,0), (1,0), (-1,-1), (0,3).
 	want := columns{{0, 0}: nil, {1, 1}: nil, {2, 0}: nil, {-1, -1}: nil, {0, 6}: nil}
@@ -131,6 +114,7 @@ func TestShipAndRestoreSegmented(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rep.Close(ctx)
+	storeIn, ship = segmentedWriter(t, w, rep)
 	ship()
 	if s := rep.Stats(); s.FullCopies != 0 || s.Resumed != 5 || s.Epoch != 2 {
 		t.Errorf("after a restart: %+v; want the root's and 4 regions' logs resumed in epoch 2", s)
@@ -179,4 +163,29 @@ func compareSegmented(t *testing.T, dir string, want columns) {
 			t.Errorf("%s: column %v: %v", dir, pos, err)
 		}
 	}
+}
+
+// segmentedWriter returns storeIn, which stores a synthetic column of each
+// seed at its place in w and notes it in want, and ship, which ships rep
+// and returns a time after the shipment and before anything later.
+func segmentedWriter(t *testing.T, w *segment.Provider, rep *Replicator) (storeIn func(want columns, seeds map[world.ChunkPos]uint64), ship func() time.Time) {
+	storeIn = func(want columns, seeds map[world.ChunkPos]uint64) {
+		t.Helper()
+		for pos, seed := range seeds {
+			if err := w.StoreColumn(pos, world.Overworld, synthetic(seed)); err != nil {
+				t.Fatal(err)
+			}
+			want[pos] = synthetic(seed)
+		}
+	}
+	ship = func() time.Time {
+		t.Helper()
+		if err := rep.Ship(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now()
+		time.Sleep(2 * time.Millisecond)
+		return at
+	}
+	return storeIn, ship
 }
