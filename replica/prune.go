@@ -111,6 +111,19 @@ func prune(ctx context.Context, store *Store, m *manifest, horizon time.Time, re
 			return i, store.classify("delete", n, err)
 		}
 	}
+	// Earlier marks under the prefix say less than this one: gone, so that
+	// retention's prunes leave one mark a prefix, not one each.
+	marks, err := store.list(ctx, prunedDir)
+	if err != nil {
+		return len(doomed), err
+	}
+	for _, n := range marks {
+		if t, ok := parsePrunedObject(n); ok && t.Before(horizon) {
+			if err := store.c.RemoveObject(ctx, store.bucket, store.prefix+n, minio.RemoveObjectOptions{}); err != nil {
+				return len(doomed), store.classify("delete", n, err)
+			}
+		}
+	}
 	return len(doomed), nil
 }
 

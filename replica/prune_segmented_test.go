@@ -81,4 +81,44 @@ func TestPruneSegmented(t *testing.T) {
 		t.Fatalf("latest restore after the prune: %+v, %v", r, err)
 	}
 	compareSegmented(t, out, want)
+
+	// A later prune of region (1,0), compacted again, replaces its mark:
+	// one a prefix, however many prunes retention makes.
+	region := st.sub("regions/0/r.1.0")
+	marks := func() []string {
+		t.Helper()
+		names, err := region.list(ctx, prunedDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	if m := marks(); len(m) != 1 {
+		t.Fatalf("region (1,0)'s prune marks: %v, want one", m)
+	}
+	if w, err = (segment.Config{Log: quiet}).Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err = StartSegmented(ctx, w, dir, st, Config{Interval: time.Hour, Logger: quiet}); err != nil {
+		t.Fatal(err)
+	}
+	storeIn, ship = segmentedWriter(t, w, rep)
+	storeIn(want, map[world.ChunkPos]uint64{{2, 0}: 5})
+	if err := w.CompactSegment(world.ChunkPos{2, 0}, world.Overworld); err != nil {
+		t.Fatal(err)
+	}
+	ship()
+	if err := rep.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now()
+	if n, err := Prune(ctx, st, later); err != nil || n == 0 {
+		t.Fatalf("second prune: %d deleted, %v", n, err)
+	}
+	if m := marks(); len(m) != 1 || m[0] != prunedObject(later) {
+		t.Fatalf("region (1,0)'s prune marks after a second prune: %v, want %s alone", m, prunedObject(later))
+	}
 }
