@@ -41,7 +41,8 @@ import (
 //	| or a region's                     | is deleting objects only a restore before  |
 //	|                                   | TIME reads, written before the first is:   |
 //	|                                   | Restore and Points refuse every time       |
-//	|                                   | before the newest such mark of any part    |
+//	|                                   | before the newest such mark of any part;   |
+//	|                                   | a prune deletes its prefix's earlier marks |
 //	+-----------------------------------+--------------------------------------------+
 //
 // The log's records carry the engine's checksums, which a restore verifies
