@@ -20,9 +20,17 @@ import (
 // and Points then refuse every time before horizon (ErrNoReplica), as a
 // restore then could miss what was deleted, a whole region of a segmented
 // world included. When the replica holds no whole copy as early as
-// horizon, nothing is deleted. Safe while a writer ships: it deletes only
-// what the writer will not read or write again.
+// horizon, nothing is deleted. A horizon after now prunes to now (a later
+// time reads as the newest); a zero horizon is refused. Safe while a
+// writer ships: it deletes only what the writer will not read or write
+// again.
 func Prune(ctx context.Context, store *Store, horizon time.Time) (int, error) {
+	if horizon.IsZero() {
+		return 0, errors.New("replica: prune: no horizon")
+	}
+	if now := time.Now(); horizon.After(now) {
+		horizon = now
+	}
 	m, _, err := readManifest(ctx, store)
 	if errors.Is(err, errNotFound) {
 		return 0, fmt.Errorf("%w at %s", ErrNoReplica, store)

@@ -118,4 +118,19 @@ func TestPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 	compareWorld(t, out, want)
+
+	// A horizon past the end of time prunes to now; none is refused. The
+	// replica restores and lists its points as before.
+	if _, err := Prune(ctx, st, time.Time{}); err == nil {
+		t.Error("a prune with no horizon was taken")
+	}
+	if _, err := Prune(ctx, st, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Restore(ctx, st, filepath.Join(t.TempDir(), "after-far"), time.Time{}); err != nil {
+		t.Fatalf("restore after a prune to the year 9999: %v", err)
+	}
+	if _, err := Points(ctx, st); err != nil {
+		t.Fatalf("points after a prune to the year 9999: %v", err)
+	}
 }

@@ -79,7 +79,18 @@ func Restore(ctx context.Context, store *Store, dir string, at time.Time) (*Rest
 		regions, objects, err := restoreRegions(ctx, store, m, at, tmp)
 		plan.report.Regions = regions
 		plan.report.Objects += objects
-		return err
+		if err != nil {
+			return err
+		}
+		// A prune that began meanwhile may have deleted a region's copy,
+		// which would read as a region made after at; its mark was written
+		// before it deleted anything.
+		if pruned, err := prunedTo(ctx, store); err != nil {
+			return err
+		} else if !at.IsZero() && at.Before(pruned) {
+			return fmt.Errorf("%w at %s as at %v: it was pruned to %v while restoring", ErrNoReplica, store, at.UTC(), pruned)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("replica: restore %s to %s: %w", store, dir, err)
