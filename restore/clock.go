@@ -18,5 +18,11 @@ func (c *sliceClock) over() bool {
 	return c.worked && !c.deadline.IsZero() && !time.Now().Before(c.deadline)
 }
 
+// past reports whether the deadline has passed, work done or not: for
+// what a slice may skip before its first unit (asking for chunks ahead).
+func (c *sliceClock) past() bool {
+	return !c.deadline.IsZero() && !time.Now().Before(c.deadline)
+}
+
 // did records a unit of work done.
 func (c *sliceClock) did() { c.worked = true }

@@ -285,7 +285,7 @@ func (j *Job) step(tx *world.Tx, clock *sliceClock) {
 	for j.next < len(j.positions) {
 		// On a ticking World a request is cheap (a chunk worker loads the
 		// chunk); on a Synchronous one it loads the chunk there and then.
-		for j.requested < min(j.loadedTo, j.next+requestWindow) && (j.requested == j.next || !clock.over()) {
+		for j.requested < min(j.loadedTo, j.next+requestWindow) && (j.requested == j.next || !clock.past()) {
 			if !j.sources[j.requested].missing {
 				j.acquire(tx, j.positions[j.requested])
 			}

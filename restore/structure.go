@@ -129,6 +129,17 @@ func Paste(to world.Provider, dim world.Dimension, s structure.Structure, at cub
 	if err != nil {
 		return err
 	}
+	// Every column of the paste is built before any is stored: a structure
+	// that fails in one (a solid block in its liquid layer) changes nothing.
+	pastes := map[world.ChunkPos]*chunk.Column{}
+	for cx := src.min[0] >> 4; cx <= src.max[0]>>4; cx++ {
+		for cz := src.min[2] >> 4; cz <= src.max[2]>>4; cz++ {
+			pos := world.ChunkPos{int32(cx), int32(cz)}
+			if pastes[pos], err = src.LoadColumn(pos, dim); err != nil {
+				return fmt.Errorf("restore: paste: %w", err)
+			}
+		}
+	}
 	for cx := src.min[0] >> 4; cx <= src.max[0]>>4; cx++ {
 		for cz := src.min[2] >> 4; cz <= src.max[2]>>4; cz++ {
 			pos := world.ChunkPos{int32(cx), int32(cz)}
@@ -139,10 +150,7 @@ func Paste(to world.Provider, dim world.Dimension, s structure.Structure, at cub
 			if err != nil {
 				return fmt.Errorf("restore: paste: load column %v (%v): %w", pos, dim, err)
 			}
-			paste, err := src.LoadColumn(pos, dim)
-			if err != nil {
-				return fmt.Errorf("restore: paste: %w", err)
-			}
+			paste := pastes[pos]
 			m := src.mask()
 			for x := uint8(0); x < 16; x++ {
 				for z := uint8(0); z < 16; z++ {

@@ -192,15 +192,17 @@ func TestStructureVoid(t *testing.T) {
 func TestStructureRefusesBadIndices(t *testing.T) {
 	world.DefaultBlockRegistry.Finalize() // as a World would, before structure.New
 	for name, damage := range map[string]func(s structure.Structure){
-		"an index beyond the palette":       func(s structure.Structure) { s.Structure.BlockIndices[0][0] = 1_000_000 },
-		"an index below -1":                 func(s structure.Structure) { s.Structure.BlockIndices[0][1] = -2 },
-		"a liquid index beyond it":          func(s structure.Structure) { s.Structure.BlockIndices[1][0] = 7 },
-		"a solid block in the liquid layer": func(s structure.Structure) { s.Structure.BlockIndices[1][0] = s.Structure.BlockIndices[0][0] },
+		"an index beyond the palette": func(s structure.Structure) { s.Structure.BlockIndices[0][0] = 1_000_000 },
+		"an index below -1":           func(s structure.Structure) { s.Structure.BlockIndices[0][1] = -2 },
+		"a liquid index beyond it":    func(s structure.Structure) { s.Structure.BlockIndices[1][0] = 7 },
+		// In the second column: the first must not be stored either.
+		"a solid block in the liquid layer": func(s structure.Structure) { s.Structure.BlockIndices[1][16] = s.Structure.BlockIndices[0][16] },
 	} {
 		t.Run(name, func(t *testing.T) {
-			s := structure.New([3]int{2, 1, 1})
+			s := structure.New([3]int{17, 1, 1}) // two columns
 			s.Set(0, 0, 0, block.Stone{}, nil)
 			s.Set(1, 0, 0, block.Dirt{}, nil)
+			s.Set(16, 0, 0, block.Dirt{}, nil)
 			damage(s)
 			dir := t.TempDir()
 			to := openDB(t, dir)
