@@ -235,6 +235,12 @@ func runImport(stdout io.Writer, dir, file string, at cube.Pos, dim world.Dimens
 	undo, err := undoSnapshot(db, "import")
 	if err == nil {
 		err = restore.Paste(to, dim, s, at)
+		if errors.Is(err, restore.ErrArea) {
+			// Refused before anything was written: nothing to undo.
+			if derr := db.DeleteSnapshot(undo); derr == nil {
+				undo = ""
+			}
+		}
 	}
 	if err = errors.Join(err, db.Close()); err != nil {
 		if undo != "" {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -170,6 +171,41 @@ func TestExportImportCommands(t *testing.T) {
 	if code := runImport(&out, dst, huge, off, world.Overworld); code != exitFailed {
 		t.Fatalf("import of a damaged file: %d", code)
 	}
+	// A structure whose block index lies beyond its palette is refused
+	// before anything is written, and leaves no snapshot to undo it with.
+	before := snapshotNames(t, dst)
+	bad := structure.New([3]int{1, 1, 1})
+	bad.Set(0, 0, 0, block.Stone{}, nil)
+	bad.Structure.BlockIndices[0][0] = 1_000_000
+	badFile := filepath.Join(t.TempDir(), "bad.mcstructure")
+	if err := structure.WriteFile(badFile, bad); err != nil {
+		t.Fatal(err)
+	}
+	if code := runImport(&out, dst, badFile, off, world.Overworld); code != exitFailed {
+		t.Fatalf("import of a structure indexing beyond its palette: %d", code)
+	}
+	if after := snapshotNames(t, dst); !slices.Equal(before, after) {
+		t.Fatalf("a refused import left snapshots %v, had %v", after, before)
+	}
+}
+
+// snapshotNames lists the snapshots of the world in dir.
+func snapshotNames(t *testing.T, dir string) []string {
+	t.Helper()
+	db, err := openHistoried(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ss, err := db.Snapshots()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range ss {
+		names = append(names, s.Name)
+	}
+	return names
 }
 
 // sameStructure compares two structures block by block.
