@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/df-mc/dragonfly/server/player"
+	"github.com/google/uuid"
 	"io"
 	"log/slog"
 	"os"
@@ -866,5 +868,46 @@ func TestRestoreOnlyBiomesOrLayer1(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// Issue 36, live restore: players are never touched. A player standing in
+// a column the restore changes, whom the source does not hold, is there
+// after it, where it would remove any other entity the source lacks.
+func TestRestoreLeavesPlayers(t *testing.T) {
+	f := newFixture(t)
+	from := openDB(t, f.src)
+	defer from.Close()
+	w := newWorld(openDB(t, f.dst), false)
+	defer w.Close()
+	_, viewer := watch(t, w) // the area loaded, as around a player
+	defer call(t, w, func(tx *world.Tx) { viewer.Close(tx) })
+	id := uuid.New()
+	at := mgl64.Vec3{20.5, 90, 20.5}
+	<-w.Do(func(tx *world.Tx) {
+		tx.AddEntity(world.EntitySpawnOpts{Position: at, ID: id}.New(player.Type, player.Config{Name: "Alex", UUID: id, Position: at}))
+	}).Done()
+	present := func() (found bool, where mgl64.Vec3, typ string) {
+		<-w.Do(func(tx *world.Tx) {
+			for e := range tx.Entities() {
+				if e.H().UUID() == id {
+					found, where, typ = true, e.Position(), e.H().Type().EncodeEntity()
+				}
+			}
+		}).Done()
+		return
+	}
+	if ok, p, typ := present(); !ok || typ != "minecraft:player" {
+		t.Fatalf("the player was not added: %v at %v, %s", ok, p, typ)
+	}
+	job, err := restore.Config{TickBudget: time.Second}.Start(w, from, testArea)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := wait(t, job); job.Err() != nil || st.EntitiesRemoved == 0 {
+		t.Fatalf("restore: %v, %+v (the fixture's match added entities the source lacks)", job.Err(), st)
+	}
+	if ok, _, _ := present(); !ok {
+		t.Fatal("the restore removed a player standing in its area")
 	}
 }
