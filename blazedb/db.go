@@ -305,6 +305,14 @@ func (db *DB) openLog(f vfs.File) error {
 	db.log.markBytes.Store(rec.marks)
 	if rec.endMarked {
 		db.log.marked = end // nothing to mark again before more is written
+	} else if !db.opts.ReadOnly {
+		// The sync above made what a crashed process left durable: a mark
+		// says so, as after every fsync, or decay in those bytes after a
+		// later power cut would be taken for a torn tail and cut with
+		// everything after it.
+		if err := db.markEnd(db.log); err != nil {
+			return err
+		}
 	}
 	return nil
 }
