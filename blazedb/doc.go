@@ -172,7 +172,8 @@
 // read lock only to find its version. Reads at points run beside writes
 // and compactions like any read; a version a compaction moves is read from
 // whichever log the read began in. Between compactions the history is
-// trimmed in memory at most once a minute (as a write checks whether a
-// compaction is due): writers wait while the history is copied, readers
+// trimmed in memory at most once a minute, or once every tenth of the
+// horizon when that is shorter (at most once a second), as a write checks
+// whether a compaction is due: writers wait while the history is copied, readers
 // only for the swap. Snapshots are created and deleted one at a time.
 package blazedb

@@ -21,8 +21,10 @@ const (
 	// loses at most the writes of the last interval.
 	DurabilityBalanced Durability = iota
 	// DurabilityFast hands every write to the operating system and never
-	// fsyncs except in Sync, Close, compaction and a Batch with Sync set. A process crash loses
-	// nothing; a power loss may lose anything written since the last Sync.
+	// fsyncs except in Sync, Close, compaction, a Batch with Sync set, a
+	// checkpoint of index.dat, CreateSnapshot and an Open that recovers
+	// after a crash. A process crash loses nothing; a power loss may lose
+	// anything written since the last Sync.
 	DurabilityFast
 	// DurabilitySafe returns from a write only after an fsync that started
 	// after the write's bytes were written has succeeded.

@@ -22,7 +22,7 @@ func TestRecoverySyncIsMarked(t *testing.T) {
 	}
 	db.Discard() // a process crash: the writes are in the OS's cache, unsynced
 	again := open(t, mem, "/db", Options{Durability: DurabilityFast})
-	again.Discard() // crashed again before any write
+	again.Discard()                                       // crashed again before any write
 	cut := mem.CrashClone(rand.New(rand.NewPCG(5, 6)), 0) // then the power: only synced bytes stay
 	b, err := cut.ReadFile("/db/" + logName)
 	if err != nil {
