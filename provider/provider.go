@@ -386,7 +386,8 @@ func (db *DB) columns() (*columnCache, chunk.BlockRegistry) {
 }
 
 // Sync makes every store and player spawn that returned before it durable,
-// whatever the durability mode (blazedb.DB.Sync). It also returns the
+// whatever the durability mode (blazedb.DB.Sync), except those made while
+// a Checkpoint runs, which join its batch and are durable when it returns. It also returns the
 // engine's background errors not yet reported, and a failed write of
 // dictionary.dat.
 func (db *DB) Sync() error {
