@@ -16,7 +16,10 @@ import (
 // it was taken, SeqAt a past time. Reads at P are exact when P is at or
 // above the history floor (the oldest point no compaction has dropped
 // anything needed for) or P is a snapshot's point; others fail with
-// ErrHistory.
+// ErrHistory. (Except after an Open that skipped a damaged stretch the
+// index did not cover: its versions are then missing at every point, as
+// in the present, and the version before each is read, until Repair
+// raises the floor past them. A known gap: Open should raise it.)
 //
 // In memory, a chain per key changed since the floor (or whose older
 // versions a snapshot pins) lists its versions, oldest first, each with its
