@@ -115,7 +115,7 @@ func Points(ctx context.Context, store *Store) ([]Point, error) {
 	if first.IsZero() {
 		return nil, fmt.Errorf("%w: %s holds no copy of chunks.dat", ErrNoReplica, store)
 	}
-	pruned, err := prunedTo(ctx, store)
+	pruned, err := prunedTo(ctx, store, regions)
 	if err != nil {
 		return nil, err
 	}

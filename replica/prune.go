@@ -136,9 +136,9 @@ func prune(ctx context.Context, store *Store, m *manifest, horizon time.Time, re
 }
 
 // prunedTo returns the newest horizon the replica in store was pruned to,
-// at its root or in any region (zero if never): a restore before it may
-// miss what the prune deleted.
-func prunedTo(ctx context.Context, store *Store) (time.Time, error) {
+// at its root or in any of its regions (listRegions) (zero if never): a
+// restore before it may miss what the prune deleted.
+func prunedTo(ctx context.Context, store *Store, regions []string) (time.Time, error) {
 	newest := func(s *Store, h time.Time) (time.Time, error) {
 		names, err := s.list(ctx, prunedDir)
 		if err != nil {
@@ -156,10 +156,6 @@ func prunedTo(ctx context.Context, store *Store) (time.Time, error) {
 		return h, nil
 	}
 	h, err := newest(store, time.Time{})
-	if err != nil {
-		return h, err
-	}
-	regions, err := listRegions(ctx, store)
 	if err != nil {
 		return h, err
 	}

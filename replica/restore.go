@@ -61,7 +61,11 @@ func Restore(ctx context.Context, store *Store, dir string, at time.Time) (*Rest
 	if err != nil {
 		return nil, err
 	}
-	pruned, err := prunedTo(ctx, store)
+	rels, err := listRegions(ctx, store) // a plain world's: none
+	if err != nil {
+		return nil, err
+	}
+	pruned, err := prunedTo(ctx, store, rels)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +80,7 @@ func Restore(ctx context.Context, store *Store, dir string, at time.Time) (*Rest
 		if err := plan.build(ctx, store, tmp); err != nil {
 			return err
 		}
-		regions, objects, err := restoreRegions(ctx, store, m, at, tmp)
+		regions, objects, err := restoreRegions(ctx, store, m, at, tmp, rels)
 		plan.report.Regions = regions
 		plan.report.Objects += objects
 		if err != nil {
@@ -85,7 +89,7 @@ func Restore(ctx context.Context, store *Store, dir string, at time.Time) (*Rest
 		// A prune that began meanwhile may have deleted a region's copy,
 		// which would read as a region made after at; its mark was written
 		// before it deleted anything.
-		if pruned, err := prunedTo(ctx, store); err != nil {
+		if pruned, err := prunedTo(ctx, store, rels); err != nil {
 			return err
 		} else if !at.IsZero() && at.Before(pruned) {
 			return fmt.Errorf("%w at %s as at %v: it was pruned to %v while restoring", ErrNoReplica, store, at.UTC(), pruned)

@@ -141,13 +141,10 @@ func deletedAt(ctx context.Context, store *Store, m *manifest, at time.Time) (ti
 }
 
 // restoreRegions rebuilds into tmp, the segmented world's directory being
-// built, each region the replica held at at, verified as the root is. It
-// returns how many regions and objects it restored.
-func restoreRegions(ctx context.Context, store *Store, m *manifest, at time.Time, tmp string) (regions, objects int, err error) {
-	rels, err := listRegions(ctx, store)
-	if err != nil {
-		return 0, 0, err
-	}
+// built, each region of rels (listRegions) the replica held at at,
+// verified as the root is. It returns how many regions and objects it
+// restored.
+func restoreRegions(ctx context.Context, store *Store, m *manifest, at time.Time, tmp string, rels []string) (regions, objects int, err error) {
 	made := map[string]bool{}
 	for _, rel := range rels {
 		sub := store.sub(rel)
