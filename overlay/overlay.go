@@ -152,18 +152,17 @@ func (p *Provider) open() error {
 			"dir", p.dir, "current", string(b))
 	default:
 		cur, err = parseCurrent(b)
-		if errors.Is(err, blazedb.ErrVersion) {
+		switch {
+		case errors.Is(err, blazedb.ErrVersion):
 			return err
-		}
-		if err == nil {
+		case err == nil:
 			// What was read may be a reset's rename a killed process left
 			// unsynced: made durable before anything is built on it, or a
 			// power cut could take it back from under writes Sync promised.
 			if err := p.syncCurrent(); err != nil {
 				return err
 			}
-		}
-		if err != nil {
+		default:
 			// Damage: which generation the match is in, and which template
 			// it began on, are unknown. An arena is disposable, so it is
 			// reset, loudly, rather than refused: a server must start.
