@@ -14,9 +14,7 @@ type sliceClock struct {
 }
 
 // over reports whether the slice should stop before its next unit.
-func (c *sliceClock) over() bool {
-	return c.worked && !c.deadline.IsZero() && !time.Now().Before(c.deadline)
-}
+func (c *sliceClock) over() bool { return c.worked && c.past() }
 
 // past reports whether the deadline has passed, work done or not: for
 // what a slice may skip before its first unit (asking for chunks ahead).
